@@ -1,0 +1,172 @@
+"""One settings module, driven by environment variables that fail loudly on bad values.
+
+SQLite under var/ by default; DATABASE_URL switches to PostgreSQL (or anything dj-database-url reads).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("TRAJ2ENV_VAR", BASE_DIR / "var"))
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
+
+
+def env_int(name: str, default: int, *, minimum: int = 0) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number") from None
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name}={value} must be at least {minimum}")
+    return value
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    return [part.strip() for part in raw.split(",") if part.strip()]
+
+
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG and os.environ.get("TRAJ2ENV_REQUIRE_SECRET_KEY"):
+        raise ImproperlyConfigured("SECRET_KEY is required when TRAJ2ENV_REQUIRE_SECRET_KEY is set")
+    # The embedded default is a single-user machine on 127.0.0.1; a real deployment sets SECRET_KEY.
+    SECRET_KEY = "traj2env-insecure-local-only-key"
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "django_q",
+    "trajectories",
+    "tasks_review",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "project.urls"
+WSGI_APPLICATION = "project.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    }
+]
+
+_default_db = f"sqlite:///{VAR_DIR / 'traj2env.sqlite3'}"
+try:
+    DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL") or _default_db)}
+except Exception as exc:  # dj-database-url raises several types for a malformed URL
+    raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from None
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    # WAL lets the web process read while a worker writes; the timeout rides out short write locks.
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 20,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "trajectories:list"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "static"
+
+# django-q2: the ORM broker by default (embedded, no extra service); Redis when Q_REDIS_URL is set.
+# timeout < retry so a job is never handed to a second worker while the first still runs it;
+# max_attempts bounds a job that keeps killing its worker.
+Q_CLUSTER: dict[str, object] = {
+    "name": "traj2env",
+    "workers": env_int("Q_WORKERS", 2, minimum=1),
+    "timeout": env_int("Q_TIMEOUT", 1800, minimum=10),
+    "retry": env_int("Q_RETRY", 2000, minimum=20),
+    "max_attempts": env_int("Q_MAX_ATTEMPTS", 3, minimum=1),
+    "ack_failures": True,
+    "catch_up": False,
+    "label": "Jobs",
+}
+if Q_CLUSTER["retry"] <= Q_CLUSTER["timeout"]:  # type: ignore[operator]
+    raise ImproperlyConfigured("Q_RETRY must be larger than Q_TIMEOUT (django-q2 would run a job twice)")
+if os.environ.get("Q_REDIS_URL"):
+    Q_CLUSTER["redis"] = os.environ["Q_REDIS_URL"]
+else:
+    Q_CLUSTER["orm"] = "default"
+# Tests and one-shot commands can run jobs inline instead of through a cluster.
+Q_SYNC = env_bool("Q_SYNC", False)
+Q_CLUSTER["sync"] = Q_SYNC
+
+TRAJ2ENV = {
+    # Findings at or above this atif-scan severity block a trajectory from mining.
+    "SCAN_BLOCK_SEVERITY": os.environ.get("TRAJ2ENV_SCAN_BLOCK_SEVERITY", "high"),
+    # state_at(step) loads one checkpoint plus at most this many deltas.
+    "REPLAY_CHECKPOINT_EVERY": env_int("TRAJ2ENV_REPLAY_CHECKPOINT_EVERY", 64, minimum=1),
+}
+if TRAJ2ENV["SCAN_BLOCK_SEVERITY"] not in {"info", "low", "medium", "high", "critical"}:
+    raise ImproperlyConfigured(
+        "TRAJ2ENV_SCAN_BLOCK_SEVERITY must be one of info, low, medium, high, critical"
+    )
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+}

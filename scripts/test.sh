@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh machine too: Python env, Debian packages, then pytest.
+source "$(dirname "$0")/lib.sh"
+
+ensure_venv
+# chromium drives the browser tests; nodejs runs the Node sample projects.
+apt_install chromium nodejs
+export TRAJ2ENV_CHROMIUM="${TRAJ2ENV_CHROMIUM:-$(command -v chromium || true)}"
+"$PY" -m ruff check .
+"$PY" -m pytest -n 2 "$@"

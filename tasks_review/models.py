@@ -1,0 +1,1 @@
+"""Candidates, trial runs, reviews and the rest arrive with the issues that need them."""

@@ -1,0 +1,54 @@
+"""Shared fixtures: the real corpus beside the checkout, and the four people of every view test."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = Path(os.environ.get("TRAJ2ENV_CORPUS", REPO.parent / "shared" / "corpus"))
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    """The genuine public trajectories in ../shared/corpus; tests skip when they are absent."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"real corpus not found at {CORPUS} (set TRAJ2ENV_CORPUS)")
+    return CORPUS
+
+
+@pytest.fixture
+def people(db):
+    """alice annotates, bob reviews, carol approves, dave administers, and eve has no role."""
+    from django.contrib.auth.models import Group, User
+
+    from tasks_review.roles import ADMIN, ANNOTATOR, APPROVER, REVIEWER
+
+    def make(name: str, role: str | None) -> User:
+        user = User.objects.create_user(username=name, password="pw-" + name)
+        if role:
+            user.groups.add(Group.objects.get(name=role))
+        return user
+
+    class People:
+        alice = make("alice", ANNOTATOR)
+        bob = make("bob", REVIEWER)
+        carol = make("carol", APPROVER)
+        dave = make("dave", ADMIN)
+        eve = make("eve", None)
+
+    return People
+
+
+@pytest.fixture
+def as_annotator(client, people):
+    client.force_login(people.alice)
+    return client
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # PBKDF2's deliberate slowness costs seconds per test that creates users.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -1,0 +1,152 @@
+"""Trajectories, their steps, the replay and the content-addressed blobs behind them.
+
+Blobs live in the database (compressed) rather than on a local disk so that every worker host
+sees the same store through the one connection it already has.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from django.conf import settings
+from django.db import models
+
+
+class Blob(models.Model):
+    sha256 = models.CharField(max_length=64, primary_key=True)
+    size = models.PositiveBigIntegerField()
+    data = models.BinaryField()  # zlib-compressed content
+
+    def content(self) -> bytes:
+        return zlib.decompress(self.data)
+
+
+class IngestRun(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    paths = models.JSONField(default=list)
+    format = models.CharField(max_length=20, default="auto")
+    scan = models.BooleanField(default=False)
+    status = models.CharField(max_length=10, choices=Status, default=Status.QUEUED, db_index=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    files_total = models.PositiveIntegerField(default=0)
+    files_done = models.PositiveIntegerField(default=0)
+    ingested = models.PositiveIntegerField(default=0)
+    duplicates = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"ingest run {self.pk} ({self.status})"
+
+
+class IngestIssue(models.Model):
+    """A file the run did not ingest: skipped (not a trajectory) or failed (a bad file)."""
+
+    class Kind(models.TextChoices):
+        SKIPPED = "skipped"
+        FAILED = "failed"
+
+    run = models.ForeignKey(IngestRun, on_delete=models.CASCADE, related_name="issues")
+    path = models.TextField()
+    line = models.PositiveIntegerField(null=True, blank=True)
+    kind = models.CharField(max_length=10, choices=Kind)
+    reason = models.TextField()
+
+    class Meta:
+        ordering = ["id"]
+
+
+class SourceFile(models.Model):
+    sha256 = models.CharField(max_length=64, unique=True)
+    path = models.TextField(help_text="Where the bytes were first seen.")
+    size = models.PositiveBigIntegerField()
+    raw = models.ForeignKey(Blob, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class Trajectory(models.Model):
+    class Format(models.TextChoices):
+        ATIF = "atif", "ATIF"
+        CLAUDE_CODE = "claude-code", "Claude Code"
+        CODEX = "codex", "Codex"
+        PI = "pi", "pi"
+
+    class Status(models.TextChoices):
+        INGESTED = "ingested"
+        REPLAYING = "replaying"
+        REPLAYED = "replayed"
+        REPLAY_FAILED = "replay_failed"
+
+    source = models.OneToOneField(SourceFile, on_delete=models.CASCADE, related_name="trajectory")
+    format = models.CharField(max_length=20, choices=Format, db_index=True)
+    schema_version = models.CharField(max_length=20)
+    agent_name = models.CharField(max_length=100, blank=True, db_index=True)
+    agent_version = models.CharField(max_length=100, blank=True)
+    model_name = models.CharField(max_length=200, blank=True, db_index=True)
+    session_id = models.CharField(max_length=200, blank=True, db_index=True)
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="subagents"
+    )
+    parent_session_id = models.CharField(max_length=200, blank=True, db_index=True)
+    is_subagent = models.BooleanField(default=False)
+    title = models.CharField(max_length=300, blank=True)
+    cwd = models.TextField(blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    steps_count = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveBigIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveBigIntegerField(null=True, blank=True)
+    cost_usd = models.FloatField(null=True, blank=True)
+    status = models.CharField(max_length=20, choices=Status, default=Status.INGESTED, db_index=True)
+    scanned = models.BooleanField(default=False)
+    blocked = models.BooleanField(default=False, db_index=True)
+    scan_findings = models.JSONField(default=list, blank=True)
+    harbor_task = models.CharField(max_length=300, blank=True)
+    harbor_reward = models.FloatField(null=True, blank=True)
+    atif = models.ForeignKey(Blob, on_delete=models.PROTECT, related_name="+")
+    side_data = models.ForeignKey(Blob, null=True, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-id"]
+        permissions = [("review_trajectory", "Can open trajectories and their replays")]
+
+    def __str__(self) -> str:
+        return self.title or self.session_id or f"trajectory {self.pk}"
+
+    @property
+    def total_tokens(self) -> int | None:
+        if self.prompt_tokens is None and self.completion_tokens is None:
+            return None
+        return (self.prompt_tokens or 0) + (self.completion_tokens or 0)
+
+
+class Step(models.Model):
+    """One ATIF step, stored as a row so that the stepper loads one step, not the document."""
+
+    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="steps")
+    index = models.PositiveIntegerField()  # position in the ATIF steps list, 0-based
+    step_id = models.PositiveIntegerField()
+    source = models.CharField(max_length=10)
+    timestamp = models.CharField(max_length=40, blank=True)
+    model_name = models.CharField(max_length=200, blank=True)
+    message = models.TextField(blank=True)
+    reasoning = models.TextField(blank=True)
+    tool_calls = models.JSONField(default=list, blank=True)
+    observations = models.JSONField(default=list, blank=True)
+    is_copied_context = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["trajectory", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["trajectory", "index"], name="step_unique_index"),
+        ]
