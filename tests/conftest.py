@@ -20,8 +20,10 @@ def corpus() -> Path:
 
 
 @pytest.fixture
-def people(db):
+def people(db, settings):
     """alice annotates, bob reviews, carol approves, dave administers, and eve has no role."""
+    # PBKDF2's deliberate slowness would cost seconds per test.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     from django.contrib.auth.models import Group, User
 
     from tasks_review.roles import ADMIN, ANNOTATOR, APPROVER, REVIEWER
@@ -46,9 +48,3 @@ def people(db):
 def as_annotator(client, people):
     client.force_login(people.alice)
     return client
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    # PBKDF2's deliberate slowness costs seconds per test that creates users.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
