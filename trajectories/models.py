@@ -112,6 +112,8 @@ class Trajectory(models.Model):
     scan_findings = models.JSONField(default=list, blank=True)
     harbor_task = models.CharField(max_length=300, blank=True)
     harbor_reward = models.FloatField(null=True, blank=True)
+    replay_started_at = models.DateTimeField(null=True, blank=True)
+    replay_error = models.TextField(blank=True)
     atif = models.ForeignKey(Blob, on_delete=models.PROTECT, related_name="+")
     side_data = models.ForeignKey(Blob, null=True, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
@@ -144,9 +146,70 @@ class Step(models.Model):
     tool_calls = models.JSONField(default=list, blank=True)
     observations = models.JSONField(default=list, blank=True)
     is_copied_context = models.BooleanField(default=False)
+    # Filled by the replay: tool-call events completed before this step, and after it.
+    events_start = models.PositiveIntegerField(null=True, blank=True)
+    events_end = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["trajectory", "index"]
         constraints = [
             models.UniqueConstraint(fields=["trajectory", "index"], name="step_unique_index"),
         ]
+
+
+class Replay(models.Model):
+    """The replay of one trajectory, computed once by a worker. The per-step file states live in
+    ReplayChunk rows so that a lookup at any step loads one chunk, not the whole replay."""
+
+    trajectory = models.OneToOneField(Trajectory, on_delete=models.CASCADE, related_name="replay")
+    root = models.TextField(blank=True)
+    every = models.PositiveIntegerField()
+    events = models.PositiveIntegerField()
+    files_known = models.PositiveIntegerField(default=0)
+    files_lost = models.PositiveIntegerField(default=0)
+    files_partial = models.PositiveIntegerField(default=0)
+    uncertain_trees = models.JSONField(default=list)
+    commands_count = models.PositiveIntegerField(default=0)
+    checks = models.JSONField(default=list)
+    stored_bytes = models.PositiveBigIntegerField(default=0)
+    duration_ms = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class ReplayChunk(models.Model):
+    """Checkpoint `number` (the state before event number*every) and the deltas that follow it."""
+
+    replay = models.ForeignKey(Replay, on_delete=models.CASCADE, related_name="chunks")
+    number = models.PositiveIntegerField()
+    checkpoint = models.JSONField()
+    deltas = models.JSONField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["replay", "number"], name="chunk_unique_number")]
+
+
+class Command(models.Model):
+    """A shell call with where it ran, what it printed, how it exited, and whether it is a check."""
+
+    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="commands")
+    index = models.PositiveIntegerField()
+    step_index = models.PositiveIntegerField()
+    event_index = models.PositiveIntegerField()
+    tool_call_id = models.CharField(max_length=200, blank=True)
+    command = models.TextField()
+    cwd = models.TextField(blank=True)
+    output = models.TextField(blank=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+    check_kind = models.CharField(max_length=20, blank=True, db_index=True)
+    check_language = models.CharField(max_length=20, blank=True)
+    check_runner = models.CharField(max_length=40, blank=True)
+    check_masked = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["trajectory", "index"]
+        constraints = [models.UniqueConstraint(fields=["trajectory", "index"], name="command_unique_index")]
+        indexes = [models.Index(fields=["trajectory", "step_index"])]
+
+    @property
+    def is_check(self) -> bool:
+        return bool(self.check_kind)

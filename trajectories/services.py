@@ -1,0 +1,371 @@
+"""Writes for trajectories: ingest runs and the rows they create.
+
+The core (`trajectories.core.formats`) turns a file into ATIF; this module decides what is stored,
+deduplicates by content hash, and records every skipped or failed file on the run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from .core import formats
+from .core import replay as core_replay
+from .models import Command, IngestIssue, IngestRun, Replay, ReplayChunk, SourceFile, Step, Trajectory
+from .store import DbBlobs, blob_put, sha256_hex
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass
+class IngestSummary:
+    files: int = 0
+    ingested: int = 0
+    duplicates: int = 0
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[dict[str, Any]] = field(default_factory=list)
+    by_format: dict[str, int] = field(default_factory=lambda: dict.fromkeys(formats.FORMATS, 0))
+    trajectory_ids: list[int] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "ingested": self.ingested,
+            "duplicates": self.duplicates,
+            "skipped": self.skipped,
+            "failed": self.failed,
+            "by_format": self.by_format,
+        }
+
+    @property
+    def usable(self) -> bool:
+        return self.ingested > 0 or self.duplicates > 0
+
+
+def ingest_run_create(
+    *, paths: Iterable[str | Path], fmt: str = "auto", scan: bool = False, user: Any = None
+) -> IngestRun:
+    if fmt != "auto" and fmt not in formats.FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; use auto or one of {', '.join(formats.FORMATS)}")
+    return IngestRun.objects.create(
+        paths=[str(Path(p)) for p in paths], format=fmt, scan=scan, created_by=user
+    )
+
+
+def _claim(run_id: int) -> bool:
+    """QUEUED -> RUNNING, or take over a RUNNING row whose worker died (older than the q2 timeout)."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
+    return bool(
+        IngestRun.objects.filter(id=run_id)
+        .filter(Q(status=IngestRun.Status.QUEUED) | Q(status=IngestRun.Status.RUNNING, started_at__lt=stale))
+        .update(status=IngestRun.Status.RUNNING, started_at=now)
+    )
+
+
+def ingest_run_execute(*, run_id: int, progress: Progress | None = None) -> IngestSummary | None:
+    """Ingest every file of the run. Returns None when another worker holds the run."""
+    if not _claim(run_id):
+        return None
+    run = IngestRun.objects.get(id=run_id)
+    summary = IngestSummary()
+    try:
+        files = formats.discover(Path(p) for p in run.paths)
+        summary.files = len(files)
+        IngestRun.objects.filter(id=run.id).update(files_total=len(files))
+        for n, path in enumerate(files, start=1):
+            _ingest_file(run, path, summary)
+            if progress:
+                progress(n, len(files), str(path))
+            if n % 20 == 0 or n == len(files):
+                IngestRun.objects.filter(id=run.id).update(
+                    files_done=n, ingested=summary.ingested, duplicates=summary.duplicates
+                )
+        subagents_link()
+    except Exception as exc:
+        log.exception("ingest run %s failed", run.id)
+        IngestRun.objects.filter(id=run.id).update(
+            status=IngestRun.Status.FAILED, finished_at=timezone.now(), error=str(exc)[:2000]
+        )
+        raise
+    IngestRun.objects.filter(id=run.id).update(
+        status=IngestRun.Status.DONE,
+        finished_at=timezone.now(),
+        files_done=summary.files,
+        ingested=summary.ingested,
+        duplicates=summary.duplicates,
+    )
+    return summary
+
+
+def _issue(run: IngestRun, summary: IngestSummary, path: Path, kind: str, reason: str, line: int | None = None) -> None:
+    IngestIssue.objects.create(run=run, path=str(path), line=line, kind=kind, reason=reason)
+    entry: dict[str, Any] = {"path": str(path), "reason": reason}
+    if line is not None:
+        entry["line"] = line
+    (summary.skipped if kind == IngestIssue.Kind.SKIPPED else summary.failed).append(entry)
+
+
+def _ingest_file(run: IngestRun, path: Path, summary: IngestSummary) -> None:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        _issue(run, summary, path, IngestIssue.Kind.FAILED, f"cannot read the file: {exc.strerror or exc}")
+        return
+    sha = sha256_hex(data)
+    if SourceFile.objects.filter(sha256=sha).exists():
+        summary.duplicates += 1
+        return
+    try:
+        loaded = formats.load(path, run.format)
+    except formats.IngestError as exc:
+        _issue(run, summary, path, IngestIssue.Kind.FAILED, exc.reason, exc.line)
+        return
+    if isinstance(loaded, formats.NotTrajectory):
+        _issue(run, summary, path, IngestIssue.Kind.SKIPPED, loaded.reason)
+        return
+    findings: list[dict[str, Any]] = []
+    blocked = False
+    if run.scan:
+        from .core import scan as scanner
+
+        try:
+            result = scanner.scan(loaded.atif)
+        except scanner.ScanError as exc:
+            _issue(run, summary, path, IngestIssue.Kind.FAILED, f"atif-scan could not read it: {exc}")
+            return
+        findings = result.to_json()["findings"]
+        blocked = result.blocks(settings.TRAJ2ENV["SCAN_BLOCK_SEVERITY"])
+    try:
+        trajectory = trajectory_store(
+            path=path, data=data, sha=sha, loaded=loaded, scanned=run.scan, findings=findings, blocked=blocked
+        )
+    except IntegrityError:
+        # Another run stored the same bytes between our check and our insert.
+        summary.duplicates += 1
+        return
+    summary.ingested += 1
+    summary.by_format[loaded.format] = summary.by_format.get(loaded.format, 0) + 1
+    summary.trajectory_ids.append(trajectory.id)
+
+
+def _text(message: Any) -> str:
+    """ATIF messages are a string or a list of content parts; images become a marker."""
+    if message is None:
+        return ""
+    if isinstance(message, str):
+        return message
+    parts = []
+    for part in message:
+        if isinstance(part, dict) and part.get("type") == "text":
+            parts.append(part.get("text") or "")
+        elif isinstance(part, dict):
+            parts.append(f"[{part.get('type', 'part')}]")
+    return "\n".join(parts)
+
+
+def _parse_when(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return parse_datetime(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+@transaction.atomic
+def trajectory_store(
+    *,
+    path: Path,
+    data: bytes,
+    sha: str,
+    loaded: formats.Loaded,
+    scanned: bool = False,
+    findings: list[dict[str, Any]] | None = None,
+    blocked: bool = False,
+) -> Trajectory:
+    meta = loaded.meta
+    source = SourceFile.objects.create(sha256=sha, path=str(path), size=len(data), raw=blob_put(data))
+    atif = loaded.atif
+    trajectory = Trajectory.objects.create(
+        source=source,
+        format=loaded.format,
+        schema_version=str(atif.get("schema_version", "")),
+        agent_name=(meta.agent_name or "")[:100],
+        agent_version=(meta.agent_version or "")[:100],
+        model_name=(meta.model_name or "")[:200],
+        session_id=(meta.session_id or "")[:200],
+        parent_session_id=(meta.parent_session_id or "")[:200],
+        is_subagent=meta.is_subagent,
+        title=(meta.title or "")[:300],
+        cwd=meta.cwd or "",
+        started_at=_parse_when(meta.started_at),
+        steps_count=meta.steps,
+        prompt_tokens=meta.prompt_tokens,
+        completion_tokens=meta.completion_tokens,
+        cost_usd=meta.cost_usd,
+        scanned=scanned,
+        scan_findings=findings or [],
+        blocked=blocked,
+        harbor_task=(meta.harbor_task or "")[:300],
+        harbor_reward=meta.harbor_reward,
+        atif=blob_put(json.dumps(atif, separators=(",", ":")).encode()),
+        side_data=blob_put(json.dumps(loaded.side_data, separators=(",", ":")).encode())
+        if loaded.side_data
+        else None,
+    )
+    Step.objects.bulk_create(
+        (
+            Step(
+                trajectory=trajectory,
+                index=i,
+                step_id=int(step.get("step_id") or i + 1),
+                source=str(step.get("source", ""))[:10],
+                timestamp=str(step.get("timestamp") or "")[:40],
+                model_name=str(step.get("model_name") or "")[:200],
+                message=_text(step.get("message")),
+                reasoning=step.get("reasoning_content") or "",
+                tool_calls=step.get("tool_calls") or [],
+                observations=(step.get("observation") or {}).get("results") or [],
+                is_copied_context=bool(step.get("is_copied_context")),
+            )
+            for i, step in enumerate(atif.get("steps") or [])
+        ),
+        batch_size=500,
+    )
+    return trajectory
+
+
+def subagents_link() -> int:
+    """Point subagent logs at their parent session once both are stored, whatever the order."""
+    linked = 0
+    orphans = Trajectory.objects.filter(parent__isnull=True).exclude(parent_session_id="")
+    for child in orphans.only("id", "parent_session_id", "format"):
+        parent = (
+            Trajectory.objects.filter(session_id=child.parent_session_id, is_subagent=False)
+            .exclude(id=child.id)
+            .order_by(
+                # the same source format first: a Harbor ATIF copy of the session is a weaker match
+                "-id"
+            )
+            .only("id", "format")
+        )
+        best = next((p for p in parent if p.format == child.format), None) or parent.first()
+        if best is not None:
+            Trajectory.objects.filter(id=child.id).update(parent=best)
+            linked += 1
+    return linked
+
+
+def _claim_replay(trajectory_id: int) -> bool:
+    now = timezone.now()
+    stale = now - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
+    S = Trajectory.Status
+    return bool(
+        Trajectory.objects.filter(id=trajectory_id)
+        .filter(Q(status=S.INGESTED) | Q(status=S.REPLAYING, replay_started_at__lt=stale))
+        .update(status=S.REPLAYING, replay_started_at=now, replay_error="")
+    )
+
+
+def replay_compute(*, trajectory_id: int) -> Replay | None:
+    """Replay a trajectory once and store its file states, commands and checks.
+
+    Returns None when the row is gone or another worker holds it. A replay that raises is
+    recorded as failed on the row: the same input would fail the same way on a retry.
+    """
+    if not _claim_replay(trajectory_id):
+        return None
+    trajectory = Trajectory.objects.select_related("atif", "side_data").get(id=trajectory_id)
+    started = time.perf_counter()
+    try:
+        atif = json.loads(trajectory.atif.content())
+        side = json.loads(trajectory.side_data.content()) if trajectory.side_data else {}
+        blobs = DbBlobs()
+        result = core_replay.replay(atif, side, root=trajectory.cwd or None, blobs=blobs)
+        blobs.flush()
+        index = core_replay.StateIndex.build(result, every=settings.TRAJ2ENV["REPLAY_CHECKPOINT_EVERY"])
+        with transaction.atomic():
+            replay = _replay_store(trajectory, result, index, started)
+            Trajectory.objects.filter(id=trajectory_id).update(status=Trajectory.Status.REPLAYED)
+    except Exception as exc:
+        log.exception("replay of trajectory %s failed", trajectory_id)
+        Trajectory.objects.filter(id=trajectory_id).update(
+            status=Trajectory.Status.REPLAY_FAILED, replay_error=f"{type(exc).__name__}: {exc}"[:2000]
+        )
+        return None
+    return replay
+
+
+def _replay_store(trajectory: Trajectory, result, index, started: float) -> Replay:
+    summary = result.summary()
+    Replay.objects.filter(trajectory=trajectory).delete()
+    Command.objects.filter(trajectory=trajectory).delete()
+    chunks = [
+        ReplayChunk(number=n, checkpoint=dict(index.checkpoints[n]), deltas=index.block(n))
+        for n in range(len(index.checkpoints))
+    ]
+    stored = sum(len(json.dumps(c.checkpoint)) + len(json.dumps(c.deltas)) for c in chunks)
+    replay = Replay.objects.create(
+        trajectory=trajectory,
+        root=result.root or "",
+        every=index.every,
+        events=index.n_events,
+        files_known=summary["files_known"],
+        files_lost=summary["files_lost"],
+        files_partial=summary["files_partial"],
+        uncertain_trees=summary["uncertain_trees"],
+        commands_count=summary["commands"],
+        checks=summary["checks"],
+        stored_bytes=stored,
+        duration_ms=int((time.perf_counter() - started) * 1000),
+    )
+    for chunk in chunks:
+        chunk.replay = replay
+    ReplayChunk.objects.bulk_create(chunks, batch_size=200)
+    Command.objects.bulk_create(
+        (
+            Command(
+                trajectory=trajectory,
+                index=c.index,
+                step_index=c.step_index,
+                event_index=c.event_index,
+                tool_call_id=c.tool_call_id[:200],
+                command=c.command,
+                cwd=c.cwd or "",
+                output=c.output,
+                exit_code=c.exit_code,
+                check_kind=str(c.check.kind) if c.check else "",
+                check_language=(c.check.language or "") if c.check else "",
+                check_runner=c.check.runner if c.check else "",
+                check_masked=bool(c.check and c.check.masked),
+            )
+            for c in result.commands
+        ),
+        batch_size=500,
+    )
+    # One executemany instead of 20,000 ORM saves.
+    table = Step._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f'UPDATE {table} SET events_start = %s, events_end = %s WHERE trajectory_id = %s AND "index" = %s',
+            [
+                (index.step_events[i], index.step_events[i + 1], trajectory.id, i)
+                for i in range(len(index.step_events) - 1)
+            ],
+        )
+    return replay
