@@ -48,3 +48,14 @@ def people(db, settings):
 def as_annotator(client, people):
     client.force_login(people.alice)
     return client
+
+
+@pytest.fixture
+def q_sync(monkeypatch):
+    """Run django-q2 jobs inline, as the worker would, so a test sees their effect."""
+    from django_q.conf import Conf
+
+    monkeypatch.setattr(Conf, "SYNC", True)
+
+
+SAMPLES = REPO / "samples"
