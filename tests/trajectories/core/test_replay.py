@@ -8,6 +8,7 @@ only saw in part, and ``UNCERTAIN`` for tree markers (``src/**``).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,6 +21,7 @@ from trajectories.core.replay import (
     Replay,
     StateIndex,
     Status,
+    event_after_step,
     is_tree,
     locate,
     replay,
@@ -39,7 +41,7 @@ def run(
     return replay(atif, side_data if side else None, root=root, blobs=blobs), blobs
 
 
-def render(state: dict[str, Entry] | Replay, blobs: MemoryBlobs) -> dict[str, str]:
+def render(state: Mapping[str, Entry] | Replay, blobs: MemoryBlobs) -> dict[str, str]:
     """A state as {path: text | LOST | PARTIAL | UNCERTAIN}."""
     entries = state.final_state if isinstance(state, Replay) else state
     out = {}
@@ -54,8 +56,8 @@ def render(state: dict[str, Entry] | Replay, blobs: MemoryBlobs) -> dict[str, st
     return out
 
 
-def files_of(b: AtifBuilder, **kwargs: object) -> dict[str, str]:
-    result, blobs = run(b, **kwargs)  # type: ignore[arg-type]
+def files_of(b: AtifBuilder, *, side: bool = True, root: str | None = ROOT) -> dict[str, str]:
+    result, blobs = run(b, side=side, root=root)
     return render(result, blobs)
 
 
@@ -63,11 +65,14 @@ def cc() -> AtifBuilder:
     return AtifBuilder("claude-code", root=ROOT)
 
 
-def bash(b: AtifBuilder, command: str, output: str = "", *, code: int = 0, **kw: object) -> str:
-    """A Claude Code Bash call that exited with ``code``."""
+def bash(
+    b: AtifBuilder, command: str, output: str = "", *, code: int = 0, cwd: str | None = None
+) -> str:
+    """A Claude Code Bash call that exited with ``code`` (flagged the way Claude Code does)."""
     if code:
-        return b.call("Bash", {"command": command}, f"Exit code {code}\n{output}", error=True, **kw)  # type: ignore[arg-type]
-    return b.call("Bash", {"command": command}, output, **kw)  # type: ignore[arg-type]
+        text = f"Exit code {code}\n{output}"
+        return b.call("Bash", {"command": command}, text, error=True, cwd=cwd)
+    return b.call("Bash", {"command": command}, output, cwd=cwd)
 
 
 def numbered(text: str, start: int = 1) -> str:
@@ -226,8 +231,9 @@ def test_full_read_accepts_tab_separated_line_numbers():
         ({"file_path": "/repo/f.py", "limit": 2}, numbered("a\nb")),
         ({"file_path": "/repo/f.py"}, numbered("a\nb") + "...[trimmed]"),
         ({"file_path": "/repo/f.py"}, numbered("\n".join(["x"] * 2000))),
+        ({"file_path": "/repo/f.py"}, numbered("a\nb", start=5)),
     ],
-    ids=["offset", "limit-reached", "trimmed-upstream", "2000-line-cap"],
+    ids=["offset", "limit-reached", "trimmed-upstream", "2000-line-cap", "not-from-line-1"],
 )
 def test_partial_or_truncated_read_gives_partial_knowledge(arguments, listing):
     b = cc()
@@ -600,6 +606,15 @@ def test_lint_script_whose_commands_were_not_echoed_may_have_rewritten_files():
     assert files_of(b) == {"a.ts": LOST, "**": UNCERTAIN}
 
 
+def test_formatter_that_reports_changing_nothing_leaves_files_known():
+    b = cc()
+    b.call("Write", {"file_path": "/repo/a.ts", "content": "x\n"}, "ok")
+    bash(b, "npx biome check --write .", "Checked 12 files in 3ms. No fixes applied.")
+    assert files_of(b) == {"a.ts": "x\n"}
+    bash(b, "npx biome check --write .", "Checked 12 files in 3ms. Fixed 1 file.")
+    assert files_of(b) == {"a.ts": LOST, "**": UNCERTAIN}
+
+
 def test_git_apply_of_a_known_patch_file():
     diff = "--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n one\n-two\n+deux\n"
     b = cc()
@@ -613,6 +628,52 @@ def test_nested_shell_scripts_are_walked():
     b = cc()
     bash(b, "bash -c 'cd sub && echo hi > f.txt'")
     assert files_of(b) == {"sub/f.txt": "hi\n"}
+
+
+# -- other tools --------------------------------------------------------------------------------
+
+
+def test_text_editor_tool_create_replace_insert_and_view():
+    b = AtifBuilder("openhands", root=ROOT)
+    tool = "str_replace_editor"
+    b.call(tool, {"command": "create", "path": "/repo/a.py", "file_text": "a\nc\n"}, "ok")
+    b.call(
+        tool, {"command": "str_replace", "path": "/repo/a.py", "old_str": "c", "new_str": "d"}, "ok"
+    )
+    b.call(
+        tool, {"command": "insert", "path": "/repo/a.py", "insert_line": 1, "new_str": "b"}, "ok"
+    )
+    view = "Here's the result of running `cat -n` on /repo/v.py:\n     1\tv = 1\n     2\t"
+    b.call(tool, {"command": "view", "path": "/repo/v.py"}, view)
+    b.call(tool, {"command": "view", "path": "/repo/w.py", "view_range": [5, 9]}, "     5\tw")
+    assert files_of(b) == {"a.py": "a\nb\nd\n", "v.py": "v = 1\n", "w.py": PARTIAL}
+
+
+def test_subagents_that_may_edit_make_the_tree_uncertain_explorers_do_not():
+    b = cc()
+    b.call("Write", {"file_path": "/repo/a.py", "content": "a"}, "ok")
+    b.call("Task", {"subagent_type": "Explore", "prompt": "look around"}, "found it")
+    assert files_of(b) == {"a.py": "a"}
+    b.call("Task", {"subagent_type": "general-purpose", "prompt": "fix it"}, "fixed")
+    assert files_of(b) == {"a.py": LOST, "**": UNCERTAIN}
+
+
+def test_unknown_tools_change_nothing_unless_they_look_like_file_writes():
+    b = cc()
+    b.call("Write", {"file_path": "/repo/a.py", "content": "a"}, "ok")
+    b.call("WebFetch", {"url": "https://example.com"}, "html")
+    b.call("TodoWrite", {"todos": [{"content": "x", "status": "pending"}]}, "ok")
+    b.call("mcp__fs__write_file", {"path": "/repo/b.py", "text": "?"}, "ok")
+    b.call("NotebookEdit", {"notebook_path": "/repo/n.ipynb", "new_source": "x"}, "ok")
+    assert files_of(b) == {"a.py": "a", "b.py": LOST, "n.ipynb": LOST}
+
+
+def test_codex_exec_json_file_changes_without_content():
+    b = codex()
+    b.call("Write", {"file_path": "/repo/old.py", "content": "x"}, "ok")
+    changes = [{"path": "/repo/new.py", "kind": "add"}, {"path": "/repo/old.py", "kind": "delete"}]
+    b.call("apply_patch", {"changes": changes}, "completed", extra={"exit_code": 0})
+    assert files_of(b) == {"new.py": LOST}
 
 
 # -- paths and working directories ------------------------------------------------------------
@@ -748,6 +809,7 @@ def test_state_at_step_and_diff_against_the_previous_step():
     (removed,) = index.diff(3)
     assert removed.new is None
     assert index.diff(1) == []
+    assert index.diff_event(2) == index.diff(3)
 
 
 def test_state_before_an_event_is_what_a_command_ran_against():
@@ -778,10 +840,12 @@ def test_one_lookup_loads_one_checkpoint_and_one_block():
     result = replay(syn.atif, syn.side_data, root=syn.root, blobs=MemoryBlobs())
     index = StateIndex.build(result, every=32)
     stored = json.loads(json.dumps(index.to_dict()))
-    event = 411
+    step = 411
+    event = event_after_step(stored["step_events"], step)
     block, offset = locate(stored["every"], event)
     state = state_from(stored["checkpoints"][block], stored["blocks"][block][:offset])
-    assert state == index.state_before_event(event)
+    assert state == index.state_at_step(step)
+    assert offset < stored["every"]
 
 
 def test_lookup_cost_does_not_grow_with_position():

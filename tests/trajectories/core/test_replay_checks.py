@@ -150,6 +150,8 @@ def test_command_is_recognised_as_check(command, expected):
         ("go test ./... || true", True),
         ("go test ./...; echo exit=$?", True),
         ("make build || go test ./...", True),
+        ("npm ci && npm test", True),
+        ("cd api && source .venv/bin/activate && export CI=1 && pytest", False),
     ],
 )
 def test_check_says_when_the_recorded_status_is_not_its_own(command, masked):
@@ -182,9 +184,9 @@ def test_script_names_say_what_a_script_does(name, role):
 # -- exit status, per format ---------------------------------------------------------------------
 
 
-def claude(result: str, **kw: object) -> Command:
+def claude(result: str, *, error: bool | None = None, side: object = None) -> Command:
     b = AtifBuilder("claude-code", root=ROOT)
-    b.call("Bash", {"command": "pytest"}, result, **kw)  # type: ignore[arg-type]
+    b.call("Bash", {"command": "pytest"}, result, error=error, side=side)
     return only_command(b)
 
 
