@@ -228,26 +228,49 @@ def trajectory_store(
         if loaded.side_data
         else None,
     )
-    Step.objects.bulk_create(
-        (
-            Step(
-                trajectory=trajectory,
-                index=i,
-                step_id=int(step.get("step_id") or i + 1),
-                source=str(step.get("source", ""))[:10],
-                timestamp=str(step.get("timestamp") or "")[:40],
-                model_name=str(step.get("model_name") or "")[:200],
-                message=_text(step.get("message")),
-                reasoning=step.get("reasoning_content") or "",
-                tool_calls=step.get("tool_calls") or [],
-                observations=(step.get("observation") or {}).get("results") or [],
-                is_copied_context=bool(step.get("is_copied_context")),
-            )
-            for i, step in enumerate(atif.get("steps") or [])
-        ),
-        batch_size=500,
-    )
+    _steps_insert(trajectory.id, atif.get("steps") or [])
     return trajectory
+
+
+_STEP_COLUMNS = (
+    "trajectory", "index", "step_id", "source", "timestamp", "model_name", "message", "reasoning",
+    "tool_calls", "observations", "is_copied_context",
+)
+
+
+def _steps_insert(trajectory_id: int, steps: list[dict[str, Any]]) -> None:
+    """Insert one row per ATIF step with a single executemany.
+
+    bulk_create spends most of a 20,000-step ingest building SQL per row; each field still
+    prepares its own value (get_db_prep_save), so JSON is adapted correctly on every backend.
+    """
+    fields = [Step._meta.get_field(name) for name in _STEP_COLUMNS]
+    quote = connection.ops.quote_name
+    sql = (
+        f"INSERT INTO {quote(Step._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
+        f"VALUES ({', '.join(['%s'] * len(fields))})"
+    )
+    prep = [f.get_db_prep_save for f in fields]
+
+    def row(i: int, step: dict[str, Any]) -> list[Any]:
+        values = (
+            trajectory_id,
+            i,
+            int(step.get("step_id") or i + 1),
+            str(step.get("source", ""))[:10],
+            str(step.get("timestamp") or "")[:40],
+            str(step.get("model_name") or "")[:200],
+            _text(step.get("message")),
+            step.get("reasoning_content") or "",
+            step.get("tool_calls") or [],
+            (step.get("observation") or {}).get("results") or [],
+            bool(step.get("is_copied_context")),
+        )
+        return [p(v, connection) for p, v in zip(prep, values, strict=True)]
+
+    with connection.cursor() as cursor:
+        for start in range(0, len(steps), 2000):
+            cursor.executemany(sql, [row(i, s) for i, s in enumerate(steps[start : start + 2000], start)])
 
 
 def subagents_link() -> int:

@@ -79,7 +79,9 @@ def _utf16_head(head: bytes) -> str:
     return ""
 
 
-_CODE_SUFFIXES = frozenset({".py", ".js", ".ts", ".go", ".rs", ".sh", ".toml", ".yaml", ".yml", ".cfg"})
+_CODE_SUFFIXES = frozenset(
+    {".py", ".js", ".ts", ".go", ".rs", ".sh", ".toml", ".yaml", ".yml", ".cfg"}
+)
 
 
 def _describe_text(path: Path, text: str) -> str:
