@@ -66,19 +66,38 @@ def main() -> None:
         csize = sum(p.stat().st_size for p in convertible)
         cbare = _bare(convertible)
         ctook, csummary = _ingest(convertible)
-        rows.append((f"corpus Claude Code + Codex, {len(convertible)} files", csize,
-                     _steps(csummary.trajectory_ids), cbare, ctook))
+        rows.append(
+            (
+                f"corpus Claude Code + Codex, {len(convertible)} files",
+                csize,
+                _steps(csummary.trajectory_ids),
+                cbare,
+                ctook,
+            )
+        )
         atook, asummary = _ingest([args.corpus])  # everything else in the corpus (pi, ATIF, skips)
         asize = sum(p.stat().st_size for p in files)
-        rows.append((f"whole corpus, {len(files)} files ({asummary.ingested} new)", asize,
-                     _steps(asummary.trajectory_ids), None, atook))
+        rows.append(
+            (
+                f"whole corpus, {len(files)} files ({asummary.ingested} new)",
+                asize,
+                _steps(asummary.trajectory_ids),
+                None,
+                atook,
+            )
+        )
 
-    print(f"{'input':<48} {'MB':>6} {'steps':>7} {'bare s':>7} {'ingest s':>8} {'MB/s':>6} {'steps/s':>8} {'x bare':>6}")
+    print(
+        f"{'input':<48} {'MB':>6} {'steps':>7} {'bare s':>7} {'ingest s':>8} "
+        f"{'MB/s':>6} {'steps/s':>8} {'x bare':>6}"
+    )
     for name, nbytes, steps, bare_s, ingest_s in rows:
         ratio = f"{ingest_s / bare_s:.2f}" if bare_s else "—"
         bare_txt = f"{bare_s:.2f}" if bare_s else "—"
-        print(f"{name:<48} {nbytes / 1e6:>6.1f} {steps:>7} {bare_txt:>7} {ingest_s:>8.2f} "
-              f"{nbytes / 1e6 / ingest_s:>6.1f} {steps / ingest_s:>8.0f} {ratio:>6}")
+        print(
+            f"{name:<48} {nbytes / 1e6:>6.1f} {steps:>7} {bare_txt:>7} {ingest_s:>8.2f} "
+            f"{nbytes / 1e6 / ingest_s:>6.1f} {steps / ingest_s:>8.0f} {ratio:>6}"
+        )
 
 
 if __name__ == "__main__":

@@ -33,9 +33,16 @@ class _Writer:
         self.clock += timedelta(seconds=2)
         line_id = str(uuid.UUID(int=len(self.lines) + 1))
         record = {
-            "parentUuid": self.parent, "isSidechain": False, "userType": "external", "cwd": CWD,
-            "sessionId": SESSION, "version": "2.1.12", "type": kind, "message": message,
-            "uuid": line_id, "timestamp": self.clock.isoformat().replace("+00:00", "Z"),
+            "parentUuid": self.parent,
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": CWD,
+            "sessionId": SESSION,
+            "version": "2.1.12",
+            "type": kind,
+            "message": message,
+            "uuid": line_id,
+            "timestamp": self.clock.isoformat().replace("+00:00", "Z"),
         }
         record.update(extra or {})
         self.lines.append(json.dumps(record))
@@ -44,13 +51,21 @@ class _Writer:
     def user(self, text: str) -> None:
         self._emit("user", {"role": "user", "content": text})
 
-    def call(self, name: str, args: dict, output: str, result: dict, *, error: bool = False) -> None:
+    def call(
+        self, name: str, args: dict, output: str, result: dict, *, error: bool = False
+    ) -> None:
         call_id = f"toolu_{len(self.lines):08d}"
-        self._emit("assistant", {
-            "model": "claude-sonnet-4-5", "id": f"msg_{len(self.lines):08d}", "type": "message",
-            "role": "assistant", "content": [{"type": "tool_use", "id": call_id, "name": name, "input": args}],
-            "usage": {"input_tokens": 12, "output_tokens": 40, "cache_read_input_tokens": 2000},
-        })
+        self._emit(
+            "assistant",
+            {
+                "model": "claude-sonnet-4-5",
+                "id": f"msg_{len(self.lines):08d}",
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": call_id, "name": name, "input": args}],
+                "usage": {"input_tokens": 12, "output_tokens": 40, "cache_read_input_tokens": 2000},
+            },
+        )
         block = {"tool_use_id": call_id, "type": "tool_result", "content": output}
         if error:
             block["is_error"] = True
@@ -68,28 +83,67 @@ def generate(steps: int) -> str:
         path = f"{CWD}/ledger/mod_{n}.py"
         if path not in files:
             files[path] = _module(n, 0)
-            w.call("Write", {"file_path": path, "content": files[path]}, f"File created successfully at: {path}",
-                   {"type": "create", "filePath": path, "content": files[path], "structuredPatch": []})
+            w.call(
+                "Write",
+                {"file_path": path, "content": files[path]},
+                f"File created successfully at: {path}",
+                {"type": "create", "filePath": path, "content": files[path], "structuredPatch": []},
+            )
         else:
             old = files[path]
             new = _module(n, rnd)
-            w.call("Edit", {"file_path": path, "old_string": old.splitlines()[1], "new_string": new.splitlines()[1]},
-                   f"The file {path} has been updated.",
-                   {"filePath": path, "oldString": old.splitlines()[1], "newString": new.splitlines()[1],
-                    "originalFile": old, "structuredPatch": [], "replaceAll": False})
+            w.call(
+                "Edit",
+                {
+                    "file_path": path,
+                    "old_string": old.splitlines()[1],
+                    "new_string": new.splitlines()[1],
+                },
+                f"The file {path} has been updated.",
+                {
+                    "filePath": path,
+                    "oldString": old.splitlines()[1],
+                    "newString": new.splitlines()[1],
+                    "originalFile": old,
+                    "structuredPatch": [],
+                    "replaceAll": False,
+                },
+            )
             files[path] = old.replace(old.splitlines()[1], new.splitlines()[1], 1)
         body = files[path]
         numbered = "\n".join(f"{i + 1:>6}\u2192{line}" for i, line in enumerate(body.splitlines()))
-        w.call("Read", {"file_path": path}, numbered,
-               {"type": "text", "file": {"filePath": path, "content": body, "numLines": body.count("\n"),
-                                         "startLine": 1, "totalLines": body.count("\n")}})
+        w.call(
+            "Read",
+            {"file_path": path},
+            numbered,
+            {
+                "type": "text",
+                "file": {
+                    "filePath": path,
+                    "content": body,
+                    "numLines": body.count("\n"),
+                    "startLine": 1,
+                    "totalLines": body.count("\n"),
+                },
+            },
+        )
         failing = rnd % 7 == 3
-        out = ("F.\n======================================================================\n"
-               f"FAIL: test_total_{n} (tests.test_ledger.LedgerTest)\nAssertionError: 3 != 4\n\n"
-               "Ran 2 tests in 0.001s\n\nFAILED (failures=1)") if failing else "..\nRan 2 tests in 0.001s\n\nOK"
-        w.call("Bash", {"command": "python3 -m unittest discover -s tests", "description": "Run tests"},
-               ("Exit code 1\n" + out) if failing else out,
-               {"stdout": out, "stderr": "", "interrupted": False, "isImage": False}, error=failing)
+        out = (
+            (
+                "F.\n======================================================================\n"
+                f"FAIL: test_total_{n} (tests.test_ledger.LedgerTest)\nAssertionError: 3 != 4\n\n"
+                "Ran 2 tests in 0.001s\n\nFAILED (failures=1)"
+            )
+            if failing
+            else "..\nRan 2 tests in 0.001s\n\nOK"
+        )
+        w.call(
+            "Bash",
+            {"command": "python3 -m unittest discover -s tests", "description": "Run tests"},
+            ("Exit code 1\n" + out) if failing else out,
+            {"stdout": out, "stderr": "", "interrupted": False, "isImage": False},
+            error=failing,
+        )
         rnd += 1
     return "\n".join(w.lines) + "\n"
 

@@ -1,6 +1,6 @@
 """One settings module, driven by environment variables that fail loudly on bad values.
 
-SQLite under var/ by default; DATABASE_URL switches to PostgreSQL (or anything dj-database-url reads).
+SQLite under var/ by default; DATABASE_URL switches to PostgreSQL (or what dj-database-url reads).
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ def env_bool(name: str, default: bool) -> bool:
         return True
     if value in {"0", "false", "no", "off"}:
         return False
-    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
+    raise ImproperlyConfigured(
+        f"{name}={raw!r} is not a boolean (use 1/0, true/false, yes/no, on/off)"
+    )
 
 
 def env_int(name: str, default: int, *, minimum: int = 0) -> int:
@@ -144,7 +146,9 @@ Q_CLUSTER: dict[str, object] = {
     "label": "Jobs",
 }
 if Q_CLUSTER["retry"] <= Q_CLUSTER["timeout"]:  # type: ignore[operator]
-    raise ImproperlyConfigured("Q_RETRY must be larger than Q_TIMEOUT (django-q2 would run a job twice)")
+    raise ImproperlyConfigured(
+        "Q_RETRY must be larger than Q_TIMEOUT (django-q2 would run a job twice)"
+    )
 if os.environ.get("Q_REDIS_URL"):
     Q_CLUSTER["redis"] = os.environ["Q_REDIS_URL"]
 else:

@@ -27,7 +27,9 @@ def sync_role_permissions(**_: object) -> None:
         wanted = []
         for dotted in perms:
             app_label, codename = dotted.split(".", 1)
-            perm = Permission.objects.filter(content_type__app_label=app_label, codename=codename).first()
+            perm = Permission.objects.filter(
+                content_type__app_label=app_label, codename=codename
+            ).first()
             if perm is None:  # the app's permissions are created later in the same post_migrate
                 continue
             wanted.append(perm)

@@ -17,6 +17,9 @@ class Blob(models.Model):
     size = models.PositiveBigIntegerField()
     data = models.BinaryField()  # zlib-compressed content
 
+    def __str__(self) -> str:
+        return f"blob {self.sha256[:12]} ({self.size} bytes)"
+
     def content(self) -> bytes:
         return zlib.decompress(self.data)
 
@@ -32,7 +35,9 @@ class IngestRun(models.Model):
     format = models.CharField(max_length=20, default="auto")
     scan = models.BooleanField(default=False)
     status = models.CharField(max_length=10, choices=Status, default=Status.QUEUED, db_index=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -65,6 +70,9 @@ class IngestIssue(models.Model):
     class Meta:
         ordering = ["id"]
 
+    def __str__(self) -> str:
+        return f"{self.kind} {self.path}: {self.reason}"
+
 
 class SourceFile(models.Model):
     sha256 = models.CharField(max_length=64, unique=True)
@@ -72,6 +80,9 @@ class SourceFile(models.Model):
     size = models.PositiveBigIntegerField()
     raw = models.ForeignKey(Blob, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.path
 
 
 class Trajectory(models.Model):
@@ -156,6 +167,9 @@ class Step(models.Model):
             models.UniqueConstraint(fields=["trajectory", "index"], name="step_unique_index"),
         ]
 
+    def __str__(self) -> str:
+        return f"step {self.step_id} of trajectory {self.trajectory_id}"
+
 
 class Replay(models.Model):
     """The replay of one trajectory, computed once by a worker. The per-step file states live in
@@ -175,6 +189,9 @@ class Replay(models.Model):
     duration_ms = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    def __str__(self) -> str:
+        return f"replay of trajectory {self.trajectory_id}"
+
 
 class ReplayChunk(models.Model):
     """Checkpoint `number` (the state before event number*every) and the deltas that follow it."""
@@ -185,7 +202,12 @@ class ReplayChunk(models.Model):
     deltas = models.JSONField()
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["replay", "number"], name="chunk_unique_number")]
+        constraints = [
+            models.UniqueConstraint(fields=["replay", "number"], name="chunk_unique_number")
+        ]
+
+    def __str__(self) -> str:
+        return f"chunk {self.number} of replay {self.replay_id}"
 
 
 class Command(models.Model):
@@ -207,8 +229,13 @@ class Command(models.Model):
 
     class Meta:
         ordering = ["trajectory", "index"]
-        constraints = [models.UniqueConstraint(fields=["trajectory", "index"], name="command_unique_index")]
+        constraints = [
+            models.UniqueConstraint(fields=["trajectory", "index"], name="command_unique_index")
+        ]
         indexes = [models.Index(fields=["trajectory", "step_index"])]
+
+    def __str__(self) -> str:
+        return self.command[:80]
 
     @property
     def is_check(self) -> bool:

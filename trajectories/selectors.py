@@ -38,9 +38,7 @@ class TrajectoryFilters:
 
 
 def trajectory_search(filters: TrajectoryFilters) -> QuerySet[Trajectory]:
-    qs = Trajectory.objects.select_related("source").defer(
-        "source__path", "cwd", "scan_findings"
-    )
+    qs = Trajectory.objects.select_related("source").defer("source__path", "cwd", "scan_findings")
     if filters.format:
         qs = qs.filter(format=filters.format)
     if filters.agent:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -22,9 +21,14 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from .core import formats
-from .core import replay as core_replay
-from .models import Command, IngestIssue, IngestRun, Replay, ReplayChunk, SourceFile, Step, Trajectory
-from .store import DbBlobs, blob_put, sha256_hex
+from .models import (
+    IngestIssue,
+    IngestRun,
+    SourceFile,
+    Step,
+    Trajectory,
+)
+from .store import blob_put, sha256_hex
 
 log = logging.getLogger(__name__)
 
@@ -67,12 +71,15 @@ def ingest_run_create(
 
 
 def _claim(run_id: int) -> bool:
-    """QUEUED -> RUNNING, or take over a RUNNING row whose worker died (older than the q2 timeout)."""
+    """QUEUED -> RUNNING, or take over a RUNNING row whose worker died (past the q2 timeout)."""
     now = timezone.now()
     stale = now - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
     return bool(
         IngestRun.objects.filter(id=run_id)
-        .filter(Q(status=IngestRun.Status.QUEUED) | Q(status=IngestRun.Status.RUNNING, started_at__lt=stale))
+        .filter(
+            Q(status=IngestRun.Status.QUEUED)
+            | Q(status=IngestRun.Status.RUNNING, started_at__lt=stale)
+        )
         .update(status=IngestRun.Status.RUNNING, started_at=now)
     )
 
@@ -112,7 +119,14 @@ def ingest_run_execute(*, run_id: int, progress: Progress | None = None) -> Inge
     return summary
 
 
-def _issue(run: IngestRun, summary: IngestSummary, path: Path, kind: str, reason: str, line: int | None = None) -> None:
+def _issue(
+    run: IngestRun,
+    summary: IngestSummary,
+    path: Path,
+    kind: str,
+    reason: str,
+    line: int | None = None,
+) -> None:
     IngestIssue.objects.create(run=run, path=str(path), line=line, kind=kind, reason=reason)
     entry: dict[str, Any] = {"path": str(path), "reason": reason}
     if line is not None:
@@ -124,7 +138,13 @@ def _ingest_file(run: IngestRun, path: Path, summary: IngestSummary) -> None:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        _issue(run, summary, path, IngestIssue.Kind.FAILED, f"cannot read the file: {exc.strerror or exc}")
+        _issue(
+            run,
+            summary,
+            path,
+            IngestIssue.Kind.FAILED,
+            f"cannot read the file: {exc.strerror or exc}",
+        )
         return
     sha = sha256_hex(data)
     if SourceFile.objects.filter(sha256=sha).exists():
@@ -146,13 +166,21 @@ def _ingest_file(run: IngestRun, path: Path, summary: IngestSummary) -> None:
         try:
             result = scanner.scan(loaded.atif)
         except scanner.ScanError as exc:
-            _issue(run, summary, path, IngestIssue.Kind.FAILED, f"atif-scan could not read it: {exc}")
+            _issue(
+                run, summary, path, IngestIssue.Kind.FAILED, f"atif-scan could not read it: {exc}"
+            )
             return
         findings = result.to_json()["findings"]
         blocked = result.blocks(settings.TRAJ2ENV["SCAN_BLOCK_SEVERITY"])
     try:
         trajectory = trajectory_store(
-            path=path, data=data, sha=sha, loaded=loaded, scanned=run.scan, findings=findings, blocked=blocked
+            path=path,
+            data=data,
+            sha=sha,
+            loaded=loaded,
+            scanned=run.scan,
+            findings=findings,
+            blocked=blocked,
         )
     except IntegrityError:
         # Another run stored the same bytes between our check and our insert.
@@ -199,7 +227,9 @@ def trajectory_store(
     blocked: bool = False,
 ) -> Trajectory:
     meta = loaded.meta
-    source = SourceFile.objects.create(sha256=sha, path=str(path), size=len(data), raw=blob_put(data))
+    source = SourceFile.objects.create(
+        sha256=sha, path=str(path), size=len(data), raw=blob_put(data)
+    )
     atif = loaded.atif
     trajectory = Trajectory.objects.create(
         source=source,
@@ -233,8 +263,17 @@ def trajectory_store(
 
 
 _STEP_COLUMNS = (
-    "trajectory", "index", "step_id", "source", "timestamp", "model_name", "message", "reasoning",
-    "tool_calls", "observations", "is_copied_context",
+    "trajectory",
+    "index",
+    "step_id",
+    "source",
+    "timestamp",
+    "model_name",
+    "message",
+    "reasoning",
+    "tool_calls",
+    "observations",
+    "is_copied_context",
 )
 
 
@@ -270,7 +309,9 @@ def _steps_insert(trajectory_id: int, steps: list[dict[str, Any]]) -> None:
 
     with connection.cursor() as cursor:
         for start in range(0, len(steps), 2000):
-            cursor.executemany(sql, [row(i, s) for i, s in enumerate(steps[start : start + 2000], start)])
+            cursor.executemany(
+                sql, [row(i, s) for i, s in enumerate(steps[start : start + 2000], start)]
+            )
 
 
 def subagents_link() -> int:
@@ -278,117 +319,17 @@ def subagents_link() -> int:
     linked = 0
     orphans = Trajectory.objects.filter(parent__isnull=True).exclude(parent_session_id="")
     for child in orphans.only("id", "parent_session_id", "format"):
-        parent = (
+        parents = list(
             Trajectory.objects.filter(session_id=child.parent_session_id, is_subagent=False)
             .exclude(id=child.id)
-            .order_by(
-                # the same source format first: a Harbor ATIF copy of the session is a weaker match
-                "-id"
-            )
             .only("id", "format")
         )
-        best = next((p for p in parent if p.format == child.format), None) or parent.first()
+        # A Harbor ATIF export of the same session shares its id; the raw log of the child's own
+        # format is the better parent.
+        best = next(
+            (p for p in parents if p.format == child.format), parents[0] if parents else None
+        )
         if best is not None:
             Trajectory.objects.filter(id=child.id).update(parent=best)
             linked += 1
     return linked
-
-
-def _claim_replay(trajectory_id: int) -> bool:
-    now = timezone.now()
-    stale = now - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
-    S = Trajectory.Status
-    return bool(
-        Trajectory.objects.filter(id=trajectory_id)
-        .filter(Q(status=S.INGESTED) | Q(status=S.REPLAYING, replay_started_at__lt=stale))
-        .update(status=S.REPLAYING, replay_started_at=now, replay_error="")
-    )
-
-
-def replay_compute(*, trajectory_id: int) -> Replay | None:
-    """Replay a trajectory once and store its file states, commands and checks.
-
-    Returns None when the row is gone or another worker holds it. A replay that raises is
-    recorded as failed on the row: the same input would fail the same way on a retry.
-    """
-    if not _claim_replay(trajectory_id):
-        return None
-    trajectory = Trajectory.objects.select_related("atif", "side_data").get(id=trajectory_id)
-    started = time.perf_counter()
-    try:
-        atif = json.loads(trajectory.atif.content())
-        side = json.loads(trajectory.side_data.content()) if trajectory.side_data else {}
-        blobs = DbBlobs()
-        result = core_replay.replay(atif, side, root=trajectory.cwd or None, blobs=blobs)
-        blobs.flush()
-        index = core_replay.StateIndex.build(result, every=settings.TRAJ2ENV["REPLAY_CHECKPOINT_EVERY"])
-        with transaction.atomic():
-            replay = _replay_store(trajectory, result, index, started)
-            Trajectory.objects.filter(id=trajectory_id).update(status=Trajectory.Status.REPLAYED)
-    except Exception as exc:
-        log.exception("replay of trajectory %s failed", trajectory_id)
-        Trajectory.objects.filter(id=trajectory_id).update(
-            status=Trajectory.Status.REPLAY_FAILED, replay_error=f"{type(exc).__name__}: {exc}"[:2000]
-        )
-        return None
-    return replay
-
-
-def _replay_store(trajectory: Trajectory, result, index, started: float) -> Replay:
-    summary = result.summary()
-    Replay.objects.filter(trajectory=trajectory).delete()
-    Command.objects.filter(trajectory=trajectory).delete()
-    chunks = [
-        ReplayChunk(number=n, checkpoint=dict(index.checkpoints[n]), deltas=index.block(n))
-        for n in range(len(index.checkpoints))
-    ]
-    stored = sum(len(json.dumps(c.checkpoint)) + len(json.dumps(c.deltas)) for c in chunks)
-    replay = Replay.objects.create(
-        trajectory=trajectory,
-        root=result.root or "",
-        every=index.every,
-        events=index.n_events,
-        files_known=summary["files_known"],
-        files_lost=summary["files_lost"],
-        files_partial=summary["files_partial"],
-        uncertain_trees=summary["uncertain_trees"],
-        commands_count=summary["commands"],
-        checks=summary["checks"],
-        stored_bytes=stored,
-        duration_ms=int((time.perf_counter() - started) * 1000),
-    )
-    for chunk in chunks:
-        chunk.replay = replay
-    ReplayChunk.objects.bulk_create(chunks, batch_size=200)
-    Command.objects.bulk_create(
-        (
-            Command(
-                trajectory=trajectory,
-                index=c.index,
-                step_index=c.step_index,
-                event_index=c.event_index,
-                tool_call_id=c.tool_call_id[:200],
-                command=c.command,
-                cwd=c.cwd or "",
-                output=c.output,
-                exit_code=c.exit_code,
-                check_kind=str(c.check.kind) if c.check else "",
-                check_language=(c.check.language or "") if c.check else "",
-                check_runner=c.check.runner if c.check else "",
-                check_masked=bool(c.check and c.check.masked),
-            )
-            for c in result.commands
-        ),
-        batch_size=500,
-    )
-    # One executemany instead of 20,000 ORM saves.
-    table = Step._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.executemany(
-            f'UPDATE {table} SET events_start = %s, events_end = %s WHERE trajectory_id = %s AND "index" = %s',
-            [
-                (index.step_events[i], index.step_events[i + 1], trajectory.id, i)
-                for i in range(len(index.step_events) - 1)
-            ],
-        )
-    return replay

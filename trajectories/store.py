@@ -39,14 +39,19 @@ class DbBlobs:
         return Blob.objects.get(sha256=sha).content()
 
     def has(self, sha: str) -> bool:
-        return sha in self._pending or sha in self._known or Blob.objects.filter(sha256=sha).exists()
+        return (
+            sha in self._pending or sha in self._known or Blob.objects.filter(sha256=sha).exists()
+        )
 
     def flush(self) -> None:
         if not self._pending:
             return
-        # zlib level 1: most of level 6's saving on logs, at a third of the time (ingest is bound by it).
+        # zlib level 1: most of level 6's saving at a third of the time; ingest is bound by it.
         Blob.objects.bulk_create(
-            [Blob(sha256=sha, size=len(d), data=zlib.compress(d, 1)) for sha, d in self._pending.items()],
+            [
+                Blob(sha256=sha, size=len(d), data=zlib.compress(d, 1))
+                for sha, d in self._pending.items()
+            ],
             ignore_conflicts=True,
             batch_size=200,
         )

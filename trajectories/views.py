@@ -37,9 +37,7 @@ def trajectory_list(request: HttpRequest) -> HttpResponse:
 
 @can_review
 def trajectory_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    trajectory = get_object_or_404(
-        Trajectory.objects.select_related("source", "parent"), pk=pk
-    )
+    trajectory = get_object_or_404(Trajectory.objects.select_related("source", "parent"), pk=pk)
     return render(
         request,
         "trajectories/detail.html",

@@ -12,7 +12,11 @@ from pathlib import Path
 
 import pytest
 
-SCREENSHOTS = Path(os.environ.get("TRAJ2ENV_SCREENSHOTS", Path(__file__).resolve().parents[2] / "var" / "screenshots"))
+SCREENSHOTS = Path(
+    os.environ.get(
+        "TRAJ2ENV_SCREENSHOTS", Path(__file__).resolve().parents[2] / "var" / "screenshots"
+    )
+)
 
 
 def _chromium() -> str | None:
@@ -26,7 +30,9 @@ def _chromium() -> str | None:
 def browser():
     executable = _chromium()
     if executable is None:
-        pytest.skip("no chromium on this machine (apt-get install chromium, or set TRAJ2ENV_CHROMIUM)")
+        pytest.skip(
+            "no chromium on this machine (apt-get install chromium, or set TRAJ2ENV_CHROMIUM)"
+        )
     sync_api = pytest.importorskip("playwright.sync_api")
     # Playwright's sync API keeps an event loop on this thread; the ORM calls the tests make
     # between page actions are still plain synchronous calls.

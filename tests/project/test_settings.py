@@ -30,10 +30,17 @@ def test_a_bad_number_fails_loudly(monkeypatch):
 
 def _settings_in_subprocess(**env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-c", "import django; from django.conf import settings; "
-         "django.setup(); print(settings.DATABASES['default']['ENGINE'])"],
-        cwd=REPO, env={**os.environ, "DJANGO_SETTINGS_MODULE": "project.settings", **env},
-        capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-c",
+            "import django; from django.conf import settings; "
+            "django.setup(); print(settings.DATABASES['default']['ENGINE'])",
+        ],
+        cwd=REPO,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "project.settings", **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 

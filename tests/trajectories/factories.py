@@ -18,7 +18,11 @@ def make_trajectory(*, steps: list[dict] | None = None, **fields) -> Trajectory:
         sha256=sha256_hex(raw), path=f"/data/session-{n}.jsonl", size=len(raw), raw=blob_put(raw)
     )
     steps = steps if steps is not None else [{"step_id": 1, "source": "user", "message": "hello"}]
-    atif = {"schema_version": "ATIF-v1.7", "agent": {"name": "claude-code", "version": "1"}, "steps": steps}
+    atif = {
+        "schema_version": "ATIF-v1.7",
+        "agent": {"name": "claude-code", "version": "1"},
+        "steps": steps,
+    }
     defaults = dict(
         format="claude-code",
         schema_version="ATIF-v1.7",

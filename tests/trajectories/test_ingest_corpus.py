@@ -10,12 +10,16 @@ from trajectories.services import ingest_run_create, ingest_run_execute
 pytestmark = [pytest.mark.django_db, pytest.mark.corpus, pytest.mark.slow]
 
 
-FORMAT_OF_README_LABEL = {"pi session": "pi", "codex cli rollout": "codex", "claude code session": "claude-code",
-                          "atif json": "atif"}
+FORMAT_OF_README_LABEL = {
+    "pi session": "pi",
+    "codex cli rollout": "codex",
+    "claude code session": "claude-code",
+    "atif json": "atif",
+}
 
 
 def expected_formats(corpus) -> dict[str, int]:
-    """What the corpus README's own table says each file is: an oracle independent of our detection."""
+    """What the corpus README's table says each file is: an oracle independent of detection."""
     counts = dict.fromkeys(FORMAT_OF_README_LABEL.values(), 0)
     for row in re.finditer(r"^\| (\S+) \| ([^|]+) \|", (corpus / "README.md").read_text(), re.M):
         label = row.group(2).strip().lower()
@@ -38,7 +42,9 @@ def test_every_corpus_trajectory_ingests_and_everything_else_is_skipped_with_a_r
     pdf_sub = Trajectory.objects.get(source__path__endswith="agent-a90795522da6172b3.jsonl")
     assert pdf_sub.is_subagent and pdf_sub.parent is not None
     assert pdf_sub.parent.format == "claude-code"
-    assert Trajectory.objects.exclude(harbor_task="").filter(harbor_reward__isnull=False).count() >= 5
+    assert (
+        Trajectory.objects.exclude(harbor_task="").filter(harbor_reward__isnull=False).count() >= 5
+    )
 
     again = ingest_run_execute(run_id=ingest_run_create(paths=[corpus]).id)
     assert again.ingested == 0 and again.duplicates == summary.ingested

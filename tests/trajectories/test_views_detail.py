@@ -7,16 +7,26 @@ pytestmark = pytest.mark.django_db
 
 
 def test_detail_shows_the_header_facts_and_the_source_file(as_annotator):
-    t = make_trajectory(title="Repair the CSV export", model_name="claude-opus-4-5", cwd="/home/dev/app")
+    t = make_trajectory(
+        title="Repair the CSV export", model_name="claude-opus-4-5", cwd="/home/dev/app"
+    )
     body = as_annotator.get(reverse("trajectories:detail", args=[t.pk])).content.decode()
-    for text in ("Repair the CSV export", "claude-opus-4-5", "/home/dev/app", t.source.path, "Not scanned"):
+    for text in (
+        "Repair the CSV export",
+        "claude-opus-4-5",
+        "/home/dev/app",
+        t.source.path,
+        "Not scanned",
+    ):
         assert text in body
 
 
 def test_detail_links_subagents_and_their_parent(as_annotator):
     parent = make_trajectory(title="the main session")
     child = make_trajectory(title="explore the repo", is_subagent=True, parent=parent)
-    parent_page = as_annotator.get(reverse("trajectories:detail", args=[parent.pk])).content.decode()
+    parent_page = as_annotator.get(
+        reverse("trajectories:detail", args=[parent.pk])
+    ).content.decode()
     child_page = as_annotator.get(reverse("trajectories:detail", args=[child.pk])).content.decode()
     assert "explore the repo" in parent_page
     assert "the main session" in child_page and "Spawned by" in child_page
@@ -29,9 +39,19 @@ def test_detail_shows_harbor_task_and_reward(as_annotator):
 
 
 def test_detail_shows_scan_findings_and_the_block(as_annotator):
-    t = make_trajectory(scanned=True, blocked=True, scan_findings=[
-        {"check": "destructive-command", "severity": "high", "title": "rm -rf outside the workspace",
-         "detail": "", "step_id": 4}])
+    t = make_trajectory(
+        scanned=True,
+        blocked=True,
+        scan_findings=[
+            {
+                "check": "destructive-command",
+                "severity": "high",
+                "title": "rm -rf outside the workspace",
+                "detail": "",
+                "step_id": 4,
+            }
+        ],
+    )
     body = as_annotator.get(reverse("trajectories:detail", args=[t.pk])).content.decode()
     assert "destructive-command" in body and "rm -rf outside the workspace" in body
     assert "blocked by scan" in body

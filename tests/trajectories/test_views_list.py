@@ -31,8 +31,16 @@ def test_every_role_can_browse_trajectories(client, people, who):
 
 
 def test_list_shows_format_agent_model_steps_tokens_cost_and_status(as_annotator):
-    make_trajectory(title="t1", format="codex", agent_name="codex", model_name="gpt-5-codex",
-                    prompt_tokens=1500, completion_tokens=500, cost_usd=1.25, blocked=True)
+    make_trajectory(
+        title="t1",
+        format="codex",
+        agent_name="codex",
+        model_name="gpt-5-codex",
+        prompt_tokens=1500,
+        completion_tokens=500,
+        cost_usd=1.25,
+        blocked=True,
+    )
     body = as_annotator.get(URL).content.decode()
     for text in ("Codex", "gpt-5-codex", "2000", "$1.25", "blocked", "Ingested"):
         assert text in body
@@ -66,7 +74,9 @@ def test_unknown_filter_values_are_ignored_not_errors(as_annotator):
 def test_htmx_filter_request_gets_only_the_results_fragment(as_annotator):
     make_trajectory(title="fragment row")
     full = as_annotator.get(URL)
-    fragment = as_annotator.get(URL, headers={"HX-Request": "true", "HX-Target": "trajectory-results"})
+    fragment = as_annotator.get(
+        URL, headers={"HX-Request": "true", "HX-Target": "trajectory-results"}
+    )
     assert b"<html" in full.content
     assert b"<html" not in fragment.content
     assert b'id="trajectory-results"' in fragment.content

@@ -34,4 +34,6 @@ class Command(BaseCommand):
             secret_file.write_text(password + "\n")
             secret_file.chmod(0o600)
         user.groups.add(Group.objects.get(name=ADMIN))
-        self.stdout.write(f"demo admin: username {username!r}, password {password!r} (also in {secret_file})")
+        self.stdout.write(
+            f"demo admin: username {username!r}, password {password!r} (also in {secret_file})"
+        )

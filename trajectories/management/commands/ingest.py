@@ -23,7 +23,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("paths", nargs="+", help="files or directories (walked recursively)")
         parser.add_argument("--format", default="auto", choices=("auto", *formats.FORMATS))
-        parser.add_argument("--scan", action="store_true", help="screen each trajectory with atif-scan")
+        parser.add_argument(
+            "--scan", action="store_true", help="screen each trajectory with atif-scan"
+        )
         parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 
     def handle(self, *args, **options) -> None:
@@ -35,7 +37,8 @@ class Command(BaseCommand):
             run = ingest_run_create(paths=paths, fmt=options["format"], scan=options["scan"])
         except DatabaseError as exc:
             raise CommandError(
-                f"the database is not ready ({exc}); run `python manage.py migrate` first", returncode=2
+                f"the database is not ready ({exc}); run `python manage.py migrate` first",
+                returncode=2,
             ) from None
         bar = _TqdmProgress()
         summary = ingest_run_execute(run_id=run.id, progress=bar)
@@ -55,7 +58,8 @@ class Command(BaseCommand):
         by_format = ", ".join(f"{k} {v}" for k, v in summary.by_format.items() if v) or "none"
         self.stdout.write(
             f"{summary.files} files: {summary.ingested} ingested ({by_format}), "
-            f"{summary.duplicates} duplicates, {len(summary.skipped)} skipped, {len(summary.failed)} failed"
+            f"{summary.duplicates} duplicates, {len(summary.skipped)} skipped, "
+            f"{len(summary.failed)} failed"
         )
         for item in summary.failed:
             line = f":{item['line']}" if item.get("line") else ""

@@ -11,11 +11,15 @@ from trajectories.store import sha256_hex
 
 
 class Command(BaseCommand):
-    help = "Replay a trajectory (by id, or a file path which is ingested first) and print its checks."
+    help = (
+        "Replay a trajectory (by id, or a file path which is ingested first) and print its checks."
+    )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("target", help="a trajectory id or the path of a trajectory file")
-        parser.add_argument("--format", default="auto", help="format of a file target (default: auto)")
+        parser.add_argument(
+            "--format", default="auto", help="format of a file target (default: auto)"
+        )
         parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 
     def handle(self, *args, **options) -> None:
@@ -25,7 +29,8 @@ class Command(BaseCommand):
             trajectory.refresh_from_db()
         if trajectory.status != Trajectory.Status.REPLAYED:
             raise CommandError(
-                f"trajectory {trajectory.id} could not be replayed: {trajectory.replay_error or trajectory.status}",
+                f"trajectory {trajectory.id} could not be replayed: "
+                f"{trajectory.replay_error or trajectory.status}",
                 returncode=1,
             )
         replay = trajectory.replay
@@ -49,7 +54,9 @@ class Command(BaseCommand):
         )
         for c in out["checks"]:
             status = "?" if c["exit_code"] is None else c["exit_code"]
-            self.stdout.write(f"  step {c['step']:>5}  exit {status!s:>4}  {c['kind']:<9} {c['command'][:100]}")
+            self.stdout.write(
+                f"  step {c['step']:>5}  exit {status!s:>4}  {c['kind']:<9} {c['command'][:100]}"
+            )
 
     def _resolve(self, target: str, fmt: str) -> Trajectory:
         if target.isdigit():
