@@ -1,0 +1,421 @@
+"""The replay stepper page: one step with its conversation, files, diff and checks."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from tests.trajectories.factories import make_trajectory
+from tests.trajectories.test_replay_reads import stored
+from trajectories.core.replay import Entry, FileDiff, Status
+from trajectories.core.replay.synthetic import AtifBuilder, claude_code_session
+from trajectories.models import Trajectory
+from trajectories.replay_reads import StepFiles, files_diff
+from trajectories.stepper import _args, diff_view, tree_rows
+
+pytestmark = pytest.mark.django_db
+
+PLANTED = "<script>document.body.dataset.pwned='1'</script>"
+HX = {"HTTP_HX_REQUEST": "true"}
+
+# The steps of the repair story below, by index.
+WRITE_TOTALS, FAILING_CHECK, FIX, PASSING_CHECK, SED, PLANTED_OUTPUT, BLACK = 1, 4, 5, 6, 7, 8, 9
+
+
+def repair_story(title: str = "Fix the off-by-one invoice total") -> Trajectory:
+    """A Claude Code session: write, fail a test, fix, pass, then sed (lost) and black (a tree)."""
+    b = AtifBuilder("claude-code", root="/repo")
+    b.user("The invoice total is off by one; fix it and keep the tests green.")
+    b.call(
+        "Write",
+        {"file_path": "/repo/app/totals.py", "content": "def total(xs):\n    return sum(xs) + 1\n"},
+        "File created successfully at: /repo/app/totals.py",
+    )
+    b.call(
+        "Write",
+        {
+            "file_path": "/repo/tests/test_totals.py",
+            "content": "from app.totals import total\n\n\n"
+            "def test_total():\n    assert total([1, 2]) == 3\n",
+        },
+        "File created successfully at: /repo/tests/test_totals.py",
+    )
+    b.call("Write", {"file_path": "/repo/app/config.py", "content": "DEBUG = True\n"}, "ok")
+    b.call(
+        "Bash",
+        {"command": "python -m pytest -q"},
+        "Exit code 1\nF\nFAILED tests/test_totals.py::test_total - assert 4 == 3\n1 failed",
+        error=True,
+    )
+    b.call(
+        "Edit",
+        {"file_path": "/repo/app/totals.py", "old_string": "sum(xs) + 1", "new_string": "sum(xs)"},
+        "The file /repo/app/totals.py has been updated.",
+    )
+    b.call("Bash", {"command": "python -m pytest -q"}, ".\n1 passed in 0.01s")
+    b.call("Bash", {"command": "sed -i 's/True/False/' app/config.py"}, "")
+    b.call("Bash", {"command": "cat notes.html"}, PLANTED + "<img src=x onerror=alert(1)>")
+    b.call("Bash", {"command": "black ."}, "reformatted 2 files")
+    atif, side = b.build()
+    return stored(atif, side, root="/repo", title=title)
+
+
+def url(trajectory: Trajectory, index: int) -> str:
+    return reverse("trajectories:step", args=[trajectory.pk, index])
+
+
+def file_url(trajectory: Trajectory, index: int, path: str) -> str:
+    return reverse("trajectories:step_file", args=[trajectory.pk, index]) + f"?path={path}"
+
+
+@pytest.fixture
+def story(settings) -> Trajectory:
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "REPLAY_CHECKPOINT_EVERY": 3}
+    return repair_story()
+
+
+def page(client, trajectory: Trajectory, index: int, **headers) -> str:
+    response = client.get(url(trajectory, index), **headers)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+# -- page and fragment -----------------------------------------------------------------------------
+
+
+def test_the_page_shows_the_step_message_files_and_navigation(as_annotator, story):
+    body = page(as_annotator, story, FIX)
+    assert body.startswith("<!doctype html>")
+    assert 'id="step"' in body and "Step 6" in body and "of 10" in body
+    assert "css/stepper.css" in body and "js/stepper.js" in body
+    assert 'id="file-tree"' in body and "totals.py" in body and "test_totals.py" in body
+    for key, target in (("k", FIX - 1), ("j", FIX + 1), ("p", FAILING_CHECK), ("n", PASSING_CHECK)):
+        link = f'href="{url(story, target)}" hx-get="{url(story, target)}" data-key="{key}"'
+        assert link in body, key
+
+
+def test_an_htmx_request_gets_the_step_fragment_with_its_title(as_annotator, story):
+    response = as_annotator.get(url(story, FIX), **HX)
+    body = response.content.decode()
+    assert "<html" not in body and '<header class="topbar"' not in body
+    assert body.lstrip().startswith("<title>Step 6 · Fix the off-by-one invoice total")
+    assert 'id="step"' in body and 'hx-push-url="true"' in body
+    assert "HX-Request" in response["Vary"]
+
+
+def test_a_history_restore_gets_the_whole_page(as_annotator, story):
+    body = page(as_annotator, story, FIX, HTTP_HX_HISTORY_RESTORE_REQUEST="true", **HX)
+    assert body.startswith("<!doctype html>") and 'class="topbar"' in body
+
+
+def test_the_first_and_last_steps_disable_what_has_no_target(as_annotator, story):
+    first = page(as_annotator, story, 0)
+    assert '<span class="navbtn" aria-disabled="true" data-key="k"' in first
+    assert '<span class="navbtn" aria-disabled="true" data-key="p"' in first
+    last = page(as_annotator, story, BLACK)
+    assert '<span class="navbtn" aria-disabled="true" data-key="j"' in last
+    assert '<span class="navbtn" aria-disabled="true" data-key="n"' in last
+
+
+# -- what a step shows ----------------------------------------------------------------------------
+
+
+def test_tool_calls_show_name_arguments_and_highlighted_output(as_annotator, story):
+    body = page(as_annotator, story, FAILING_CHECK)
+    assert '<span class="call-name">Bash</span>' in body
+    # the command goes through Pygments' bash lexer, the output is escaped text
+    assert '<div class="hl"><pre><span></span><code>python<span class="w"> </span>-m' in body
+    assert "FAILED tests/test_totals.py::test_total - assert 4 == 3" in body
+
+
+def test_a_check_shows_its_command_cwd_and_exit_status(as_annotator, story):
+    failing = page(as_annotator, story, FAILING_CHECK)
+    assert '<span class="status status-fail"' in failing and "test · fail (exit 1)" in failing
+    assert "<dt>Exit status</dt><dd>1" in failing
+    assert (
+        '<dt>Working directory</dt><dd><code>.</code> <span class="muted">(the project root)'
+        in failing
+    )
+    assert "test · pytest · python" in failing
+    passing = page(as_annotator, story, PASSING_CHECK)
+    assert '<span class="status status-pass"' in passing and "test · pass" in passing
+    assert "1 passed in 0.01s" in passing
+
+
+def test_the_diff_shows_the_edit_against_the_previous_step(as_annotator, story):
+    body = page(as_annotator, story, FIX)
+    assert '<span class="gd">-    return sum(xs) + 1</span>' in body
+    assert '<span class="gi">+    return sum(xs)</span>' in body
+    assert '<span class="pill pill-modified">modified</span>' in body
+    assert '<span class="plus">+1</span><span class="minus">−1</span>' in body
+
+
+def test_a_new_file_is_diffed_against_nothing(as_annotator, story):
+    body = page(as_annotator, story, WRITE_TOTALS)
+    assert '<span class="gu">@@ -0,0 +1,2 @@</span>' in body
+    assert '<span class="gi">+def total(xs):</span>' in body
+    assert '<span class="pill pill-added">added</span>' in body
+
+
+def test_a_lost_file_is_marked_in_the_tree_and_not_diffed(as_annotator, story):
+    body = page(as_annotator, story, SED)
+    assert '<li class="tree-row tree-file st-lost changed"' in body
+    assert "Content after this step: unknown (lost)" in body
+    assert '<span class="gd">' not in body  # nothing to diff: the new content is unknown
+    later = page(as_annotator, story, PLANTED_OUTPUT)  # still lost, though unchanged there
+    assert '<li class="tree-row tree-file st-lost"' in later
+    assert '<span class="pill pill-lost">lost</span>' in later
+
+
+def test_a_tree_marker_says_everything_under_it_is_uncertain(as_annotator, story):
+    body = page(as_annotator, story, BLACK)
+    assert (
+        '<span class="tree-name">./**</span> <span class="pill pill-uncertain">uncertain</span>'
+        in body
+    )
+    assert "Everything under the project root may have changed (uncertain)." in body
+
+
+def test_a_step_without_changes_says_so(as_annotator, story):
+    assert "No file changed at this step." in page(as_annotator, story, FAILING_CHECK)
+
+
+def test_a_script_planted_in_a_tool_output_is_escaped(as_annotator, story):
+    for headers in ({}, HX):
+        body = page(as_annotator, story, PLANTED_OUTPUT, **headers)
+        assert PLANTED not in body and "<img src=x" not in body
+        assert "&lt;script&gt;document.body.dataset.pwned" in body
+
+
+def test_the_step_list_shows_neighbours_with_check_outcomes(as_annotator, story):
+    body = page(as_annotator, story, FIX)
+    assert 'aria-current="step"' in body
+    assert body.count('class="steprow src-') == 10  # all ten steps fit in the window
+    assert body.count('<span class="dot dot-fail"') == 1
+    assert body.count('<span class="dot dot-pass"') == 1
+
+
+# -- how files, diffs and arguments are presented --------------------------------------------------
+
+KNOWN_A, KNOWN_B = Entry("a" * 64, Status.KNOWN), Entry("b" * 64, Status.KNOWN)
+LOST = Entry(None, Status.LOST)
+
+
+def files_of(before: dict, after: dict) -> StepFiles:
+    return StepFiles(before=before, after=after, changes=files_diff(before, after))
+
+
+def test_the_tree_lists_directories_first_in_natural_order_with_markers_and_deletions():
+    before = {"src/mod_10.py": KNOWN_A, "src/old.py": KNOWN_A, "README.md": KNOWN_A}
+    after = {
+        "src/mod_10.py": KNOWN_A,
+        "src/mod_2.py": KNOWN_B,
+        "src/lib/x.py": LOST,
+        "src/**": LOST,
+        "README.md": KNOWN_A,
+    }
+    rows = [
+        (r.depth, r.name, r.kind, r.status, r.change) for r in tree_rows(files_of(before, after))
+    ]
+    assert rows == [
+        (0, "src", "dir", "", ""),
+        (1, "src/**", "marker", "uncertain", "uncertain"),
+        (1, "lib", "dir", "", ""),
+        (2, "x.py", "file", "lost", "lost"),
+        (1, "mod_2.py", "file", "known", "added"),
+        (1, "mod_10.py", "file", "known", ""),
+        (1, "old.py", "file", "deleted", "deleted"),
+        (0, "README.md", "file", "known", ""),
+    ]
+
+
+def test_a_diff_says_what_it_cannot_show():
+    def view(old, new, blobs=None, path="a.py"):
+        return diff_view(FileDiff(path, old, new), blobs or {})
+
+    text = {"a" * 64: b"one\n", "b" * 64: b"two\n"}
+    assert view(KNOWN_A, KNOWN_B, text).html and view(KNOWN_A, KNOWN_B, text).change == "modified"
+    recovered = view(LOST, KNOWN_B, text)
+    assert recovered.change == "recovered" and "unknown (lost)" in recovered.note
+    assert "+two" in recovered.html
+    binary = view(KNOWN_A, KNOWN_B, {"a" * 64: b"\0\1", "b" * 64: b"two\n"})
+    assert binary.html is None and binary.note == "Binary file (2 → 4 bytes)."
+    big = view(KNOWN_A, KNOWN_B, {"a" * 64: b"x" * (1 << 20), "b" * 64: b""})
+    assert big.html is None and big.note.startswith("Too large to diff")
+    gone = view(LOST, None)
+    assert gone.change == "deleted" and "unknown (lost)" in gone.note and gone.html is None
+    partial = view(KNOWN_A, Entry(None, Status.PARTIAL))
+    assert partial.html is None and "partial" in partial.note
+    cleared = view(LOST, None, path="build/**")
+    assert cleared.change == "cleared" and cleared.label == "build/**"
+
+
+def test_arguments_are_highlighted_by_what_they_are():
+    args = {a.key: a for a in _args({"command": "ls -la", "timeout": 30})}
+    assert '<span class="w"> </span>-la' in args["command"].html and args["timeout"].text == "30"
+    argv = _args({"command": ["bash", "-lc", "pytest -q && echo ok"]})[0]
+    assert "bash" not in argv.html and "pytest" in argv.html
+    write = {a.key: a for a in _args({"file_path": "/r/a.js", "content": "const x = 1;\n"})}
+    assert '<span class="kd">const</span>' in write["content"].html  # JavaScript, by file name
+    patch = _args('{"input": "*** Begin Patch\\n+added\\n"}')[0]
+    assert '<span class="gi">+added</span>' in patch.html
+    assert _args("not json <b>")[0].html.count("&lt;b&gt;") == 1
+
+
+# -- the file view ---------------------------------------------------------------------------------
+
+
+def test_the_file_fragment_shows_the_content_at_that_step_highlighted(as_annotator, story):
+    response = as_annotator.get(file_url(story, WRITE_TOTALS, "app/totals.py"), **HX)
+    body = response.content.decode()
+    assert response.status_code == 200 and "<html" not in body
+    assert body.lstrip().startswith("<title>app/totals.py · Step 2")
+    assert 'id="viewer"' in body and 'data-path="app/totals.py"' in body
+    assert '<span class="linenos">1</span><span class="k">def</span>' in body  # Python lexer
+    assert '<span class="o">+</span>' in body  # "+ 1", before the fix
+    fixed = as_annotator.get(file_url(story, FIX, "app/totals.py"), **HX).content.decode()
+    assert '<span class="o">+</span>' not in fixed
+
+
+def test_the_file_view_without_htmx_is_the_stepper_with_the_file_open(as_annotator, story):
+    body = as_annotator.get(file_url(story, FIX, "app/totals.py")).content.decode()
+    assert body.startswith("<!doctype html>") and 'id="file-tree"' in body
+    assert 'data-path="app/totals.py" aria-current="true"' in body
+    assert "Changes at this step</h2>" not in body and "← Changes at this step" in body
+
+
+def test_a_history_restore_of_a_file_url_gets_the_whole_page(as_annotator, story):
+    restore = {"HTTP_HX_HISTORY_RESTORE_REQUEST": "true", **HX}
+    body = as_annotator.get(file_url(story, FIX, "app/totals.py"), **restore).content.decode()
+    assert body.startswith("<!doctype html>") and 'data-path="app/totals.py"' in body
+
+
+def test_the_file_view_of_a_lost_file_says_so(as_annotator, story):
+    body = as_annotator.get(file_url(story, SED, "app/config.py"), **HX).content.decode()
+    assert "Content at this step: unknown (lost)" in body and 'class="hl"' not in body
+
+
+def test_the_file_view_of_a_path_not_in_the_step_is_404(as_annotator, story):
+    assert as_annotator.get(file_url(story, WRITE_TOTALS, "app/config.py")).status_code == 404
+    assert as_annotator.get(file_url(story, FIX, "../etc/passwd"), **HX).status_code == 404
+
+
+# -- out of range, go to, not yet replayed ---------------------------------------------------------
+
+
+def test_a_step_beyond_the_end_redirects_to_the_last_step(as_annotator, story):
+    response = as_annotator.get(url(story, 10_000))
+    assert response.status_code == 302 and response["Location"] == url(story, BLACK)
+    response = as_annotator.get(file_url(story, 99, "app/totals.py"))
+    assert response["Location"] == file_url(story, BLACK, "app/totals.py")
+
+
+@pytest.mark.parametrize(
+    "typed, index", [("3", 2), ("#7", 6), ("0", 0), ("999", BLACK), ("x", FIX)]
+)
+def test_go_to_step_redirects_to_the_typed_step_clamped(as_annotator, story, typed, index):
+    response = as_annotator.get(url(story, FIX), {"go": typed})
+    assert response.status_code == 302 and response["Location"] == url(story, index)
+
+
+def test_an_unknown_trajectory_is_404(as_annotator):
+    assert as_annotator.get(reverse("trajectories:step", args=[999_999, 0])).status_code == 404
+
+
+def test_a_trajectory_not_yet_replayed_shows_its_messages_and_a_notice(as_annotator):
+    t = make_trajectory(steps=[{"step_id": 1, "source": "user", "message": "Add a CSV export"}])
+    body = page(as_annotator, t, 0)
+    assert "Add a CSV export" in body
+    assert "Replay pending: this trajectory has not been replayed yet" in body
+    assert 'id="file-tree"' not in body
+
+
+def test_a_failed_replay_shows_why(as_annotator):
+    t = make_trajectory(
+        status=Trajectory.Status.REPLAY_FAILED, replay_error="ValueError: <bad patch>"
+    )
+    body = page(as_annotator, t, 0)
+    assert "Replay failed: ValueError: &lt;bad patch&gt;" in body and 'id="file-tree"' not in body
+
+
+def test_a_trajectory_without_steps_says_so(as_annotator):
+    t = make_trajectory(steps=[])
+    assert "This trajectory has no steps." in page(as_annotator, t, 0)
+
+
+# -- access ----------------------------------------------------------------------------------------
+
+
+def test_outsiders_get_403(client, people, story):
+    client.force_login(people.eve)
+    assert client.get(url(story, 0)).status_code == 403
+    assert client.get(file_url(story, FIX, "app/totals.py"), **HX).status_code == 403
+
+
+def test_login_is_required(client, story):
+    response = client.get(url(story, 0))
+    assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+
+
+def test_every_role_may_step_through(client, people, story):
+    for user in (people.bob, people.carol, people.dave):
+        client.force_login(user)
+        assert client.get(url(story, FIX)).status_code == 200
+
+
+def test_the_detail_page_links_to_the_stepper_and_each_check(as_annotator, story):
+    body = as_annotator.get(reverse("trajectories:detail", args=[story.pk])).content.decode()
+    assert f'href="{url(story, 0)}">Step through the replay' in body
+    assert f'<a href="{url(story, FAILING_CHECK)}">{FAILING_CHECK + 1}</a>' in body
+    assert f'<a href="{url(story, PASSING_CHECK)}">{PASSING_CHECK + 1}</a>' in body
+
+
+# -- cost stays flat along the trajectory ----------------------------------------------------------
+
+
+@pytest.fixture
+def long_session(settings) -> Trajectory:
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "REPLAY_CHECKPOINT_EVERY": 16}
+    s = claude_code_session(1500, seed=4)
+    return stored(s.atif, s.side_data, root=s.root)
+
+
+def queries_for(client, path: str, **headers) -> list[str]:
+    with CaptureQueriesContext(connection) as captured:
+        assert client.get(path, **headers).status_code == 200
+    return [q["sql"] for q in captured.captured_queries]
+
+
+def test_a_late_step_costs_the_same_queries_as_the_first(as_annotator, long_session):
+    t = long_session
+    atif_sha = Trajectory.objects.get(pk=t.pk).atif_id
+    early = queries_for(as_annotator, url(t, 1))
+    for index in (700, 1_498, 1_499):
+        late = queries_for(as_annotator, url(t, index), **HX)
+        assert len(late) <= len(early), index
+        assert not any(atif_sha in sql for sql in late), "the ATIF document is never read"
+        chunk_reads = [sql for sql in late if "trajectories_replaychunk" in sql]
+        assert len(chunk_reads) == 1
+
+
+@pytest.mark.slow
+def test_a_late_step_renders_about_as_fast_as_the_first(as_annotator, long_session):
+    t = long_session
+
+    def median_ms(index: int) -> float:
+        times = []
+        for _ in range(7):
+            started = time.perf_counter()
+            assert as_annotator.get(url(t, index), **HX).status_code == 200
+            times.append((time.perf_counter() - started) * 1000)
+        return statistics.median(times)
+
+    median_ms(1)  # warm Pygments' lexers and the template cache
+    first, late = median_ms(1), median_ms(1_498)
+    assert late < 150, f"step 1499 took {late:.0f} ms"
+    assert late <= max(1.5 * first, first + 15), f"step 2: {first:.0f} ms, step 1499: {late:.0f} ms"
