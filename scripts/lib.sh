@@ -1,4 +1,5 @@
-# Shared by scripts/up.sh and scripts/test.sh: find a Python 3.12+, make .venv, install the lock.
+# Shared by scripts/up.sh and scripts/test.sh: find a Python 3.12+ (3.12 first: the lock was
+# resolved for it), make .venv, install the lock.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -10,7 +11,7 @@ die() { printf 'error: %s\n' "$*" >&2; exit 2; }
 
 find_python() {
   local candidate
-  for candidate in "${TRAJ2ENV_PYTHON:-}" python3.13 python3.12 python3; do
+  for candidate in "${TRAJ2ENV_PYTHON:-}" python3.12 python3.13 python3; do
     [ -n "$candidate" ] || continue
     if command -v "$candidate" >/dev/null 2>&1 &&
        "$candidate" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null; then
@@ -20,7 +21,7 @@ find_python() {
   # pyenv keeps versions it does not put on PATH
   local root="${PYENV_ROOT:-$HOME/.pyenv}"
   command -v pyenv >/dev/null 2>&1 && root="$(pyenv root)"
-  for candidate in "$root"/versions/3.13*/bin/python3 "$root"/versions/3.12*/bin/python3; do
+  for candidate in "$root"/versions/3.12*/bin/python3 "$root"/versions/3.13*/bin/python3; do
     if [ -x "$candidate" ]; then echo "$candidate"; return 0; fi
   done
   return 1
