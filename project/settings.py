@@ -162,6 +162,10 @@ TRAJ2ENV = {
     "SCAN_BLOCK_SEVERITY": os.environ.get("TRAJ2ENV_SCAN_BLOCK_SEVERITY", "high"),
     # state_at(step) loads one checkpoint plus at most this many deltas.
     "REPLAY_CHECKPOINT_EVERY": env_int("TRAJ2ENV_REPLAY_CHECKPOINT_EVERY", 64, minimum=1),
+    # How many independent reviews a candidate needs before its decision stands.
+    "REVIEWS_PER_CANDIDATE": env_int("TRAJ2ENV_REVIEWS_PER_CANDIDATE", 1, minimum=1),
+    # How long opening a candidate reserves it for that reviewer.
+    "RESERVATION_MINUTES": env_int("TRAJ2ENV_RESERVATION_MINUTES", 15, minimum=1),
 }
 if TRAJ2ENV["SCAN_BLOCK_SEVERITY"] not in {"info", "low", "medium", "high", "critical"}:
     raise ImproperlyConfigured(

@@ -1,1 +1,272 @@
-"""Candidates, trial runs, reviews and the rest arrive with the issues that need them."""
+"""Pipeline runs and the candidates they mine; trials, reviews and the rest join them later."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from trajectories.models import Trajectory
+
+STAGES = ("ingest", "replay", "mine", "write", "build", "verify", "report")
+
+
+def empty_counts() -> dict[str, int]:
+    return dict.fromkeys(
+        (
+            "files",
+            "trajectories",
+            "blocked",
+            "replayed",
+            "candidates",
+            "dropped",
+            "prepared",
+            "written",
+            "kept",
+        ),
+        0,
+    )
+
+
+class PipelineRun(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    FINISHED = (Status.DONE, Status.FAILED, Status.CANCELLED)
+
+    config = models.JSONField(help_text="The parsed generate config, as run.")
+    config_path = models.TextField(blank=True)
+    destination = models.TextField()
+    status = models.CharField(max_length=10, choices=Status, default=Status.QUEUED, db_index=True)
+    stage = models.CharField(max_length=20, blank=True)
+    stage_done = models.PositiveIntegerField(default=0)
+    stage_total = models.PositiveIntegerField(default=0)
+    counts = models.JSONField(default=empty_counts)
+    timings = models.JSONField(default=dict)
+    error = models.TextField(blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    report = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"pipeline run {self.pk} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    @property
+    def families(self) -> list[str]:
+        options = (self.config.get("pipeline") or {}).get("options") or {}
+        return list(options.get("families") or ["repair"])
+
+
+class Candidate(models.Model):
+    class Status(models.TextChoices):
+        PROPOSED = "proposed"
+        DROPPED = "dropped"
+        WRITTEN = "written"
+        VERIFYING = "verifying"
+        KEPT = "kept"
+        UNGRADED = "ungraded"
+
+    run = models.ForeignKey(PipelineRun, on_delete=models.CASCADE, related_name="candidates")
+    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="candidates")
+    family = models.CharField(max_length=20, db_index=True)
+    key = models.CharField(max_length=64, db_index=True, help_text="Identity across runs.")
+    status = models.CharField(max_length=10, choices=Status, default=Status.PROPOSED, db_index=True)
+    language = models.CharField(max_length=20, blank=True, db_index=True)
+    runner = models.CharField(max_length=40, blank=True)
+    check_command = models.TextField()
+    check_cwd = models.TextField(blank=True)
+    fail_step = models.PositiveIntegerField(null=True)
+    pass_step = models.PositiveIntegerField(null=True)
+    instruction = models.TextField(blank=True)
+    start_files = models.JSONField(default=dict)
+    reference_files = models.JSONField(default=dict)
+    changed = models.JSONField(default=dict)
+    task_name = models.CharField(max_length=200, blank=True)
+    task_dir = models.TextField(blank=True)
+    drop_stage = models.CharField(max_length=20, blank=True)
+    drop_reason = models.CharField(max_length=40, blank=True, db_index=True)
+    drop_detail = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class ReviewStatus(models.TextChoices):
+        PENDING = "pending"
+        ACCEPTED = "accepted"
+        REJECTED = "rejected"
+        NEEDS_FIX = "needs_fix", "Needs fix"
+        DISPUTED = "disputed", "Disputed (needs adjudication)"
+
+    review_status = models.CharField(
+        max_length=10, choices=ReviewStatus, default=ReviewStatus.PENDING, db_index=True
+    )
+    # A reviewer who opens the candidate holds it until reserved_until, so two reviewers never
+    # work the same item by accident; an expired reservation is free for the next one.
+    reserved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reserved_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            models.Index(fields=["run", "status"]),
+            models.Index(fields=["status", "review_status"]),
+        ]
+        permissions = [
+            ("review_candidate", "Can review candidates"),
+            ("adjudicate_candidate", "Can adjudicate disagreements between reviewers"),
+            ("export_dataset", "Can export accepted tasks as a Harbor dataset"),
+            ("view_audit", "Can read the audit log"),
+            ("run_pipeline", "Can start, re-run and cancel pipeline runs"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.family} candidate {self.pk}: {self.check_command[:60]}"
+
+
+class TrialRun(models.Model):
+    """One trial of a candidate's matrix: the oracle, the no-op, or a tampering control.
+
+    Infrastructure failures are UNGRADED, never a reward: a broken harness proves nothing.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        GRADED = "graded"
+        UNGRADED = "ungraded"
+
+    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="trials")
+    role = models.CharField(max_length=40, help_text="oracle, noop, or a control's name")
+    repeat = models.PositiveSmallIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=Status, default=Status.QUEUED, db_index=True)
+    reward = models.FloatField(null=True, blank=True)
+    expected = models.FloatField(help_text="The reward this role must score.")
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+    logs = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["candidate", "id"]
+        indexes = [models.Index(fields=["candidate", "role"])]
+
+    def __str__(self) -> str:
+        return f"{self.role}#{self.repeat} of candidate {self.candidate_id}: {self.status}"
+
+    @property
+    def passed(self) -> bool | None:
+        if self.status != self.Status.GRADED or self.reward is None:
+            return None
+        return self.reward == self.expected
+
+
+class Review(models.Model):
+    class Decision(models.TextChoices):
+        ACCEPT = "accept"
+        REJECT = "reject"
+        NEEDS_FIX = "needs_fix", "Needs fix"
+
+    class Reason(models.TextChoices):
+        GOOD = "good", "Good task"
+        LEAKS_FIX = "leaks_fix", "Leaks the fix"
+        VERIFIER_GAMEABLE = "verifier_gameable", "Verifier gameable"
+        ENVIRONMENT_BROKEN = "environment_broken", "Environment broken"
+        TOO_EASY = "too_easy", "Too easy"
+        TOO_HARD = "too_hard", "Too hard"
+        AMBIGUOUS_INSTRUCTION = "ambiguous_instruction", "Ambiguous instruction"
+        DUPLICATE = "duplicate", "Duplicate"
+        OTHER = "other", "Other"
+
+    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="reviews")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    decision = models.CharField(max_length=10, choices=Decision)
+    reason = models.CharField(max_length=30, choices=Reason)
+    comment = models.TextField(blank=True)
+    # An adjudication settles a disagreement; it is made by a reviewer-role user and wins.
+    is_adjudication = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["candidate", "reviewer", "is_adjudication"], name="one_review_per_reviewer"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.decision} ({self.reason}) on candidate {self.candidate_id}"
+
+
+class AuditEvent(models.Model):
+    """Append-only: who did what, when, with the state before and after."""
+
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    verb = models.CharField(max_length=40, db_index=True)
+    target_type = models.CharField(max_length=40, db_index=True)
+    target_id = models.CharField(max_length=40, db_index=True)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"{self.actor_id} {self.verb} {self.target_type}:{self.target_id}"
+
+    def save(self, *args, **kwargs) -> None:
+        if self.pk is not None:
+            raise PermissionError("audit events are append-only")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise PermissionError("audit events are append-only")
+
+
+class DatasetExport(models.Model):
+    """Accepted tasks exported as a Harbor dataset folder (task folders plus a manifest)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    status = models.CharField(max_length=10, choices=Status, default=Status.QUEUED, db_index=True)
+    path = models.TextField(blank=True)
+    task_count = models.PositiveIntegerField(default=0)
+    manifest = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"export {self.pk} ({self.status}, {self.task_count} tasks)"

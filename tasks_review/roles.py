@@ -9,13 +9,20 @@ APPROVER = "approver"
 ADMIN = "admin"
 ROLES = (ANNOTATOR, REVIEWER, APPROVER, ADMIN)
 
-_SEE_TRAJECTORIES = ["trajectories.review_trajectory"]
+_SEE = ["trajectories.review_trajectory", "tasks_review.view_pipelinerun"]
+_REVIEW = ["tasks_review.review_candidate"]
+_LEAD = [
+    "tasks_review.adjudicate_candidate",
+    "tasks_review.export_dataset",
+    "tasks_review.view_audit",
+    "tasks_review.run_pipeline",
+]
 
 ROLE_PERMISSIONS: dict[str, list[str]] = {
-    ANNOTATOR: _SEE_TRAJECTORIES,
-    REVIEWER: _SEE_TRAJECTORIES,
-    APPROVER: _SEE_TRAJECTORIES,
-    ADMIN: _SEE_TRAJECTORIES + ["trajectories.add_ingestrun"],
+    ANNOTATOR: _SEE + _REVIEW,
+    REVIEWER: _SEE + _REVIEW + _LEAD,
+    APPROVER: _SEE + ["tasks_review.view_audit"],
+    ADMIN: _SEE + _REVIEW + _LEAD + ["trajectories.add_ingestrun"],
 }
 
 
