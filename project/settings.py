@@ -166,6 +166,13 @@ TRAJ2ENV = {
     "REVIEWS_PER_CANDIDATE": env_int("TRAJ2ENV_REVIEWS_PER_CANDIDATE", 1, minimum=1),
     # How long opening a candidate reserves it for that reviewer.
     "RESERVATION_MINUTES": env_int("TRAJ2ENV_RESERVATION_MINUTES", 15, minimum=1),
+    # Where bootstrap keeps the base image's rootfs tarball and its loopback registry's storage.
+    "CACHE_DIR": Path(os.environ.get("TRAJ2ENV_CACHE_DIR") or VAR_DIR / "cache"),
+    # The registry that gives locally built base images a pinned digest (loopback by default;
+    # several worker hosts point this at one shared registry).
+    "BASE_IMAGE_REGISTRY": os.environ.get("TRAJ2ENV_BASE_IMAGE_REGISTRY", "127.0.0.1:5000"),
+    # A public base image (name@sha256:...) to use instead of building one, for online users.
+    "BASE_IMAGE": os.environ.get("TRAJ2ENV_BASE_IMAGE", ""),
 }
 if TRAJ2ENV["SCAN_BLOCK_SEVERITY"] not in {"info", "low", "medium", "high", "critical"}:
     raise ImproperlyConfigured(

@@ -3,8 +3,9 @@
 source "$(dirname "$0")/lib.sh"
 
 ensure_venv
-# chromium drives the browser tests; nodejs runs the Node sample projects.
-apt_install chromium nodejs
+# chromium drives the browser tests; nodejs runs the Node sample projects; mmdebstrap and
+# docker-registry build the offline base image and give it a pinned digest.
+apt_install chromium nodejs mmdebstrap docker-registry
 export TRAJ2ENV_CHROMIUM="${TRAJ2ENV_CHROMIUM:-$(command -v chromium || true)}"
 "$PY" -m ruff check .
 "$PY" -m pytest -n 2 "$@"

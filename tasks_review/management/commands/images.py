@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from tasks_review.core.docker import BaseImageSpec, Engine, ImageInfo, InfraError, bootstrap
+from tasks_review.core.docker import labels as lbl
+from tasks_review.core.docker.base import DEFAULT_REGISTRY
+from tasks_review.core.docker.engine import BUILD_REPOSITORY
+
+
+def base_image_spec() -> BaseImageSpec:
+    """The configured base image: TRAJ2ENV settings where present, the built-in recipe otherwise."""
+    conf: dict[str, Any] = getattr(settings, "TRAJ2ENV", {})
+    return BaseImageSpec(
+        cache_dir=Path(conf.get("CACHE_DIR") or settings.VAR_DIR / "cache"),
+        registry=conf.get("BASE_IMAGE_REGISTRY") or DEFAULT_REGISTRY,
+        public_image=conf.get("BASE_IMAGE") or None,
+    )
+
+
+def _kind(info: ImageInfo) -> str:
+    # Images built FROM the base inherit its labels; the base itself is the one with a digest.
+    if any(tag.startswith(BUILD_REPOSITORY + ":") for tag in info.tags):
+        return "build"
+    label = info.labels.get(lbl.KIND, "")
+    return "derived" if label == lbl.KIND_BASE and not info.repo_digests else label
+
+
+class Command(BaseCommand):
+    # Docker housekeeping needs no URL or model checks; a broken view must not block cleanup.
+    requires_system_checks: list[str] = []
+    help = (
+        "Base images and Docker housekeeping. `bootstrap` builds the base image offline from "
+        "Debian packages (or reuses it), `list` shows traj2env's images, `cleanup` removes "
+        "containers, networks and volumes left by killed runs. Exit 0 ok, 2 setup error."
+    )
+
+    def add_arguments(self, parser) -> None:
+        actions = parser.add_subparsers(dest="action", required=True)
+        boot = actions.add_parser("bootstrap", help="build the base image unless it exists")
+        boot.add_argument("--force", action="store_true", help="rebuild from Debian packages")
+        boot.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+        listing = actions.add_parser("list", help="images traj2env built")
+        listing.add_argument("--json", action="store_true")
+        clean = actions.add_parser("cleanup", help="remove what killed runs left behind")
+        clean.add_argument("--run", help="only this run id's resources")
+        clean.add_argument(
+            "--include-live",
+            action="store_true",
+            help="also remove resources of processes still running (another worker's trials)",
+        )
+        clean.add_argument("--json", action="store_true")
+
+    def handle(self, *args, **options) -> None:
+        try:
+            engine = Engine.from_env()
+            getattr(self, f"_{options['action']}")(engine, options)
+        except (InfraError, ValueError) as exc:
+            # Every failure here is the machine's setup (daemon, tools, mirror, configuration),
+            # never a task's: exit 2, with the log tail when a tool left one.
+            log = getattr(exc, "log", "")
+            raise CommandError(f"{exc}\n{log[-3000:]}".rstrip(), returncode=2) from None
+
+    def _bootstrap(self, engine: Engine, options: dict[str, Any]) -> None:
+        record = bootstrap(
+            base_image_spec(),
+            engine=engine,
+            force=options["force"],
+            progress=lambda message: self.stderr.write(message),
+        )
+        if options["json"]:
+            self.stdout.write(json.dumps(record.as_json()))
+            return
+        what = "built" if record.built else f"reused ({record.source})"
+        size = f"{record.size_bytes / 1e6:.0f} MB"
+        self.stdout.write(f"{record.tag} {what} in {record.seconds:.1f} s, {size}")
+        self.stdout.write(f"  id   {record.image_id}")
+        self.stdout.write(f"  FROM {record.pinned_ref}")
+
+    def _list(self, engine: Engine, options: dict[str, Any]) -> None:
+        images = engine.images(labels={lbl.KIND: None})
+        rows = [
+            {
+                "id": info.id,
+                "kind": _kind(info),
+                "tags": list(info.tags),
+                "pinned_refs": list(info.repo_digests),
+                "recipe": info.labels.get(lbl.RECIPE),
+                "size_bytes": info.size,
+            }
+            for info in images
+        ]
+        if options["json"]:
+            self.stdout.write(json.dumps(rows))
+            return
+        if not rows:
+            self.stdout.write("no traj2env images; run `python manage.py images bootstrap`")
+        for row in rows:
+            # The registry-prefixed tag is the pushing detail; show the plain one.
+            tags = sorted(row["tags"], key=lambda t: ":" in t.split("/")[0])
+            tag = tags[0] if tags else "<untagged>"
+            size = f"{row['size_bytes'] / 1e6:>6.0f} MB"
+            self.stdout.write(f"{row['kind']:<6} {row['id'][7:19]}  {size}  {tag}")
+            for ref in row["pinned_refs"]:
+                self.stdout.write(f"       FROM {ref}")
+
+    def _cleanup(self, engine: Engine, options: dict[str, Any]) -> None:
+        report = engine.cleanup(
+            label=lbl.run_filter(options["run"]), include_live=options["include_live"]
+        )
+        if options["json"]:
+            self.stdout.write(json.dumps(report.as_json()))
+            return
+        self.stdout.write(
+            f"removed {len(report.containers)} containers, {len(report.networks)} networks, "
+            f"{len(report.volumes)} volumes"
+        )
+        if report.kept_live:
+            self.stdout.write(
+                f"kept {len(report.kept_live)} of running processes "
+                "(--include-live removes them too): " + ", ".join(report.kept_live)
+            )

@@ -1,0 +1,61 @@
+"""`manage.py images`: the thin adapter over the Docker layer, and its exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from tasks_review.core.docker import Engine, InfraError
+
+
+def run(*args: str) -> str:
+    out = io.StringIO()
+    call_command("images", *args, stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    try:
+        return Engine.from_env(timeout=30)
+    except InfraError as exc:
+        pytest.skip(f"no Docker engine: {exc}")
+
+
+@pytest.mark.docker
+def test_bootstrap_then_list_shows_the_base_with_its_pinned_reference(engine):
+    record = json.loads(run("bootstrap", "--json"))
+    assert record["kind"] == "base" and record["pinned_ref"].startswith(
+        "127.0.0.1:5000/traj2env/base@sha256:"
+    )
+    rows = json.loads(run("list", "--json"))
+    base = [row for row in rows if row["id"] == record["image_id"]]
+    assert len(base) == 1 and base[0]["kind"] == "base"
+    assert record["pinned_ref"] in base[0]["pinned_refs"]
+    assert record["tag"] in base[0]["tags"]
+    assert "FROM " + record["pinned_ref"] in run("list")
+
+
+@pytest.mark.docker
+def test_cleanup_reports_what_it_removed(engine):
+    report = json.loads(run("cleanup", "--json"))
+    assert set(report) == {"containers", "networks", "volumes", "kept_live"}
+    assert "removed" in run("cleanup", "--run", "no-such-run")
+
+
+@pytest.mark.parametrize("action", ["bootstrap", "list", "cleanup"])
+def test_an_unreachable_daemon_exits_2(monkeypatch, action):
+    monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:1")
+    with pytest.raises(CommandError, match="unreachable") as caught:
+        run(action)
+    assert caught.value.returncode == 2
+
+
+@pytest.mark.docker
+def test_a_bad_run_id_exits_2(engine):
+    with pytest.raises(CommandError, match="run id") as caught:
+        run("cleanup", "--run", "a b")
+    assert caught.value.returncode == 2
