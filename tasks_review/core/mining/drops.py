@@ -1,0 +1,75 @@
+"""Why a candidate was dropped: stable reason codes shared by every family.
+
+The codes are stored in the database, written to report.json and counted on the pipeline-run
+page, so they never change meaning; a new situation gets a new code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class DropReason(StrEnum):
+    """Each member's comment is the condition that produces it."""
+
+    # A file the fix changed is lost or partial at the start or at the reference (the replay
+    # does not know its content), or some command between the two runs may have changed files
+    # under a directory in ways the trajectory does not show (an uncertain tree).
+    FIX_TOUCHES_LOST_FILE = "fix_touches_lost_file"
+    # A file the check is known to read is lost or partial, or was never seen although the
+    # command names it: the test file(s) named in the command, package.json where a Node script
+    # runner runs, Python test files (test_*.py, *_test.py, conftest.py) under the check's
+    # directory, Go *_test.go files under it.
+    CHECK_READS_LOST_FILE = "check_reads_lost_file"
+    # The files were identical before both runs and nothing uncertain happened in between: the
+    # failure was flaky or environmental (a server not running, a cache, the clock).
+    NO_CHANGE = "no_change"
+    # Packages were installed between the runs (pip/uv/poetry/npm/yarn/pnpm/bun/apt/go get ...)
+    # and the source diff is empty or only touches dependency manifests and lockfiles; also a
+    # fix that only edited installed dependencies (node_modules, a virtualenv).
+    PACKAGE_INSTALL_FIX = "package_install_fix"
+    # The check's language (or the project's, when the runner does not say) is not in the
+    # supported set (python, node and go by default).
+    UNSUPPORTED_LANGUAGE = "unsupported_language"
+    # The project lives on Windows paths (C:\..., backslashes): the task cannot place its files.
+    WINDOWS_PATHS = "windows_paths"
+    # A non-trivial line the fix added appears in the instruction that would be shown.
+    INSTRUCTION_LEAKS_FIX = "instruction_leaks_fix"
+    # The starting files exceed the size or file-count limit.
+    START_TOO_LARGE = "start_too_large"
+    # A path is not a safe relative path inside the project (``..``, absolute, NUL), the check
+    # ran outside the project root, or the fix wrote files outside it (other than scratch
+    # space such as /tmp).
+    PATH_ESCAPES_ROOT = "path_escapes_root"
+
+
+@dataclass(frozen=True, slots=True)
+class Drop:
+    """One candidate that did not make it, identified within its trajectory."""
+
+    family: str
+    stage: str
+    reason: DropReason
+    detail: str
+    fail_command_index: int
+    pass_command_index: int
+    fail_step_index: int
+    pass_step_index: int
+    command: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "family": self.family,
+            "stage": self.stage,
+            "reason": str(self.reason),
+            "detail": self.detail,
+            "candidate": {
+                "command": self.command,
+                "fail_command_index": self.fail_command_index,
+                "pass_command_index": self.pass_command_index,
+                "fail_step_index": self.fail_step_index,
+                "pass_step_index": self.pass_step_index,
+            },
+        }

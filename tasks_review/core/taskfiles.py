@@ -1,0 +1,540 @@
+"""Writing a repair candidate as a Harbor task folder.
+
+    <dest>/
+      instruction.md          the request and the failing check, never the fix
+      task.toml               Harbor TaskConfig (schema 1.4), validated by Harbor's own model
+      environment/Dockerfile  FROM the pinned base image; the starting files in a fresh git repo
+      environment/project/    the starting files (build context only)
+      tests/test.sh           the grader: restores the tests, runs the check, writes the reward
+      solution/solve.sh       the oracle: turns the starting files into the reference, exactly
+
+Choices, and why:
+
+* **Separate verifier, built from the task's own image.** ``[verifier] environment_mode =
+  "separate"`` and no ``tests/Dockerfile``: Harbor then builds the verifier from
+  ``environment/`` (the pristine image) and uploads ``tests/`` at grading time, so grading
+  inputs never enter the agent's image. The agent's project crosses as the ``/app`` artifact
+  (Harbor empties ``/app`` in the verifier and uploads the submission there, dropping symlinks
+  that leave it). A ``tests/Dockerfile`` would need the starting files a second time in its
+  own build context and buys nothing here.
+* **The grader does not trust the submission.** ``test.sh`` puts the test files and test
+  configuration back to the reference's bytes, deletes pytest/Python start-up hooks the
+  reference does not have and symlinks outside installed dependencies, removes any
+  ``reward.json`` the code under test wrote (Harbor prefers it over ``reward.txt``), and runs
+  the check as the unprivileged ``agent`` user with a time limit. Everything runs inside
+  ``main``, which bash has parsed in full before the check starts. The price: an agent whose
+  own fix needed a different package.json (or other test configuration) than the reference's
+  is graded with the reference's.
+* **The project lives at ``/app``.** The recorded root differs per machine (and names people's
+  home folders); the candidate's ``task_command`` already has it rewritten.
+* **Exact bytes for any name.** File contents travel base64-encoded in quoted here-documents
+  and names are shell-quoted, so any bytes and any file name (spaces, quotes, newlines,
+  non-UTF-8 content) survive; nothing is a patch.
+* **Safe output.** Every relative path is checked before anything is written, files are
+  created with ``O_EXCL | O_NOFOLLOW`` inside a fresh temporary folder that is renamed into
+  place, no symlinks are made, and modes are 0644 for files and 0755 for scripts and folders
+  whatever the umask. The same candidate always gives the same bytes. A project file named
+  ``.harborignore`` is refused: Harbor would read it as task configuration.
+* **Fresh repository, pinned base.** The Dockerfile switches to root (base images may default
+  to an unprivileged user), creates ``agent`` when the image lacks it, commits the starting
+  files once with a fixed author and date, and ends as ``agent``.
+
+``harbor lint --select ALL`` passes on every task written here with no rule ignored: the agent
+runs as ``agent`` (root-agent), the verifier is separate (shared-verifier), the base image must
+carry an ``@sha256:`` digest (unpinned-image, enforced by ``write_task``), and neither script
+installs or downloads anything.
+
+Images need bash, git, coreutils (base64, timeout) and ``runuser`` or ``su``: Debian-based
+language images have all of them.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harbor.models.task.config import TaskConfig
+
+from trajectories.core.blobs import BlobStore
+
+from .instruction import added_lines, leaks_in
+from .mining.files import STRAY_NAMES, path_problem
+from .mining.repair import RepairCandidate
+
+SCHEMA_VERSION = "1.4"
+AGENT_USER = "agent"
+PIPELINE = "trajectory_to_env"
+RECIPE = "trajectory_replay"
+# The synthetic commit is the same for every task: no author, date or history of the source.
+_COMMIT_ENV = (
+    "GIT_AUTHOR_NAME=traj2env GIT_AUTHOR_EMAIL=traj2env@localhost "
+    "GIT_AUTHOR_DATE=2000-01-01T00:00:00+0000 "
+    "GIT_COMMITTER_NAME=traj2env GIT_COMMITTER_EMAIL=traj2env@localhost "
+    "GIT_COMMITTER_DATE=2000-01-01T00:00:00+0000"
+)
+_PINNED = re.compile(r"^[^\s@]+@sha256:[0-9a-f]{64}$")
+_PROJECT_DIR = re.compile(r"^/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
+_B64 = "TRAJ2ENV_B64"
+# Installed dependencies keep their own symlinks (node_modules/.bin, a venv's interpreter).
+_DEPENDENCY_DIRS = ("node_modules", ".venv", "venv")
+
+
+class TaskWriteError(ValueError):
+    """The candidate cannot be written safely; nothing was left at the destination."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceTrace:
+    """Where the task came from: the source file's hash and the steps of the repair."""
+
+    sha256: str
+    fail_step_id: Any
+    pass_step_id: Any
+    fail_command_index: int
+    pass_command_index: int
+
+    @classmethod
+    def for_candidate(cls, sha256: str, candidate: RepairCandidate) -> SourceTrace:
+        return cls(
+            sha256=sha256,
+            fail_step_id=candidate.fail_step_id,
+            pass_step_id=candidate.pass_step_id,
+            fail_command_index=candidate.fail_command_index,
+            pass_command_index=candidate.pass_command_index,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        def plain(value: Any) -> Any:
+            return value if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+        return {
+            "sha256": self.sha256,
+            "steps": [plain(self.fail_step_id), plain(self.pass_step_id)],
+            "commands": [self.fail_command_index, self.pass_command_index],
+        }
+
+
+def write_task(
+    dest_dir: Path | str,
+    candidate: RepairCandidate,
+    instruction: str,
+    blobs: BlobStore,
+    *,
+    source_trace: SourceTrace,
+    source_model: str | None,
+    base_image: str,
+    check_timeout: int = 600,
+    agent_timeout: int = 1800,
+    cpus: int = 2,
+    memory_mb: int = 4096,
+    build_timeout: int = 900,
+    task_name: str | None = None,
+    overwrite: bool = False,
+) -> Path:
+    """Write ``candidate`` as a Harbor task at ``dest_dir`` and return that path."""
+    if not _PINNED.match(base_image):
+        raise TaskWriteError(
+            f"base image {base_image!r} must be pinned as name@sha256:<64 hex digits>"
+        )
+    if not _PROJECT_DIR.match(candidate.project_dir) or candidate.project_dir == "/":
+        raise TaskWriteError(f"unsafe project directory {candidate.project_dir!r}")
+    _check_paths(candidate)
+    if not instruction.strip():
+        raise TaskWriteError("the instruction is empty")
+
+    files: dict[str, tuple[bytes, int]] = {}
+    dockerfile = _dockerfile(candidate, base_image)
+    toml_text = _task_toml(
+        candidate,
+        source_trace=source_trace,
+        source_model=source_model,
+        check_timeout=check_timeout,
+        agent_timeout=agent_timeout,
+        cpus=cpus,
+        memory_mb=memory_mb,
+        build_timeout=build_timeout,
+        task_name=task_name,
+    )
+    # Everything written outside environment/project is generated text: none of it may carry a
+    # line the fix added (the project itself is the starting state, which cannot).
+    added = added_lines(candidate.start_files, candidate.ref_files, blobs)
+    leaked = leaks_in([instruction, dockerfile, toml_text], added)
+    if leaked:
+        raise TaskWriteError(f"the task text would leak the fix: {leaked[0][:80]!r}")
+
+    text = instruction if instruction.endswith("\n") else instruction + "\n"
+    files["instruction.md"] = (_encode(text, "instruction.md"), 0o644)
+    files["task.toml"] = (_encode(toml_text, "task.toml"), 0o644)
+    files["environment/Dockerfile"] = (_encode(dockerfile, "Dockerfile"), 0o644)
+    for path, sha in sorted(candidate.start_files.items()):
+        files[f"environment/project/{path}"] = (blobs.get(sha), 0o644)
+    test_sh = _test_sh(candidate, blobs, check_timeout)
+    files["tests/test.sh"] = (_encode(test_sh, "tests/test.sh"), 0o755)
+    files["solution/solve.sh"] = (_encode(_solve_sh(candidate, blobs), "solve.sh"), 0o755)
+    return _materialise(Path(dest_dir), files, overwrite=overwrite)
+
+
+# -- validation --------------------------------------------------------------------------------
+
+
+def _check_paths(candidate: RepairCandidate) -> None:
+    every = {
+        *candidate.start_files,
+        *candidate.ref_files,
+        *candidate.deleted,
+        *candidate.test_paths,
+    }
+    for path in sorted(every):
+        problem = path_problem(path)
+        if problem:
+            raise TaskWriteError(f"refusing path {path!r}: {problem}")
+        if Path(path).name == ".harborignore":
+            # Harbor reads these as task-level ignore rules (lint: unused-harborignore).
+            raise TaskWriteError(f"refusing path {path!r}: Harbor treats it as task config")
+    for files in (candidate.start_files, candidate.ref_files):
+        names = set(files)
+        for path in names:
+            parts = path.split("/")
+            for i in range(1, len(parts)):
+                if "/".join(parts[:i]) in names:
+                    raise TaskWriteError(f"{path!r} needs {'/'.join(parts[:i])!r} as a folder")
+
+
+# -- task.toml ---------------------------------------------------------------------------------
+
+
+def _task_toml(
+    candidate: RepairCandidate,
+    *,
+    source_trace: SourceTrace,
+    source_model: str | None,
+    check_timeout: int,
+    agent_timeout: int,
+    cpus: int,
+    memory_mb: int,
+    build_timeout: int,
+    task_name: str | None,
+) -> str:
+    command = " ".join(candidate.task_command.split())
+    if len(command) > 120:
+        command = command[:117] + "..."
+    data: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "task": {
+            "name": task_name or f"traj2env/repair-{candidate.key[:16]}",
+            "description": f"Make the failing check pass: {command}",
+            "keywords": sorted({"repair", candidate.language, candidate.runner}),
+        },
+        "metadata": {
+            "source_model": source_model or "unknown",
+            "family": candidate.family,
+            "repo2env": {
+                "pipeline": PIPELINE,
+                "recipe": RECIPE,
+                "reward_kinds": ["test_execution"],
+                "reproducibility": {"mode": "inline_dockerfile"},
+                "family": candidate.family,
+                "source_trace": source_trace.to_dict(),
+                "candidate_key": candidate.key,
+            },
+        },
+        "verifier": {
+            "environment_mode": "separate",
+            # The grader restores files and drops to the agent user itself (see test.sh).
+            "user": "root",
+            "timeout_sec": check_timeout + 120,
+        },
+        "agent": {"user": AGENT_USER, "timeout_sec": agent_timeout},
+        "environment": {
+            "network_mode": "no-network",
+            "cpus": cpus,
+            "memory_mb": memory_mb,
+            "build_timeout_sec": build_timeout,
+        },
+        "artifacts": [candidate.project_dir],
+    }
+    # Harbor's own model validates the config and Harbor's own writer serialises it.
+    return TaskConfig.model_validate(data).model_dump_toml()
+
+
+# -- environment/Dockerfile --------------------------------------------------------------------
+
+
+def _dockerfile(candidate: RepairCandidate, base_image: str) -> str:
+    project = candidate.project_dir
+    return "\n".join(
+        [
+            "# The starting state of a repair task mined from a recorded trajectory (traj2env):",
+            "# the files as they were just before the failing check, in a fresh git repository",
+            "# with one synthetic commit, so no upstream history reaches the agent.",
+            f"FROM {base_image}",
+            "# Base images may default to an unprivileged user; setting up needs root.",
+            "USER root",
+            f"RUN if ! id -u {AGENT_USER} >/dev/null 2>&1; then \\",
+            f"      useradd --create-home --shell /bin/bash {AGENT_USER} 2>/dev/null \\",
+            f"      || adduser -D -s /bin/sh {AGENT_USER}; \\",
+            "    fi",
+            f"COPY project/ {project}/",
+            f"WORKDIR {project}",
+            "RUN git init -q . \\",
+            " && git symbolic-ref HEAD refs/heads/main \\",
+            " && git add --all --force . \\",
+            f" && env {_COMMIT_ENV} \\",
+            "    git -c commit.gpgsign=false commit -q --no-verify --allow-empty"
+            ' -m "Starting state" \\',
+            f" && chown -R {AGENT_USER}:{AGENT_USER} {project}",
+            f"USER {AGENT_USER}",
+            "",
+        ]
+    )
+
+
+# -- shell helpers -----------------------------------------------------------------------------
+
+
+def _b64_lines(data: bytes) -> str:
+    encoded = base64.b64encode(data).decode("ascii")
+    return "\n".join(encoded[i : i + 76] for i in range(0, len(encoded), 76))
+
+
+def sh_quote(value: str) -> str:
+    """A shell word for ``value`` that stays on one line and keeps its exact bytes.
+
+    Plain names use single quotes; names with control characters (a newline would break the
+    script into lines) or bytes that are not UTF-8 use bash's $'...' with \\xHH escapes.
+    """
+    raw = value.encode("utf-8", "surrogateescape")  # path_problem has ruled out the rest
+    try:
+        raw.decode("utf-8")
+        printable = not re.search(r"[\x00-\x1f\x7f]", value)
+    except UnicodeDecodeError:
+        printable = False
+    if printable:
+        return shlex.quote(value)
+    escaped = "".join(
+        chr(b) if 0x20 <= b < 0x7F and chr(b) not in "'\\" else f"\\x{b:02x}" for b in raw
+    )
+    return f"$'{escaped}'"
+
+
+def _write_call(path: str, data: bytes) -> str:
+    body = _b64_lines(data)
+    if not body:
+        return f"write_file {sh_quote(path)} </dev/null"
+    return f"write_file {sh_quote(path)} <<'{_B64}'\n{body}\n{_B64}"
+
+
+_WRITE_FILE = """\
+write_file() {
+  # $1: a path relative to the project; the content arrives base64-encoded on stdin.
+  case "$1" in */*) mkdir -p -- "${1%/*}" ;; esac
+  rm -f -- "$1"
+  base64 -d > "$1"
+  chmod 0644 -- "$1"
+}"""
+
+
+def _encode(text: str, what: str) -> bytes:
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as exc:
+        raise TaskWriteError(f"{what} holds text that is not valid Unicode: {exc}") from None
+
+
+# -- solution/solve.sh -------------------------------------------------------------------------
+
+
+def _solve_sh(candidate: RepairCandidate, blobs: BlobStore) -> str:
+    lines = [
+        "#!/usr/bin/env bash",
+        "# The oracle of a repair task: turns the starting files into the reference files, the",
+        "# project as it was just before the recorded check passed. Exact bytes: contents are",
+        "# base64, names are shell-quoted.",
+        "set -euo pipefail",
+        f"cd {shlex.quote(candidate.project_dir)}",
+        "",
+        _WRITE_FILE,
+        "",
+    ]
+    for path in candidate.deleted:
+        lines.append(f"rm -f -- {sh_quote(path)}")
+    for path in sorted({*candidate.added, *candidate.modified}):
+        lines.append(_write_call(path, blobs.get(candidate.ref_files[path])))
+    return "\n".join(lines) + "\n"
+
+
+# -- tests/test.sh -----------------------------------------------------------------------------
+
+
+def _test_sh(candidate: RepairCandidate, blobs: BlobStore, check_timeout: int) -> str:
+    project = candidate.project_dir
+    where = project if candidate.cwd in ("", ".") else f"{project}/{candidate.cwd}"
+    restore: list[str] = []
+    kept = [p for p in candidate.test_paths if p in candidate.ref_files]
+    for path in candidate.test_paths:
+        if path in candidate.ref_files:
+            restore.append(_write_call(path, blobs.get(candidate.ref_files[path])))
+        else:
+            restore.append(f"rm -f -- {sh_quote(path)}")
+    allowed = [p for p in kept if Path(p).name in STRAY_NAMES]
+    names = " -o ".join(f"-name {shlex.quote(n)}" for n in STRAY_NAMES)
+    prune = " -o ".join(f"-path ./{d}" for d in _DEPENDENCY_DIRS)
+    keep_case = "".join(f"      {sh_quote(p)}) ;;\n" for p in allowed)
+    check_script = f"cd {shlex.quote(where)} || exit 97\n{candidate.task_command}"
+    delimiter = "TRAJ2ENV_CHECK_" + hashlib.sha256(check_script.encode()).hexdigest()[:12]
+    indented_restore = "\n".join(restore) if restore else ":"
+    return f"""#!/usr/bin/env bash
+# The grader of a repair task: reward 1 when the recorded check exits 0 on the submitted
+# project, 0 otherwise. It runs as root in the separate verifier, a fresh container of the
+# task's own image, after the agent's {project} has been copied in. Everything happens inside
+# main(): bash has read all of it before the check (untrusted code) starts.
+#
+# The check, as recorded, run from {where}:
+{_comment(candidate.task_command)}
+set -u
+
+# Harbor's verifier folder; the variable exists only so tests can run this script on a host.
+VERIFIER_DIR=${{TRAJ2ENV_VERIFIER_DIR:-/logs/verifier}}
+REWARD="$VERIFIER_DIR/reward.txt"
+
+{_WRITE_FILE}
+
+as_agent() {{
+  # Run "$@" as the unprivileged agent user when the grader is root.
+  if [ "$(id -u)" != 0 ] || ! id -u {AGENT_USER} >/dev/null 2>&1; then "$@"; return; fi
+  if command -v runuser >/dev/null 2>&1; then runuser -u {AGENT_USER} -- "$@"; return; fi
+  su -s /bin/sh {AGENT_USER} -c '"$0" "$@"' -- "$@"
+}}
+
+restore_tests() {{
+  # Symlinks could redirect the restore below; the reference has none.
+  find . \\( {prune} \\) -prune -o -type l -print0 | xargs -0 rm -f --
+  # Compiled files can stand in for sources (unchecked-hash .pyc files are never compared).
+  find . -path ./node_modules -prune -o -type d -name __pycache__ -prune -exec rm -rf {{}} +
+  # The test files and test configuration, exactly as in the reference.
+{_indent(indented_restore)}
+  # Start-up hooks the reference does not have.
+  find . -path ./node_modules -prune -o -type f \\( {names} \\) -print0 |
+    while IFS= read -r -d '' found; do
+      case "${{found#./}}" in
+{keep_case}      *) rm -f -- "$found" ;;
+      esac
+    done
+}}
+
+main() {{
+  mkdir -p "$VERIFIER_DIR"
+  printf '0\\n' > "$REWARD"
+  if ! cd {shlex.quote(project)}; then
+    echo "grader: no project at {project}"
+    return
+  fi
+  restore_tests
+  if [ "$(id -u)" = 0 ] && id -u {AGENT_USER} >/dev/null 2>&1; then
+    chown -R {AGENT_USER}:{AGENT_USER} {shlex.quote(project)}
+  fi
+  checks=$(mktemp -d)
+  chmod 0755 "$checks"
+  cat > "$checks/check.sh" <<'{delimiter}'
+{check_script}
+{delimiter}
+  chmod 0644 "$checks/check.sh"
+  status=0
+  as_agent env CI=1 NO_COLOR=1 timeout --kill-after=10 {int(check_timeout)} \\
+    bash "$checks/check.sh" || status=$?
+  echo "grader: the check exited with status $status"
+  # A reward.json written by the code under test would win over reward.txt.
+  rm -f "$VERIFIER_DIR/reward.json"
+  if [ "$status" -eq 0 ]; then
+    printf '1\\n' > "$REWARD"
+  else
+    printf '0\\n' > "$REWARD"
+  fi
+}}
+
+main "$@"
+exit 0
+"""
+
+
+def _indent(text: str) -> str:
+    out = []
+    in_heredoc = False
+    for line in text.split("\n"):
+        # Here-document bodies and their closing delimiter must stay in column 0.
+        out.append(line if in_heredoc else "  " + line)
+        if line.endswith(f"<<'{_B64}'"):
+            in_heredoc = True
+        elif line == _B64:
+            in_heredoc = False
+    return "\n".join(out)
+
+
+def _comment(text: str) -> str:
+    return "\n".join(f"#   {line}" for line in text.split("\n"))
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+
+def _materialise(dest: Path, files: Mapping[str, tuple[bytes, int]], *, overwrite: bool) -> Path:
+    dest = dest.absolute()
+    if dest.is_symlink():
+        raise TaskWriteError(f"destination {dest} is a symlink")
+    if dest.exists():
+        if not dest.is_dir():
+            raise TaskWriteError(f"destination {dest} exists and is not a folder")
+        if any(dest.iterdir()) and not overwrite:
+            raise TaskWriteError(f"destination {dest} is not empty")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        os.chmod(staging, 0o755)
+        real_staging = os.path.realpath(staging)
+        for relative in sorted(files):
+            data, mode = files[relative]
+            problem = path_problem(relative)
+            if problem:
+                raise TaskWriteError(f"refusing path {relative!r}: {problem}")
+            target = staging / relative
+            if not os.path.realpath(target).startswith(real_staging + os.sep):
+                raise TaskWriteError(f"refusing path {relative!r}: leaves the task folder")
+            _make_dirs(staging, target.parent)
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            try:
+                os.fchmod(fd, mode)
+                view = memoryview(data)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+            finally:
+                os.close(fd)
+        if dest.exists():
+            shutil.rmtree(dest)
+        os.rename(staging, dest)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return dest
+
+
+def _make_dirs(root: Path, directory: Path) -> None:
+    missing = []
+    current = directory
+    while current != root and not current.exists():
+        missing.append(current)
+        current = current.parent
+    if current != root and (current.is_symlink() or not current.is_dir()):
+        raise TaskWriteError(f"{current} is not a folder")
+    for folder in reversed(missing):
+        folder.mkdir()
+        os.chmod(folder, 0o755)

@@ -1,0 +1,155 @@
+"""The repair family on the real trajectories in ../shared/corpus (skipped when absent)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from tasks_review.core.instruction import added_lines
+from tasks_review.core.mining import DropReason, find_repair_candidates
+from trajectories.core.blobs import MemoryBlobs
+from trajectories.core.formats import NotTrajectory, discover, load
+from trajectories.core.replay import StateIndex, replay
+
+pytestmark = pytest.mark.corpus
+
+CODEX_VITEST = (
+    "codex/codemie-code/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
+)
+PI = "pi/badlogic-pi-mono"
+PDFMINER = (
+    "evolving-skills/jobs_copy/2026-04-13__04-01-12/pdfminer__pdfminer.six.1a8bd2f7.__icWVexc"
+)
+
+
+@cache
+def mined(path: Path):
+    loaded = load(path)
+    assert not isinstance(loaded, NotTrajectory), path
+    blobs = MemoryBlobs()
+    result = replay(loaded.atif, loaded.side_data, root=loaded.meta.cwd, blobs=blobs)
+    index = StateIndex.build(result)
+    candidates, drops = find_repair_candidates(result, index, blobs, loaded.atif)
+    return result, index, blobs, candidates, drops
+
+
+def test_codex_vitest_repair_is_dropped_because_codex_never_showed_the_files(corpus):
+    # Codex read the plugin files with `sed -n`/`rg`, which the replay does not take as reads,
+    # so both files its two apply_patch calls updated have unknown content.
+    result, _, _, candidates, drops = mined(corpus / CODEX_VITEST)
+    assert candidates == []
+    (drop,) = drops
+    failing = result.commands[drop.fail_command_index]
+    assert "Compaction Config" in failing.command and failing.exit_code == 1
+    assert result.commands[drop.pass_command_index].exit_code == 0
+    assert drop.reason is DropReason.FIX_TOUCHES_LOST_FILE
+    assert "src/agents/plugins/codemie-code.plugin.ts" in drop.detail
+    assert "src/agents/plugins/opencode/opencode.plugin.ts" in drop.detail
+
+
+@pytest.mark.parametrize(
+    "name, pairs",
+    [("before-compaction.jsonl", [(19, 20), (25, 29)]), ("compact.jsonl", [(123, 131)])],
+)
+def test_pi_npm_run_check_repairs_yield_candidates_with_the_replayed_files(corpus, name, pairs):
+    result, index, blobs, candidates, _ = mined(corpus / PI / name)
+    assert [(c.fail_command_index, c.pass_command_index) for c in candidates] == pairs
+    for candidate in candidates:
+        failing = result.commands[candidate.fail_command_index]
+        passing = result.commands[candidate.pass_command_index]
+        assert "npm run check" in candidate.command
+        assert (candidate.language, candidate.runner, candidate.check_kind) == (
+            "node",
+            "npm",
+            "lint",
+        )
+        assert candidate.task_command.startswith("cd /app && npm run check")
+        start = index.state_before_event(failing.event_index)
+        ref = index.state_before_event(passing.event_index)
+        # Every starting file is the replay's known content just before the failing run, and
+        # every reference file its content just before the passing run.
+        for path, sha in candidate.start_files.items():
+            assert start[path].sha == sha
+        for path, sha in candidate.ref_files.items():
+            assert ref[path].sha == sha
+        assert candidate.modified and not candidate.added and not candidate.deleted
+        for path in candidate.modified:
+            assert candidate.start_files[path] != candidate.ref_files[path]
+        fix_lines = added_lines(candidate.start_files, candidate.ref_files, blobs)
+        assert fix_lines and not [line for line in fix_lines if line in candidate.instruction]
+        assert "/Users/badlogic" not in candidate.failing_output
+
+
+def test_pi_repairs_whose_fix_touched_unread_files_are_dropped(corpus):
+    _, _, _, _, drops = mined(corpus / PI / "compact.jsonl")
+    assert [(d.fail_command_index, d.pass_command_index, d.reason) for d in drops] == [
+        (141, 143, DropReason.FIX_TOUCHES_LOST_FILE),
+        (183, 186, DropReason.FIX_TOUCHES_LOST_FILE),
+        (187, 188, DropReason.FIX_TOUCHES_LOST_FILE),
+    ]
+
+
+def test_pi_check_fixed_by_rebuilding_a_sibling_package_is_no_change(corpus):
+    # session.jsonl: the type errors came from a stale build; `npm run build` fixed them.
+    _, _, _, candidates, drops = mined(corpus / PI / "session.jsonl")
+    assert candidates == []
+    assert [d.reason for d in drops] == [DropReason.NO_CHANGE]
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "agent/trajectory.json",
+        "agent/sessions/projects/-testbed/ca4291e5-5178-4fdb-972b-f6b4d6c26a65.jsonl",
+    ],
+)
+def test_evolving_skills_missing_pytest_is_a_package_install_fix(corpus, relative):
+    result, _, _, candidates, drops = mined(corpus / PDFMINER / relative)
+    assert candidates == []
+    (drop,) = drops
+    assert "No module named pytest" in result.commands[drop.fail_command_index].output
+    assert drop.reason is DropReason.PACKAGE_INSTALL_FIX
+    assert "pip install pytest" in drop.detail
+
+
+def test_no_evolving_skills_session_yields_a_candidate(corpus):
+    # The other sessions ran pytest through `| tail`/`| head`, so their statuses are masked.
+    reasons: Counter[str] = Counter()
+    for path in discover([corpus / "evolving-skills"]):
+        if isinstance(load(path), NotTrajectory):
+            continue
+        _, _, _, candidates, drops = mined(path)
+        assert candidates == [], path
+        reasons.update(str(d.reason) for d in drops)
+    assert reasons == Counter({"package_install_fix": 2})
+
+
+def test_entireio_go_test_repair_yields_a_candidate(corpus):
+    path = corpus / "claude-code/entireio-cli-checkpoints/42/d34ec97ff8/0/full.jsonl"
+    _, _, _, candidates, drops = mined(path)
+    (candidate,) = [c for c in candidates if c.runner == "go"]
+    assert candidate.language == "go" and candidate.check_kind == "test"
+    assert candidate.modified == ("cmd/entire/cli/trailers/trailers.go",)
+    assert set(candidate.start_files) == {
+        "cmd/entire/cli/checkpoint/id/id.go",
+        "cmd/entire/cli/trailers/trailers.go",
+        "cmd/entire/cli/trailers/trailers_test.go",
+    }
+    assert drops == []
+
+
+def test_every_corpus_trajectory_mines_without_error_and_keys_are_unique_per_repair(corpus):
+    found = 0
+    for path in discover([corpus]):
+        if isinstance(load(path), NotTrajectory):
+            continue
+        _, _, _, candidates, drops = mined(path)
+        found += len(candidates)
+        keys = [c.key for c in candidates]
+        assert len(keys) == len(set(keys)), path
+        for drop in drops:
+            assert drop.stage == "mine" and drop.detail
+    assert found >= 10
