@@ -12,5 +12,7 @@ urlpatterns = [
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("trajectories/", include("trajectories.urls")),
+    path("runs/", include("tasks_review.urls")),
+    path("review/", include("tasks_review.urls_review")),
     path("admin/", admin.site.urls),
 ]

@@ -96,6 +96,8 @@ class Candidate(models.Model):
     start_files = models.JSONField(default=dict)
     reference_files = models.JSONField(default=dict)
     changed = models.JSONField(default=dict)
+    # The mined candidate as the core wrote it (tasks_review.core.mining), for later stages.
+    payload = models.JSONField(default=dict, blank=True)
     task_name = models.CharField(max_length=200, blank=True)
     task_dir = models.TextField(blank=True)
     drop_stage = models.CharField(max_length=20, blank=True)

@@ -1,0 +1,375 @@
+"""Pipeline runs: the trajectory_to_env stages over the database, with progress on the row.
+
+Stages: ingest → replay → mine → write (→ build → verify, with Docker) → report. Each stage
+reads and writes rows; the core packages do the work. A run can be cancelled between items.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from tasks_review.core.config import GenerateConfig, parse_config
+from tasks_review.core.mining.repair import RepairCandidate, find_repair_candidates
+from tasks_review.models import STAGES, Candidate, PipelineRun, empty_counts
+from tasks_review.services.taskwriting import (
+    base_image_ref,
+    candidate_payload,
+    candidate_write_task,
+)
+from trajectories.core import replay as core_replay
+from trajectories.models import SourceFile, Trajectory
+from trajectories.services import ingest_run_create, ingest_run_execute, replay_compute
+from trajectories.store import DbBlobs, sha256_hex
+
+log = logging.getLogger(__name__)
+Progress = Callable[[PipelineRun], None]
+
+
+class RunCancelled(Exception):
+    """Raised between items when someone asked the run to stop."""
+
+
+class IllegalTransition(Exception):
+    pass
+
+
+def pipeline_run_create(
+    *, config: GenerateConfig, config_path: str = "", user: Any = None
+) -> PipelineRun:
+    destination = config.output.destination or (settings.VAR_DIR / "tasks")
+    data = config.to_dict()
+    data["output"]["destination"] = str(destination)
+    return PipelineRun.objects.create(
+        config=data, config_path=config_path, destination=str(destination), created_by=user
+    )
+
+
+def pipeline_run_cancel(*, run_id: int, user: Any = None) -> PipelineRun:
+    run = PipelineRun.objects.get(id=run_id)
+    if run.finished:
+        raise IllegalTransition(f"run {run_id} has already finished ({run.status})")
+    # A queued run is cancelled outright; a running one stops at its next item.
+    PipelineRun.objects.filter(id=run_id, status=PipelineRun.Status.QUEUED).update(
+        status=PipelineRun.Status.CANCELLED, finished_at=timezone.now()
+    )
+    PipelineRun.objects.filter(id=run_id).update(cancel_requested=True)
+    run.refresh_from_db()
+    return run
+
+
+def pipeline_run_rerun(*, run_id: int, user: Any = None) -> PipelineRun:
+    old = PipelineRun.objects.get(id=run_id)
+    if not old.finished:
+        raise IllegalTransition(f"run {run_id} is still {old.status}; cancel it first")
+    return PipelineRun.objects.create(
+        config=old.config, config_path=old.config_path, destination=old.destination, created_by=user
+    )
+
+
+def _claim(run_id: int) -> bool:
+    now = timezone.now()
+    stale = now - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
+    S = PipelineRun.Status
+    return bool(
+        PipelineRun.objects.filter(id=run_id, cancel_requested=False)
+        .filter(Q(status=S.QUEUED) | Q(status=S.RUNNING, started_at__lt=stale))
+        .update(status=S.RUNNING, started_at=now, counts=empty_counts(), timings={}, error="")
+    )
+
+
+class _Run:
+    """The state of one execution: the row, its counters and the drops so far."""
+
+    def __init__(self, run: PipelineRun, progress: Progress | None) -> None:
+        self.row = run
+        self.config: GenerateConfig = parse_config(run.config, base_dir=Path.cwd())
+        self.counts = empty_counts()
+        self.timings: dict[str, float] = {}
+        self.progress = progress
+        self._last_save = 0.0
+
+    @contextmanager
+    def stage(self, name: str, total: int = 0) -> Iterator[None]:
+        assert name in STAGES
+        started = time.perf_counter()
+        self.row.stage, self.row.stage_done, self.row.stage_total = name, 0, total
+        self.save(force=True)
+        yield
+        self.timings[name] = round(time.perf_counter() - started, 3)
+        self.save(force=True)
+
+    def step(self, done: int | None = None) -> None:
+        self.row.stage_done = self.row.stage_done + 1 if done is None else done
+        self.save()
+        if PipelineRun.objects.filter(id=self.row.id, cancel_requested=True).exists():
+            raise RunCancelled()
+
+    def save(self, *, force: bool = False) -> None:
+        # Progress is written at most a few times a second: the page polls it, nothing waits.
+        now = time.monotonic()
+        if not force and now - self._last_save < 0.25:
+            return
+        self._last_save = now
+        self.row.counts = dict(self.counts)
+        self.row.timings = dict(self.timings)
+        PipelineRun.objects.filter(id=self.row.id).update(
+            stage=self.row.stage,
+            stage_done=self.row.stage_done,
+            stage_total=self.row.stage_total,
+            counts=self.row.counts,
+            timings=self.row.timings,
+        )
+        if self.progress:
+            self.progress(self.row)
+
+
+def pipeline_run_execute(*, run_id: int, progress: Progress | None = None) -> PipelineRun | None:
+    """Run every stage. Returns None when the run is not claimable (taken, finished, cancelled)."""
+    if not _claim(run_id):
+        return None
+    run = _Run(PipelineRun.objects.get(id=run_id), progress)
+    status = PipelineRun.Status.DONE
+    error = ""
+    try:
+        trajectories = _stage_ingest(run)
+        replayed = _stage_replay(run, trajectories)
+        candidates = _stage_mine(run, replayed)
+        if not run.config.pipeline.options.propose_only:
+            _stage_write(run, candidates)
+    except RunCancelled:
+        status = PipelineRun.Status.CANCELLED
+    except Exception as exc:
+        log.exception("pipeline run %s failed", run_id)
+        status, error = PipelineRun.Status.FAILED, f"{type(exc).__name__}: {exc}"
+    run.row.status = status
+    run.save(force=True)
+    report = _report(run.row, run.counts, run.timings)
+    PipelineRun.objects.filter(id=run_id).update(
+        status=status, error=error[:4000], finished_at=timezone.now(), report=report
+    )
+    run.row.refresh_from_db()
+    _write_report(run.row)
+    return run.row
+
+
+def _stage_ingest(run: _Run) -> list[int]:
+    source = run.config.source
+    options = run.config.pipeline.options
+    with run.stage("ingest"):
+        fmt = "auto" if source.format in ("auto", None) else source.format
+        ingest = ingest_run_create(paths=[source.path], fmt=fmt, scan=options.scan)
+        summary = ingest_run_execute(
+            run_id=ingest.id, progress=lambda done, total, _p: _ingest_progress(run, done, total)
+        )
+        assert summary is not None
+        # Files ingested earlier (duplicates) are part of this run's input too.
+        from trajectories.core.formats import discover
+
+        shas = [sha256_hex(p.read_bytes()) for p in discover([source.path])]
+        ids = list(
+            SourceFile.objects.filter(sha256__in=shas).values_list("trajectory__id", flat=True)
+        )
+        ids = sorted(i for i in ids if i is not None)
+        run.counts["files"] = summary.files
+        run.counts["trajectories"] = len(ids)
+        run.counts["blocked"] = Trajectory.objects.filter(id__in=ids, blocked=True).count()
+    return ids
+
+
+def _ingest_progress(run: _Run, done: int, total: int) -> None:
+    run.row.stage_total = total
+    run.step(done)
+
+
+def _stage_replay(run: _Run, ids: list[int]) -> list[int]:
+    todo = list(Trajectory.objects.filter(id__in=ids, blocked=False).values_list("id", flat=True))
+    with run.stage("replay", total=len(todo)):
+        for trajectory_id in todo:
+            if Trajectory.objects.filter(
+                id=trajectory_id, status=Trajectory.Status.INGESTED
+            ).exists():
+                replay_compute(trajectory_id=trajectory_id)
+            run.step()
+        replayed = list(
+            Trajectory.objects.filter(id__in=todo, status=Trajectory.Status.REPLAYED).values_list(
+                "id", flat=True
+            )
+        )
+        run.counts["replayed"] = len(replayed)
+    return replayed
+
+
+def _stage_mine(run: _Run, ids: list[int]) -> list[Candidate]:
+    options = run.config.pipeline.options
+    proposed: list[Candidate] = []
+    with run.stage("mine", total=len(ids)):
+        for trajectory_id in ids:
+            if options.limit is not None and len(proposed) >= options.limit:
+                break
+            trajectory = Trajectory.objects.select_related("atif", "side_data").get(
+                id=trajectory_id
+            )
+            found, drops = _mine_one(trajectory)
+            seen = set(Candidate.objects.filter(run=run.row).values_list("key", flat=True))
+            for candidate in found:
+                if candidate.key in seen:
+                    continue  # the same fix recorded twice (a session and its Harbor export)
+                if options.limit is not None and len(proposed) >= options.limit:
+                    break
+                seen.add(candidate.key)
+                proposed.append(_candidate_row(run.row, trajectory, candidate))
+            for drop in drops:
+                _drop_row(run.row, trajectory, drop)
+            run.counts["candidates"] += len(found) + len(drops)
+            run.counts["dropped"] += len(drops)
+            run.step()
+    return proposed
+
+
+def _mine_one(trajectory: Trajectory) -> tuple[list[RepairCandidate], list[Any]]:
+    """Replay again in memory (cheap, deterministic; the blobs are already stored) and mine."""
+    atif = json.loads(trajectory.atif.content())
+    side = json.loads(trajectory.side_data.content()) if trajectory.side_data else {}
+    blobs = DbBlobs()
+    result = core_replay.replay(atif, side, root=trajectory.cwd or None, blobs=blobs)
+    index = core_replay.StateIndex.build(result)
+    found, drops = find_repair_candidates(result, index, blobs, atif)
+    blobs.flush()
+    return found, drops
+
+
+def _candidate_row(run: PipelineRun, trajectory: Trajectory, c: RepairCandidate) -> Candidate:
+    return Candidate.objects.create(
+        run=run,
+        trajectory=trajectory,
+        family=c.family,
+        key=c.key,
+        language=c.language,
+        runner=c.runner,
+        check_command=c.command,
+        check_cwd=c.check_cwd,
+        fail_step=c.fail_step_index,
+        pass_step=c.pass_step_index,
+        instruction=c.instruction,
+        start_files=dict(c.start_files),
+        reference_files=dict(c.ref_files),
+        changed={"added": list(c.added), "modified": list(c.modified), "deleted": list(c.deleted)},
+        payload=candidate_payload(c),
+    )
+
+
+def _drop_row(run: PipelineRun, trajectory: Trajectory, drop: Any) -> Candidate:
+    return Candidate.objects.create(
+        run=run,
+        trajectory=trajectory,
+        family=drop.family,
+        key=f"drop:{trajectory.id}:{drop.fail_command_index}:{drop.pass_command_index}",
+        status=Candidate.Status.DROPPED,
+        check_command=drop.command,
+        fail_step=drop.fail_step_index,
+        pass_step=drop.pass_step_index,
+        drop_stage=drop.stage,
+        drop_reason=str(drop.reason),
+        drop_detail=drop.detail,
+    )
+
+
+def candidate_drop(*, candidate: Candidate, stage: str, reason: str, detail: str) -> None:
+    Candidate.objects.filter(id=candidate.id).update(
+        status=Candidate.Status.DROPPED,
+        drop_stage=stage,
+        drop_reason=reason,
+        drop_detail=detail[:4000],
+    )
+
+
+def _task_name(candidate: Candidate) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", (candidate.trajectory.title or "task").lower()).strip("-")
+    return f"{slug[:40].strip('-') or 'task'}-{candidate.family}-{candidate.key[:10]}"
+
+
+def _stage_write(run: _Run, candidates: list[Candidate]) -> None:
+    destination = Path(run.row.destination)
+    base_image = base_image_ref()
+    with run.stage("write", total=len(candidates)):
+        for candidate in candidates:
+            written = candidate_write_task(
+                candidate=candidate,
+                destination=destination,
+                task_name=_task_name(candidate),
+                base_image=base_image,
+            )
+            run.counts["prepared"] += 1
+            if written:
+                run.counts["written"] += 1
+            else:
+                run.counts["dropped"] += 1
+            run.step()
+
+
+def _report(run: PipelineRun, counts: dict[str, int], timings: dict[str, float]) -> dict[str, Any]:
+    rows = Candidate.objects.filter(run=run).select_related("trajectory__source")
+    drops = [
+        {
+            "candidate": c.id,
+            "trajectory": c.trajectory_id,
+            "source": c.trajectory.source.path,
+            "family": c.family,
+            "stage": c.drop_stage,
+            "reason": c.drop_reason,
+            "detail": c.drop_detail,
+            "command": c.check_command,
+        }
+        for c in rows
+        if c.status == Candidate.Status.DROPPED
+    ]
+    by_family: dict[str, dict[str, Any]] = {}
+    for c in rows:
+        fam = by_family.setdefault(c.family, {"candidates": 0, "written": 0, "kept": 0})
+        fam["candidates"] += 1
+        fam["written"] += c.status in (Candidate.Status.WRITTEN, Candidate.Status.KEPT)
+        fam["kept"] += c.status == Candidate.Status.KEPT
+    for fam in by_family.values():
+        fam["yield"] = round(fam["written"] / fam["candidates"], 4) if fam["candidates"] else 0.0
+    return {
+        "run": run.id,
+        "status": run.status,
+        "config": run.config,
+        "started_at": run.started_at.isoformat() if run.started_at else None,
+        "finished_at": timezone.now().isoformat(),
+        "counts": counts,
+        "drops": drops,
+        "yield": by_family,
+        "timings": timings,
+        "tasks": [
+            {"candidate": c.id, "task": c.task_name, "path": c.task_dir, "status": c.status}
+            for c in rows
+            if c.task_dir
+        ],
+    }
+
+
+def _write_report(run: PipelineRun) -> None:
+    destination = Path(run.destination)
+    destination.mkdir(parents=True, exist_ok=True)
+    (destination / "report.json").write_text(json.dumps(run.report, indent=2) + "\n")
+
+
+def pipeline_exit_code(run: PipelineRun) -> int:
+    """0 tasks written (or kept), 1 nothing usable."""
+    written = run.counts.get("kept", 0) or run.counts.get("written", 0)
+    if run.config["pipeline"]["options"].get("propose_only"):
+        written = Candidate.objects.filter(run=run, status=Candidate.Status.PROPOSED).count()
+    return 0 if written and run.status == PipelineRun.Status.DONE else 1

@@ -1,0 +1,111 @@
+"""The write stage: a proposed candidate becomes a Harbor task folder, checked by Harbor itself."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from tasks_review.core.mining.repair import RepairCandidate
+from tasks_review.core.taskfiles import SourceTrace, TaskWriteError, write_task
+from tasks_review.models import Candidate
+from trajectories.store import DbBlobs
+
+STAGE = "write"
+
+
+class NoBaseImage(RuntimeError):
+    """No pinned base image is configured or bootstrapped: a setup error, not a drop."""
+
+
+def candidate_payload(candidate: RepairCandidate) -> dict[str, Any]:
+    return json.loads(json.dumps(dataclasses.asdict(candidate)))
+
+
+def candidate_from_payload(payload: dict[str, Any]) -> RepairCandidate:
+    fields = {f.name: f for f in dataclasses.fields(RepairCandidate)}
+    values = {
+        k: tuple(v) if isinstance(v, list) and "tuple" in str(fields[k].type) else v
+        for k, v in payload.items()
+        if k in fields
+    }
+    return RepairCandidate(**values)
+
+
+def base_image_ref() -> str:
+    """The FROM reference for task Dockerfiles: a configured public image, else the base image
+    built offline by bootstrap (a no-op when the engine already has it)."""
+    configured = settings.TRAJ2ENV.get("BASE_IMAGE")
+    if configured:
+        return configured
+    from tasks_review.core.docker import InfraError, bootstrap
+    from tasks_review.management.commands.images import base_image_spec
+
+    try:
+        record = bootstrap(base_image_spec())
+    except InfraError as exc:
+        raise NoBaseImage(f"no base image: {exc}") from None
+    if not record.pinned_ref:
+        raise NoBaseImage(
+            "no base image: run `python manage.py images bootstrap` (or set TRAJ2ENV_BASE_IMAGE)"
+        )
+    return record.pinned_ref
+
+
+def lint_problems(task_dir: Path) -> list[str]:
+    """What Harbor's own Task model and `harbor lint --select ALL` say about a task folder."""
+    from harbor.lint import lint_task
+    from harbor.models.task.task import Task
+
+    problems = []
+    try:
+        Task(task_dir)
+    except Exception as exc:  # Harbor raises pydantic and OS errors alike
+        problems.append(f"Harbor's Task model rejects it: {exc}")
+    for finding in lint_task(task_dir):
+        problems.append(f"{finding.rule}: {finding.message}")
+    return problems
+
+
+def candidate_write_task(
+    *, candidate: Candidate, destination: Path, task_name: str, base_image: str
+) -> bool:
+    """Write the task, lint it, and record the outcome on the row. False when dropped."""
+    mined = candidate_from_payload(candidate.payload)
+    trajectory = candidate.trajectory
+    task_dir = destination / task_name
+    blobs = DbBlobs()
+    try:
+        write_task(
+            task_dir,
+            mined,
+            mined.instruction,
+            blobs,
+            source_trace=SourceTrace.for_candidate(trajectory.source.sha256, mined),
+            source_model=trajectory.model_name or None,
+            base_image=base_image,
+            task_name=f"traj2env/{task_name}",  # Harbor names tasks org/name
+            overwrite=True,
+        )
+    except TaskWriteError as exc:
+        _drop(candidate, "write_refused", str(exc))
+        return False
+    problems = lint_problems(task_dir)
+    if problems:
+        shutil.rmtree(task_dir, ignore_errors=True)
+        _drop(candidate, "harbor_lint_failed", "; ".join(problems))
+        return False
+    Candidate.objects.filter(id=candidate.id).update(
+        status=Candidate.Status.WRITTEN, task_name=task_name, task_dir=str(task_dir)
+    )
+    return True
+
+
+def _drop(candidate: Candidate, reason: str, detail: str) -> None:
+    Candidate.objects.filter(id=candidate.id).update(
+        status=Candidate.Status.DROPPED, drop_stage=STAGE, drop_reason=reason, drop_detail=detail
+    )

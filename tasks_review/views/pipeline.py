@@ -1,0 +1,120 @@
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import permission_required
+from django.core.paginator import Paginator
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseStopPolling
+
+from tasks_review.models import STAGES, Candidate, PipelineRun
+from tasks_review.services.pipeline import (
+    IllegalTransition,
+    pipeline_run_cancel,
+    pipeline_run_rerun,
+)
+from tasks_review.tasks import pipeline_run_enqueue
+
+can_view = permission_required("tasks_review.view_pipelinerun", raise_exception=True)
+can_run = permission_required("tasks_review.run_pipeline", raise_exception=True)
+
+
+@can_view
+def run_list(request: HttpRequest) -> HttpResponse:
+    page = Paginator(PipelineRun.objects.all(), 30).get_page(request.GET.get("page"))
+    template = "tasks_review/runs/list.html"
+    if request.htmx:
+        template += "#runs"
+    return render(request, template, {"page": page})
+
+
+def _stages(run: PipelineRun) -> list[dict]:
+    reached = STAGES.index(run.stage) if run.stage in STAGES else -1
+    rows = []
+    for i, name in enumerate(STAGES):
+        if name in ("build", "verify") and run.config["pipeline"]["options"].get("propose_only"):
+            continue
+        state = "done" if i < reached or name in run.timings else "pending"
+        if i == reached and not run.finished and name not in run.timings:
+            state = "active"
+        rows.append({"name": name, "state": state, "seconds": run.timings.get(name)})
+    return rows
+
+
+@can_view
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(PipelineRun, pk=pk)
+    if request.htmx and request.htmx.target == f"run-{run.pk}-progress":
+        response = render(
+            request, "tasks_review/runs/detail.html#progress", {"run": run, "stages": _stages(run)}
+        )
+        if run.finished:
+            # 286 stops the polling; the client then reloads the page's drop lists once.
+            response = HttpResponseStopPolling(response.content)
+            response["HX-Refresh"] = "true"
+        return response
+    candidates = Candidate.objects.filter(run=run)
+    drops = (
+        candidates.filter(status=Candidate.Status.DROPPED)
+        .values("drop_stage", "drop_reason")
+        .annotate(n=Count("id"))
+        .order_by("-n", "drop_reason")
+    )
+    dropped = {
+        (d["drop_stage"], d["drop_reason"]): list(
+            candidates.filter(
+                status=Candidate.Status.DROPPED,
+                drop_stage=d["drop_stage"],
+                drop_reason=d["drop_reason"],
+            )
+            .select_related("trajectory")
+            .order_by("id")[:50]
+        )
+        for d in drops
+    }
+    return render(
+        request,
+        "tasks_review/runs/detail.html",
+        {
+            "run": run,
+            "stages": _stages(run),
+            "drop_groups": [(d, dropped[(d["drop_stage"], d["drop_reason"])]) for d in drops],
+            "kept": candidates.exclude(status=Candidate.Status.DROPPED)
+            .select_related("trajectory")
+            .order_by("id")[:200],
+        },
+    )
+
+
+@can_view
+def run_report(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(PipelineRun, pk=pk)
+    if run.report is None:
+        return JsonResponse({"error": "the run has not finished; no report yet"}, status=404)
+    return JsonResponse(run.report, json_dumps_params={"indent": 2})
+
+
+@require_POST
+@can_run
+def run_rerun(request: HttpRequest, pk: int) -> HttpResponse:
+    try:
+        new = pipeline_run_rerun(run_id=pk, user=request.user)
+    except IllegalTransition as exc:
+        messages.error(request, str(exc))
+        return redirect("runs:detail", pk=pk)
+    pipeline_run_enqueue(new.id)
+    messages.success(request, f"Run {new.pk} queued with the same config.")
+    return redirect("runs:detail", pk=new.pk)
+
+
+@require_POST
+@can_run
+def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    try:
+        pipeline_run_cancel(run_id=pk, user=request.user)
+        messages.success(request, "Cancelling: the run stops at its next item.")
+    except IllegalTransition as exc:
+        messages.error(request, str(exc))
+    return redirect("runs:detail", pk=pk)

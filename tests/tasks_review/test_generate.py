@@ -1,0 +1,135 @@
+"""manage.py generate: the pipeline over the samples, report.json, exit codes and the run row."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from tasks_review.models import Candidate, PipelineRun
+from tests.conftest import SAMPLES
+
+pytestmark = pytest.mark.django_db
+PINNED = "example.org/traj2env/base@sha256:" + "ab" * 32
+
+
+@pytest.fixture(autouse=True)
+def _public_base_image(settings):
+    # Writing task files needs a pinned FROM, not Docker: the configured-public-image path.
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "BASE_IMAGE": PINNED}
+
+
+def config(tmp_path: Path, source: Path, **options) -> Path:
+    lines = [
+        "source: {kind: trajectory, path: %s, format: auto}" % source,
+        "pipeline:",
+        "  name: trajectory_to_env",
+        "  options: " + json.dumps({"families": ["repair"], **options}),
+        f"output: {{destination: {tmp_path / 'out'}}}",
+    ]
+    path = tmp_path / "generate.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def generate(path: Path) -> int:
+    try:
+        call_command("generate", config=str(path))
+    except SystemExit as exit_:
+        return int(exit_.code)
+    return 0
+
+
+def test_samples_become_four_linted_harbor_tasks_with_a_report(tmp_path):
+    assert generate(config(tmp_path, SAMPLES)) == 0
+    out = tmp_path / "out"
+    tasks = sorted(p for p in out.iterdir() if p.is_dir())
+    assert len(tasks) == 4
+    for task in tasks:
+        assert {p.name for p in task.iterdir()} >= {
+            "instruction.md", "task.toml", "environment", "tests", "solution"
+        }
+        assert 'recipe = "trajectory_replay"' in (task / "task.toml").read_text()
+    report = json.loads((out / "report.json").read_text())
+    assert report["status"] == "done"
+    assert report["counts"]["files"] == 5 and report["counts"]["trajectories"] == 4
+    assert report["counts"]["candidates"] == 4 and report["counts"]["written"] == 4
+    assert report["yield"]["repair"]["yield"] == 1.0
+    assert set(report["timings"]) >= {"ingest", "replay", "mine", "write"}
+    assert report["config"]["pipeline"]["options"]["families"] == ["repair"]
+    assert report["started_at"] and report["finished_at"]
+    run = PipelineRun.objects.get()
+    assert run.status == "done" and run.report == report
+
+
+def test_unknown_config_key_is_a_setup_error_naming_it(tmp_path):
+    path = config(tmp_path, SAMPLES, famlies=["repair"])
+    with pytest.raises(CommandError) as err:
+        call_command("generate", config=str(path))
+    assert err.value.returncode == 2
+    assert "pipeline.options.famlies" in str(err.value)
+    assert PipelineRun.objects.count() == 0
+
+
+def test_a_missing_source_is_a_setup_error(tmp_path):
+    with pytest.raises(CommandError) as err:
+        call_command("generate", config=str(config(tmp_path, tmp_path / "nowhere")))
+    assert err.value.returncode == 2
+
+
+def test_nothing_usable_exits_1_and_still_writes_the_report(tmp_path):
+    quiet = tmp_path / "quiet"
+    quiet.mkdir()
+    doc = {
+        "schema_version": "ATIF-v1.7",
+        "agent": {"name": "terminus-2", "version": "1"},
+        "steps": [{"step_id": 1, "source": "user", "message": "Say hello."},
+                  {"step_id": 2, "source": "agent", "message": "Hello."}],
+    }
+    (quiet / "hello.json").write_text(json.dumps(doc))
+    assert generate(config(tmp_path, quiet)) == 1
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["counts"]["trajectories"] == 1 and report["counts"]["candidates"] == 0
+
+
+def test_propose_only_stops_before_task_files(tmp_path):
+    assert generate(config(tmp_path, SAMPLES, propose_only=True)) == 0
+    assert not [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
+    assert Candidate.objects.filter(status=Candidate.Status.PROPOSED).count() == 4
+
+
+def test_limit_bounds_the_candidates(tmp_path):
+    assert generate(config(tmp_path, SAMPLES, limit=2)) == 0
+    assert Candidate.objects.exclude(status=Candidate.Status.DROPPED).count() == 2
+
+
+def test_drops_are_recorded_with_stage_and_reason_code(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    # The pi sample, with the failing run's output claiming an install fixed things: make the
+    # fix a package install by replaying a copy whose edit is replaced by `pip install`.
+    shutil.copy(next((SAMPLES / "codex").glob("*.jsonl")), src / "rollout.jsonl")
+    text = (src / "rollout.jsonl").read_text()
+    assert "*** Update File:" in text
+    lines = [json.loads(line) for line in text.splitlines()]
+    for line in lines:  # turn the fixing patch into a dependency install
+        payload = line.get("payload", {})
+        if payload.get("type") == "custom_tool_call" and "*** Update File:" in payload.get("input", ""):
+            payload.update({"type": "function_call", "name": "shell",
+                            "arguments": json.dumps({"command": ["bash", "-lc", "npm install left-pad"]})})
+            payload.pop("input", None)
+    (src / "rollout.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    code = generate(config(tmp_path, src))
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert code == 1
+    assert [d["reason"] for d in report["drops"]] == ["package_install_fix"]
+    assert report["drops"][0]["stage"] == "mine" and report["drops"][0]["candidate"]
+
+
+def test_a_second_run_on_the_same_files_mines_them_again(tmp_path):
+    assert generate(config(tmp_path, SAMPLES)) == 0
+    assert generate(config(tmp_path, SAMPLES)) == 0
+    second = PipelineRun.objects.order_by("-id").first()
+    assert second.counts["trajectories"] == 4 and second.counts["written"] == 4
