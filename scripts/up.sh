@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
-# The main job on the embedded default (SQLite, the local Docker engine): set up, ingest the bundled
-# samples, and serve the review desk and a worker on 127.0.0.1.
+# The main job on the embedded default (SQLite, the local Docker engine): set up, build the base
+# image offline when missing, turn the bundled samples into verified tasks, and serve the review
+# desk and a worker on 127.0.0.1.
 source "$(dirname "$0")/lib.sh"
 PORT="${PORT:-8000}"
 
 ensure_venv
+# mmdebstrap and docker-registry build the offline base image and give it a pinned digest.
+apt_install mmdebstrap docker-registry
 migrate
 "$PY" manage.py demo_admin
-say "ingesting the bundled samples"
-"$PY" manage.py ingest samples || [ $? -eq 1 ]
+if "$PY" manage.py images bootstrap; then
+  say "generating verified tasks from the bundled samples (configs/samples.yaml)"
+  "$PY" manage.py generate --config configs/samples.yaml || say "generate found nothing usable"
+else
+  say "no usable Docker engine: ingesting the samples without verification"
+  "$PY" manage.py ingest samples || [ $? -eq 1 ]
+fi
 "$PY" manage.py collectstatic --noinput -v 0
 
 say "starting a worker (django-q2) and the web app on http://127.0.0.1:$PORT/"
