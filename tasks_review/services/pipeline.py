@@ -155,9 +155,15 @@ def pipeline_run_execute(*, run_id: int, progress: Progress | None = None) -> Pi
         status, error = PipelineRun.Status.FAILED, f"{type(exc).__name__}: {exc}"
     run.row.status = status
     run.save(force=True)
+    started = time.perf_counter()
     report = _report(run.row, run.counts, run.timings)
+    run.timings["report"] = report["timings"]["report"] = round(time.perf_counter() - started, 3)
     PipelineRun.objects.filter(id=run_id).update(
-        status=status, error=error[:4000], finished_at=timezone.now(), report=report
+        status=status,
+        error=error[:4000],
+        finished_at=timezone.now(),
+        report=report,
+        timings=run.timings,
     )
     run.row.refresh_from_db()
     _write_report(run.row)
@@ -352,7 +358,7 @@ def _report(run: PipelineRun, counts: dict[str, int], timings: dict[str, float])
         "counts": counts,
         "drops": drops,
         "yield": by_family,
-        "timings": timings,
+        "timings": dict(timings),
         "tasks": [
             {"candidate": c.id, "task": c.task_name, "path": c.task_dir, "status": c.status}
             for c in rows

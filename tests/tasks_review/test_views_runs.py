@@ -1,0 +1,114 @@
+"""Pipeline run pages: list, live detail, report, re-run and cancel."""
+
+import pytest
+from django.urls import reverse
+
+from tasks_review.models import Candidate, PipelineRun, empty_counts
+from tests.trajectories.factories import make_trajectory
+
+pytestmark = pytest.mark.django_db
+CONFIG = {
+    "source": {"kind": "trajectory", "path": "/data/logs", "format": "auto"},
+    "pipeline": {"name": "trajectory_to_env", "options": {"families": ["repair"],
+                 "propose_only": False}},
+    "output": {"destination": "/tmp/out"},
+}
+
+
+def make_run(**fields) -> PipelineRun:
+    return PipelineRun.objects.create(config=CONFIG, destination="/tmp/out", **fields)
+
+
+def test_list_shows_runs_with_their_counts(as_annotator):
+    make_run(status="done", counts={**empty_counts(), "written": 7})
+    body = as_annotator.get(reverse("runs:list")).content.decode()
+    assert "/data/logs" in body and ">7<" in body.replace(" ", "")
+
+
+def test_list_htmx_gets_the_fragment(as_annotator):
+    make_run()
+    response = as_annotator.get(reverse("runs:list"), headers={"HX-Request": "true"})
+    assert b"<html" not in response.content and b'id="runs"' in response.content
+
+
+def test_detail_polls_while_running_and_groups_drops_by_reason(as_annotator):
+    run = make_run(status="running", stage="mine", stage_done=3, stage_total=9)
+    t = make_trajectory()
+    for reason in ("no_change", "no_change", "fix_touches_lost_file"):
+        Candidate.objects.create(run=run, trajectory=t, family="repair", key=reason,
+                                 status="dropped", check_command="npm test", fail_step=1,
+                                 pass_step=2, drop_stage="mine", drop_reason=reason)
+    body = as_annotator.get(reverse("runs:detail", args=[run.pk])).content.decode()
+    assert 'hx-trigger="every 1s"' in body
+    assert "mine · 3 of 9" in body
+    assert body.index("no_change") < body.index("fix_touches_lost_file")  # biggest group first
+
+
+def test_progress_fragment_keeps_polling_until_the_run_ends(as_annotator):
+    run = make_run(status="running", stage="replay")
+    url = reverse("runs:detail", args=[run.pk])
+    headers = {"HX-Request": "true", "HX-Target": f"run-{run.pk}-progress"}
+    running = as_annotator.get(url, headers=headers)
+    assert running.status_code == 200 and b"<html" not in running.content
+    PipelineRun.objects.filter(id=run.id).update(status="done")
+    done = as_annotator.get(url, headers=headers)
+    assert done.status_code == 286  # htmx stops polling
+    assert done["HX-Refresh"] == "true"
+
+
+def test_report_is_json_once_finished(as_annotator):
+    run = make_run(status="running")
+    assert as_annotator.get(reverse("runs:report", args=[run.pk])).status_code == 404
+    PipelineRun.objects.filter(id=run.id).update(status="done", report={"counts": {"kept": 1}})
+    response = as_annotator.get(reverse("runs:report", args=[run.pk]))
+    assert response.json() == {"counts": {"kept": 1}}
+
+
+def test_rerun_and_cancel_need_the_run_pipeline_permission(client, people):
+    run = make_run(status="done")
+    client.force_login(people.alice)  # annotator: can look, cannot run
+    assert client.post(reverse("runs:rerun", args=[run.pk])).status_code == 403
+    client.force_login(people.bob)  # reviewer
+    response = client.post(reverse("runs:rerun", args=[run.pk]))
+    new = PipelineRun.objects.order_by("-id").first()
+    assert response.status_code == 302 and new.id != run.id and new.config == run.config
+    assert client.post(reverse("runs:cancel", args=[new.pk])).status_code == 302
+    new.refresh_from_db()
+    assert new.status == "cancelled" and new.cancel_requested
+
+
+def test_a_finished_run_cannot_be_cancelled(client, people):
+    run = make_run(status="done")
+    client.force_login(people.dave)
+    client.post(reverse("runs:cancel", args=[run.pk]))
+    run.refresh_from_db()
+    assert run.status == "done" and not run.cancel_requested
+
+
+def test_outsiders_and_anonymous_see_no_runs(client, people):
+    run = make_run()
+    assert client.get(reverse("runs:list")).status_code == 302
+    client.force_login(people.eve)
+    assert client.get(reverse("runs:list")).status_code == 403
+    assert client.get(reverse("runs:detail", args=[run.pk])).status_code == 403
+
+
+def test_a_cancel_requested_mid_run_stops_it(tmp_path, settings):
+    from tasks_review.core.config import parse_config
+    from tasks_review.services.pipeline import pipeline_run_create, pipeline_run_execute
+    from tests.conftest import SAMPLES
+
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "BASE_IMAGE": "x.org/b@sha256:" + "0" * 64}
+    config = parse_config({"source": {"path": str(SAMPLES), "format": "auto"},
+                           "pipeline": {"name": "trajectory_to_env"},
+                           "output": {"destination": str(tmp_path)}}, base_dir=tmp_path)
+    run = pipeline_run_create(config=config)
+
+    def cancel_during_replay(row):
+        if row.stage == "replay":
+            PipelineRun.objects.filter(id=row.id).update(cancel_requested=True)
+
+    done = pipeline_run_execute(run_id=run.id, progress=cancel_during_replay)
+    assert done.status == "cancelled"
+    assert done.report["status"] == "cancelled"
+    assert not Candidate.objects.filter(run=run).exists()
