@@ -276,8 +276,10 @@ def candidate_reserve_next(
             tried.add(pk)
             try:
                 with transaction.atomic():
-                    return _reserve(_locked(pk), user, now)
-            except Reserved:
+                    candidate = _locked(pk)
+                    _check_workable(candidate, user)  # decided since the query ran, say
+                    return _reserve(candidate, user, now)
+            except (Reserved, NotReviewable, AlreadyReviewed):
                 continue
     return None
 
@@ -376,6 +378,7 @@ def review_submit(
                 "reviews": len(decisions),
                 "review_status": status.value,
                 "reserved_by": None,
+                "reserved_until": None,
             },
         )
         return review

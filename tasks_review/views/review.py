@@ -1,0 +1,458 @@
+"""The review desk: the queue, a candidate with its evidence beside the decision, disputes,
+agreement, the audit log and dataset exports.
+
+Trajectory-derived text (instructions, file contents, logs) is untrusted: templates escape it and
+the only markup marked safe here is Pygments output, which escapes its input.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib.auth.decorators import permission_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.cache import patch_vary_headers
+from django.utils.http import urlencode
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseStopPolling, push_url
+from pygments.lexers import DiffLexer
+
+from trajectories.stepper import highlighted
+
+from .. import selectors
+from ..models import AuditEvent, Candidate, DatasetExport, Review, TrialRun
+from ..services import review as services
+
+can_review = permission_required(services.REVIEW, raise_exception=True)
+can_adjudicate = permission_required(services.ADJUDICATE, raise_exception=True)
+can_export = permission_required(services.EXPORT, raise_exception=True)
+can_audit = permission_required("tasks_review.view_audit", raise_exception=True)
+
+PAGE_SIZE = 50
+AUDIT_PAGE_SIZE = 50
+_DIFF = DiffLexer(stripnl=False)
+# The reasons in the order the number keys pick them.
+REASONS = list(enumerate(Review.Reason.choices, start=1))
+
+
+def _fragment(request: HttpRequest) -> bool:
+    # A history-restore request after a cache miss wants the whole page, not the fragment.
+    return bool(request.htmx) and not request.htmx.history_restore_request
+
+
+def _render(
+    request: HttpRequest,
+    template: str,
+    context: dict[str, Any],
+    partial: str | None = None,
+    *,
+    status: int = 200,
+) -> HttpResponse:
+    if partial and _fragment(request):
+        template += f"#{partial}"
+        context["fragment"] = True
+    response = render(request, template, context, status=status)
+    patch_vary_headers(response, ["HX-Request"])  # never serve a cached fragment as the page
+    return response
+
+
+def _with_query(url: str, query: dict[str, str]) -> str:
+    return f"{url}?{urlencode(query)}" if query else url
+
+
+def candidate_url(pk: int, filters: selectors.QueueFilters) -> str:
+    return _with_query(reverse("review:candidate", args=[pk]), filters.query())
+
+
+# -- the queue -------------------------------------------------------------------------------------
+
+
+@can_review
+@require_GET
+def queue(request: HttpRequest) -> HttpResponse:
+    filters = selectors.QueueFilters.from_query(request.GET)
+    page = Paginator(selectors.queue_search(filters, request.user), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    partial = "results" if request.htmx and request.htmx.target == "queue-results" else None
+    counts = selectors.queue_counts(filters, request.user)
+    return _render(
+        request,
+        "tasks_review/review/queue.html",
+        {
+            "page": page,
+            "filters": filters,
+            "query": urlencode(filters.query()),
+            "counts": counts,
+            "buckets": [
+                (key, label, urlencode(filters.query(review=key)), counts[key])
+                for key, label in selectors.BUCKETS.items()
+            ],
+            "facets": selectors.queue_facets(),
+            "sorts": [(key, label) for key, (label, _) in selectors.SORTS.items()],
+            "now": timezone.now(),
+            "needed": selectors.reviews_needed(),
+            "minutes": selectors.reservation_minutes(),
+            "reasons": REASONS,
+        },
+        partial,
+    )
+
+
+@can_review
+@require_POST
+def next_candidate(request: HttpRequest) -> HttpResponse:
+    """Reserve the next candidate left for this reviewer and open it."""
+    filters = selectors.QueueFilters.from_query(request.GET)
+    candidate = services.candidate_reserve_next(user=request.user, filters=filters)
+    if candidate is None:
+        return redirect(_with_query(reverse("review:queue"), {**filters.query(), "done": "1"}))
+    return redirect(candidate_url(candidate.pk, filters))
+
+
+# -- one candidate ---------------------------------------------------------------------------------
+
+
+def _candidate(pk: int) -> Candidate:
+    return get_object_or_404(
+        selectors.reviewable().select_related("trajectory", "reserved_by", "run"), pk=pk
+    )
+
+
+def _desk_context(
+    request: HttpRequest,
+    candidate: Candidate,
+    filters: selectors.QueueFilters,
+    *,
+    error: str = "",
+    form: dict[str, str] | None = None,
+    notice: str = "",
+) -> dict[str, Any]:
+    user = request.user
+    now = timezone.now()
+    reviews = selectors.reviews_for(candidate, user)
+    trials = selectors.trials_for(candidate)
+    changes, undiffed = selectors.reference_changes(candidate)
+    previous, following = selectors.neighbours(candidate.pk, user, now, filters)
+    disputed = candidate.review_status == Candidate.ReviewStatus.DISPUTED
+    can_adjudicate_here = (
+        disputed
+        and user.has_perm(services.ADJUDICATE)
+        and not any(r.reviewer_id == user.pk for r in candidate.reviews.all())
+    )
+    can_decide = (
+        candidate.review_status == Candidate.ReviewStatus.PENDING and reviews.mine is None
+    ) or can_adjudicate_here
+    held_by_other = selectors.held_by_other(candidate, user, now)
+    query = filters.query()
+    return {
+        "candidate": candidate,
+        "trajectory": candidate.trajectory,
+        "filters": filters,
+        "query": urlencode(query),
+        "reviews": reviews,
+        "trials": selectors.trial_rows(trials),
+        "trial_summary": selectors.trial_summary(trials),
+        "changes": [(c, highlighted(c.diff, _DIFF) if c.diff else None) for c in changes],
+        "undiffed": undiffed,
+        "tree": selectors.start_tree(candidate),
+        "previous_url": candidate_url(previous, filters) if previous else None,
+        "next_url": candidate_url(following, filters) if following else None,
+        "queue_url": _with_query(reverse("review:queue"), query),
+        "held_by_me": selectors.held_by(candidate, user, now),
+        "held_by_other": held_by_other,
+        "can_decide": can_decide and not held_by_other,
+        "adjudicating": can_adjudicate_here,
+        "decide_url": _with_query(
+            reverse(
+                "review:adjudicate" if can_adjudicate_here else "review:decide",
+                args=[candidate.pk],
+            ),
+            query,
+        ),
+        "reasons": REASONS,
+        "decisions": Review.Decision.choices,
+        "error": error,
+        "form": form or {},
+        "notice": notice,
+        "now": now,
+    }
+
+
+def _reserve_on_open(request: HttpRequest, candidate: Candidate) -> Candidate:
+    """Opening a candidate one could work reserves it if free; anything else just shows it."""
+    try:
+        return services.candidate_reserve(user=request.user, candidate_id=candidate.pk)
+    except services.ReviewError:
+        return candidate
+
+
+def _desk(
+    request: HttpRequest,
+    candidate: Candidate,
+    filters: selectors.QueueFilters,
+    *,
+    status: int = 200,
+    **extra: Any,
+) -> HttpResponse:
+    context = _desk_context(request, candidate, filters, **extra)
+    return _render(request, "tasks_review/review/candidate.html", context, "desk", status=status)
+
+
+@can_review
+@require_GET
+def candidate_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    filters = selectors.QueueFilters.from_query(request.GET)
+    candidate = _reserve_on_open(request, _candidate(pk))
+    return _desk(request, candidate, filters)
+
+
+def _after_decision(
+    request: HttpRequest,
+    next_pk: int | None,
+    filters: selectors.QueueFilters,
+    *,
+    empty_url: str,
+    notice: str,
+) -> HttpResponse:
+    """The next candidate in place of the one just decided: a swap of the desk (and its URL)
+    under htmx, a redirect without it."""
+    if next_pk is None:
+        if not request.htmx:
+            return redirect(empty_url)
+        response = render(
+            request,
+            "tasks_review/review/candidate.html#empty",
+            {"queue_url": empty_url, "notice": notice, "fragment": True},
+        )
+        return push_url(response, empty_url)
+    url = candidate_url(next_pk, filters)
+    if not request.htmx:
+        return redirect(url)
+    candidate = _candidate(next_pk)
+    response = _desk(request, candidate, filters, notice=notice)
+    return push_url(response, url)
+
+
+def _refused(
+    request: HttpRequest,
+    pk: int,
+    filters: selectors.QueueFilters,
+    exc: services.ReviewError,
+) -> HttpResponse:
+    status = 422 if isinstance(exc, services.InvalidDecision) else 409
+    form = {k: request.POST.get(k, "") for k in ("decision", "reason", "comment")}
+    return _desk(request, _candidate(pk), filters, status=status, error=str(exc), form=form)
+
+
+@can_review
+@require_POST
+def decide(request: HttpRequest, pk: int) -> HttpResponse:
+    filters = selectors.QueueFilters.from_query(request.GET)
+    try:
+        review = services.review_submit(
+            user=request.user,
+            candidate_id=pk,
+            decision=request.POST.get("decision", ""),
+            reason=request.POST.get("reason", ""),
+            comment=request.POST.get("comment", ""),
+        )
+    except services.NotPermitted:
+        raise
+    except services.ReviewError as exc:
+        return _refused(request, pk, filters, exc)
+    following = services.candidate_reserve_next(user=request.user, filters=filters, after=pk)
+    return _after_decision(
+        request,
+        following.pk if following else None,
+        filters,
+        empty_url=_with_query(reverse("review:queue"), filters.query()),
+        notice=f"Candidate #{pk}: {review.get_decision_display().lower()} "
+        f"({review.get_reason_display().lower()}) recorded.",
+    )
+
+
+@can_adjudicate
+@require_POST
+def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
+    filters = selectors.QueueFilters.from_query(request.GET)
+    try:
+        review = services.review_adjudicate(
+            user=request.user,
+            candidate_id=pk,
+            decision=request.POST.get("decision", ""),
+            reason=request.POST.get("reason", ""),
+            comment=request.POST.get("comment", ""),
+        )
+    except services.NotPermitted:
+        raise
+    except services.ReviewError as exc:
+        return _refused(request, pk, filters, exc)
+    following = selectors.next_dispute(pk, request.user, timezone.now())
+    if following is not None:
+        following = _reserve_on_open(request, _candidate(following)).pk
+    return _after_decision(
+        request,
+        following,
+        filters,
+        empty_url=reverse("review:disputes"),
+        notice=f"Candidate #{pk} settled: {review.get_decision_display().lower()}.",
+    )
+
+
+@can_review
+@require_POST
+def release(request: HttpRequest, pk: int) -> HttpResponse:
+    filters = selectors.QueueFilters.from_query(request.GET)
+    try:
+        services.candidate_release(user=request.user, candidate_id=pk)
+    except services.NotPermitted:
+        raise
+    except services.ReviewError as exc:
+        return _refused(request, pk, filters, exc)
+    return redirect(_with_query(reverse("review:queue"), filters.query()))
+
+
+@can_review
+@require_GET
+def trial_logs(request: HttpRequest, pk: int, trial_pk: int) -> HttpResponse:
+    trial = get_object_or_404(
+        TrialRun.objects.select_related("candidate"),
+        pk=trial_pk,
+        candidate_id=pk,
+        candidate__status__in=selectors.REVIEWABLE,
+    )
+    return _render(
+        request,
+        "tasks_review/review/trial_logs.html",
+        {"trial": trial, "candidate": trial.candidate},
+        "logs",
+    )
+
+
+# -- disputes, agreement ---------------------------------------------------------------------------
+
+
+@can_adjudicate
+@require_GET
+def disputes(request: HttpRequest) -> HttpResponse:
+    page = Paginator(selectors.disputes(), PAGE_SIZE).get_page(request.GET.get("page"))
+    return _render(
+        request,
+        "tasks_review/review/disputes.html",
+        {"page": page, "now": timezone.now()},
+    )
+
+
+@can_audit
+@require_GET
+def agreement(request: HttpRequest) -> HttpResponse:
+    return _render(
+        request,
+        "tasks_review/review/agreement.html",
+        {"agreement": selectors.agreement(), "needed": selectors.reviews_needed()},
+    )
+
+
+# -- audit -----------------------------------------------------------------------------------------
+
+
+@can_audit
+@require_GET
+def audit(request: HttpRequest) -> HttpResponse:
+    filters = selectors.AuditFilters.from_query(request.GET)
+    page = Paginator(selectors.audit_search(filters), AUDIT_PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    events = list(page.object_list)
+    blinded = selectors.audit_blinded(events, request.user)
+    query = request.GET.copy()
+    query.pop("page", None)
+    partial = "results" if request.htmx and request.htmx.target == "audit-results" else None
+    return _render(
+        request,
+        "tasks_review/review/audit.html",
+        {
+            "page": page,
+            "events": [(e, e.pk in blinded, _changes(e)) for e in events],
+            "filters": filters,
+            "facets": selectors.audit_facets(),
+            "querystring": query.urlencode(),
+        },
+        partial,
+    )
+
+
+def _changes(event: AuditEvent) -> list[tuple[str, str, str, bool]]:
+    """(key, before, after, changed) for every key either side holds, values as compact JSON."""
+    before, after = event.before or {}, event.after or {}
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return [("value", _json(event.before), _json(event.after), event.before != event.after)]
+    rows = []
+    for key in dict.fromkeys([*before, *after]):
+        old = _json(before[key]) if key in before else ""
+        new = _json(after[key]) if key in after else ""
+        rows.append((key, old, new, before.get(key) != after.get(key)))
+    return rows
+
+
+def _json(value: Any) -> str:
+    if value is None:
+        return "none"
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+# -- export ----------------------------------------------------------------------------------------
+
+
+@can_export
+def exports(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        try:
+            services.dataset_export_create(user=request.user)
+        except services.ExportRefused as exc:
+            return _exports_page(request, error=str(exc), status=409)
+        return redirect("review:exports")
+    if request.method != "GET":
+        return HttpResponse(status=405, headers={"Allow": "GET, POST"})
+    return _exports_page(request)
+
+
+def _exports_page(request: HttpRequest, *, error: str = "", status: int = 200) -> HttpResponse:
+    page = Paginator(DatasetExport.objects.select_related("created_by"), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    return _render(
+        request,
+        "tasks_review/review/exports.html",
+        {"page": page, "ready": selectors.exportable().count(), "error": error},
+        status=status,
+    )
+
+
+@can_export
+@require_GET
+def export_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    export = get_object_or_404(DatasetExport.objects.select_related("created_by"), pk=pk)
+    if not _fragment(request):
+        return _render(request, "tasks_review/review/export.html", {"export": export})
+    response = render(request, "tasks_review/partials/export_row.html", {"export": export})
+    patch_vary_headers(response, ["HX-Request"])
+    if export.status in (DatasetExport.Status.DONE, DatasetExport.Status.FAILED):
+        # 286 tells htmx to stop polling; the finished row still replaces the running one.
+        response.status_code = HttpResponseStopPolling.status_code
+    return response
+
+
+@can_export
+@require_GET
+def export_manifest(request: HttpRequest, pk: int) -> HttpResponse:
+    export = get_object_or_404(DatasetExport, pk=pk)
+    if export.manifest is None:
+        raise Http404("This export has no manifest yet.")
+    return JsonResponse(export.manifest, json_dumps_params={"indent": 2})

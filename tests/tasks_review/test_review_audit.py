@@ -1,0 +1,106 @@
+"""The audit log: every reservation, decision, override and export is an append-only event, and
+the page filters, pages and never undoes blind review."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tasks_review.models import AuditEvent
+from tasks_review.services import review as services
+from tests.tasks_review.factories import make_candidate
+
+pytestmark = pytest.mark.django_db
+HX = {"HX-Request": "true", "HX-Target": "audit-results"}
+
+
+def shown(response) -> list[int]:
+    return [int(n) for n in re.findall(r'<tr id="audit-(\d+)"', response.content.decode())]
+
+
+@pytest.fixture
+def history(people, settings):
+    """alice reserves and accepts c1, bob rejects c2 (two reviews needed: both pending)."""
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "REVIEWS_PER_CANDIDATE": 2}
+    c1, c2 = make_candidate(), make_candidate()
+    services.candidate_reserve(user=people.alice, candidate_id=c1.pk)
+    services.review_submit(user=people.alice, candidate_id=c1.pk, decision="accept")
+    services.review_submit(
+        user=people.bob, candidate_id=c2.pk, decision="reject", reason="duplicate"
+    )
+    return c1, c2
+
+
+def test_audit_events_cannot_be_changed_or_deleted(history):
+    event = AuditEvent.objects.first()
+    event.verb = "nothing.happened"
+    with pytest.raises(PermissionError):
+        event.save()
+    with pytest.raises(PermissionError):
+        event.delete()
+
+
+def test_the_audit_page_lists_who_did_what_with_before_and_after(people, client, history):
+    client.force_login(people.carol)
+    response = client.get("/review/audit/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert len(shown(response)) == AuditEvent.objects.count() == 3
+    assert "candidate.reserve" in html and "review.submit" in html
+    c1, _ = history
+    assert f'<a href="/review/candidates/{c1.pk}/">candidate #{c1.pk}</a>' in html
+    assert '<tr class="kv-changed"><th>decision</th>' in html
+
+
+def test_filter_by_actor_verb_and_target(people, client, history):
+    c1, c2 = history
+    client.force_login(people.dave)
+    by_alice = shown(client.get("/review/audit/?actor=alice"))
+    assert len(by_alice) == 2
+    submits = shown(client.get("/review/audit/?verb=review.submit"))
+    assert len(submits) == 2
+    on_c2 = client.get(f"/review/audit/?target=candidate:{c2.pk}")
+    assert shown(on_c2) == list(
+        AuditEvent.objects.filter(target_id=str(c2.pk)).values_list("pk", flat=True)
+    )
+    assert len(shown(client.get(f"/review/audit/?target={c1.pk}"))) == 2
+    assert len(shown(client.get("/review/audit/?target=candidate"))) == 3
+    assert len(shown(client.get("/review/audit/?target=dataset_export"))) == 0
+
+
+def test_the_results_are_a_fragment_under_htmx(people, client, history):
+    client.force_login(people.bob)
+    body = client.get("/review/audit/?actor=alice", headers=HX).content.decode().strip()
+    assert body.startswith('<div id="audit-results">') and "<html" not in body
+    assert "<html" in client.get("/review/audit/?actor=alice").content.decode()
+
+
+def test_an_unreviewed_pending_decision_stays_hidden_in_the_audit_log(people, client, history):
+    c1, c2 = history
+    client.force_login(people.bob)  # bob has not reviewed c1, which is still pending
+    html = client.get(f"/review/audit/?target=candidate:{c1.pk}&verb=review.submit").content
+    assert "hidden until you review this candidate" in html.decode()
+    assert '"accept"' not in html.decode() and ">accept<" not in html.decode()
+    own = client.get(f"/review/audit/?target=candidate:{c2.pk}").content.decode()
+    assert "hidden until" not in own  # his own decision
+    client.force_login(people.carol)  # an approver cannot review: blind review does not bind her
+    carol_sees = client.get(f"/review/audit/?target=candidate:{c1.pk}").content.decode()
+    assert "hidden until" not in carol_sees and ">accept<" in carol_sees
+    services.review_submit(user=people.dave, candidate_id=c1.pk, decision="accept")
+    client.force_login(people.bob)  # decided now: no longer secret
+    html = client.get(f"/review/audit/?target=candidate:{c1.pk}").content.decode()
+    assert "hidden until" not in html
+
+
+def test_the_audit_log_pages(people, client):
+    for _ in range(3):
+        c = make_candidate(trials=False)
+        for _ in range(20):
+            services.candidate_reserve(user=people.alice, candidate_id=c.pk)
+            services.candidate_release(user=people.alice, candidate_id=c.pk)
+    client.force_login(people.bob)
+    first = client.get("/review/audit/")
+    assert len(shown(first)) == 50 and "Page 1 of 3" in first.content.decode()
+    last = client.get("/review/audit/?page=3", headers=HX)
+    assert len(shown(last)) == 20

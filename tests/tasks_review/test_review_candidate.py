@@ -1,0 +1,324 @@
+"""The candidate desk: evidence beside the decision, reservations on open, blind review,
+decisions and adjudication swapping in the next candidate, trial logs; each with and without
+HX-Request."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tasks_review.models import AuditEvent, Candidate, Review, TrialRun
+from tasks_review.services import review as services
+from tests.tasks_review.factories import make_candidate, make_review
+
+pytestmark = pytest.mark.django_db
+HX = {"HX-Request": "true"}
+
+
+@pytest.fixture
+def two_reviews(settings):
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "REVIEWS_PER_CANDIDATE": 2}
+
+
+def desk_id(response) -> str:
+    return re.search(r'<article id="(candidate-[\w]+)"', response.content.decode()).group(1)
+
+
+# -- opening a candidate ---------------------------------------------------------------------------
+
+
+def test_the_desk_shows_instruction_diff_tree_trials_and_replay_links(as_annotator):
+    c = make_candidate()
+    html = as_annotator.get(f"/review/candidates/{c.pk}/").content.decode()
+    assert '<pre class="instruction">The invoice total is off by one item.' in html
+    # the reference diff, highlighted by Pygments' DiffLexer: the fix's lines
+    assert '<span class="gd">-    return sum(xs[1:])</span>' in html
+    assert '<span class="gi">+    return sum(xs)</span>' in html
+    assert "<code>src/invoice.py</code>" in html
+    # the starting tree, with the file the fix changes marked
+    assert re.search(r'tree-file changed".*invoice\.py', html)
+    assert 'class="tree-row tree-dir' in html and "tests/" in html
+    # the trial matrix: 2 repeats of oracle, no-op and a control, each with its logs link
+    assert html.count('<tr id="trial-') == 6
+    trial = c.trials.get(role="oracle", repeat=0)
+    assert f'hx-get="/review/candidates/{c.pk}/trials/{trial.pk}/logs/"' in html
+    assert f'href="/review/candidates/{c.pk}/trials/{trial.pk}/logs/"' in html
+    assert "6/6 as expected" in html
+    # into the stepper at the failing and the passing check
+    assert f'href="/trajectories/{c.trajectory_id}/steps/2/"' in html
+    assert f'href="/trajectories/{c.trajectory_id}/steps/5/"' in html
+
+
+def test_the_trial_matrix_sits_beside_the_decision_buttons(as_annotator):
+    c = make_candidate()
+    html = as_annotator.get(f"/review/candidates/{c.pk}/").content.decode()
+    aside = html[html.index('<aside class="decide-col"') : html.index("</aside>")]
+    assert 'data-key="a"' in aside and 'id="trial-' in aside
+
+
+def test_an_unexpected_trial_result_and_ungraded_trials_stand_out(as_annotator):
+    c = make_candidate()
+    TrialRun.objects.filter(candidate=c, role="noop", repeat=0).update(reward=1.0)
+    TrialRun.objects.filter(candidate=c, role="noop", repeat=1).update(
+        status="ungraded", reward=None
+    )
+    html = as_annotator.get(f"/review/candidates/{c.pk}/").content.decode()
+    assert "4/6 as expected" in html and "1 not" in html and "1 ungraded" in html
+    assert html.count('class="verdict-fail"') == 1
+
+
+def test_the_desk_is_a_page_and_under_htmx_a_fragment(as_annotator):
+    c = make_candidate()
+    page = as_annotator.get(f"/review/candidates/{c.pk}/")
+    assert page.content.decode().lstrip().startswith("<!doctype html>")
+    fragment = as_annotator.get(f"/review/candidates/{c.pk}/", headers=HX)
+    body = fragment.content.decode().strip()
+    assert body.startswith("<title>") and "<html" not in body
+    assert f'<article id="candidate-{c.pk}"' in body
+    restore = as_annotator.get(
+        f"/review/candidates/{c.pk}/", headers={**HX, "HX-History-Restore-Request": "true"}
+    )
+    assert "<html" in restore.content.decode()
+
+
+def test_opening_a_candidate_reserves_it(people, client):
+    c = make_candidate()
+    client.force_login(people.alice)
+    html = client.get(f"/review/candidates/{c.pk}/").content.decode()
+    c.refresh_from_db()
+    assert c.reserved_by == people.alice
+    assert "Reserved for you until" in html and 'id="decision-form"' in html
+
+
+def test_another_reviewer_sees_it_reserved_and_cannot_decide(people, client):
+    c = make_candidate()
+    services.candidate_reserve(user=people.alice, candidate_id=c.pk)
+    client.force_login(people.bob)
+    html = client.get(f"/review/candidates/{c.pk}/").content.decode()
+    c.refresh_from_db()
+    assert c.reserved_by == people.alice  # bob's visit took nothing
+    assert "Reserved by <strong>alice</strong>" in html
+    assert 'id="decision-form"' not in html
+
+
+def test_untrusted_text_is_escaped_everywhere_on_the_desk(as_annotator):
+    planted = "<img src=x onerror=alert(1)>"
+    c = make_candidate(
+        instruction=planted,
+        check_command=planted,
+        start={"a.py": planted.encode() + b"\n"},
+        fix={"a.py": b"ok\n", planted: b"x\n"},
+    )
+    c.trials.update(logs=planted)
+    html = as_annotator.get(f"/review/candidates/{c.pk}/").content.decode()
+    assert planted not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_a_candidate_not_up_for_review_is_not_found(as_annotator):
+    c = make_candidate(status=Candidate.Status.DROPPED)
+    assert as_annotator.get(f"/review/candidates/{c.pk}/").status_code == 404
+
+
+def test_binary_and_missing_contents_are_described_not_diffed(as_annotator):
+    c = make_candidate(start={"logo.png": b"\x89PNG\0\0"}, fix={"logo.png": b"\x89PNG\0\1"})
+    html = as_annotator.get(f"/review/candidates/{c.pk}/").content.decode()
+    assert "Binary file (6 → 6 bytes)." in html
+    Candidate.objects.filter(pk=c.pk).update(reference_files={"logo.png": "f" * 64})
+    html = as_annotator.get(f"/review/candidates/{c.pk}/").content.decode()
+    assert "missing from the blob store" in html
+
+
+def test_j_and_k_go_to_the_neighbours_in_the_queue_skipping_held_ones(people, client):
+    a, held, b, c = (make_candidate() for _ in range(4))
+    services.candidate_reserve(user=people.bob, candidate_id=held.pk)
+    client.force_login(people.alice)
+    html = client.get(f"/review/candidates/{b.pk}/?language=python").content.decode()
+    prev = re.search(r'<a class="navbtn" data-key="k"[^>]*href="([^"]+)"', html).group(1)
+    nxt = re.search(r'<a class="navbtn" data-key="j"[^>]*href="([^"]+)"', html).group(1)
+    assert prev == f"/review/candidates/{a.pk}/?language=python"
+    assert nxt == f"/review/candidates/{c.pk}/?language=python"
+    assert f'hx-get="/review/candidates/{c.pk}/?language=python"' in html
+
+
+# -- blind review ----------------------------------------------------------------------------------
+
+
+def test_a_reviewer_sees_others_decisions_only_after_submitting(people, client, two_reviews):
+    c = make_candidate()
+    make_review(c, people.alice, "reject", "leaks_fix", comment="quotes the diff")
+    client.force_login(people.bob)
+    before = client.get(f"/review/candidates/{c.pk}/").content.decode()
+    assert "1 other review in — hidden until you submit yours" in before
+    assert "quotes the diff" not in before and "Leaks the fix" not in before.split("<fieldset")[0]
+    assert 'class="decision decision-reject"' not in before
+
+    client.post(f"/review/candidates/{c.pk}/decide/", {"decision": "accept"})
+    after = client.get(f"/review/candidates/{c.pk}/").content.decode()
+    assert "quotes the diff" in after and 'class="decision decision-reject"' in after
+    assert "hidden until you submit" not in after
+
+
+# -- decisions -------------------------------------------------------------------------------------
+
+
+def test_a_decision_under_htmx_swaps_in_the_next_candidate_and_pushes_its_url(people, client):
+    first, second = make_candidate(), make_candidate()
+    client.force_login(people.alice)
+    client.get(f"/review/candidates/{first.pk}/")
+    response = client.post(
+        f"/review/candidates/{first.pk}/decide/?language=python",
+        {"decision": "reject", "reason": "too_easy", "comment": ""},
+        headers=HX,
+    )
+    assert response.status_code == 200
+    assert desk_id(response) == f"candidate-{second.pk}"
+    assert response["HX-Push-Url"] == f"/review/candidates/{second.pk}/?language=python"
+    assert "<html" not in response.content.decode()
+    assert f"Candidate #{first.pk}: reject (too easy) recorded." in response.content.decode()
+    assert Review.objects.get().candidate == first
+    second.refresh_from_db()
+    assert second.reserved_by == people.alice  # the next one is held for the reviewer
+
+
+def test_a_decision_without_htmx_redirects_to_the_next_candidate(people, client):
+    first, second = make_candidate(), make_candidate()
+    client.force_login(people.alice)
+    response = client.post(f"/review/candidates/{first.pk}/decide/", {"decision": "accept"})
+    assert response.status_code == 302
+    assert response["Location"] == f"/review/candidates/{second.pk}/"
+
+
+def test_the_last_decision_shows_that_nothing_is_left(people, client):
+    only = make_candidate()
+    client.force_login(people.alice)
+    response = client.post(
+        f"/review/candidates/{only.pk}/decide/", {"decision": "accept"}, headers=HX
+    )
+    assert desk_id(response) == "candidate-none"
+    assert response["HX-Push-Url"] == "/review/"
+    plain = client.post(f"/review/candidates/{only.pk}/decide/", {"decision": "accept"})
+    assert plain.status_code == 409  # already reviewed: the refusal, not a second review
+
+
+def test_a_decision_missing_its_reason_is_shown_back_with_422(people, client):
+    c = make_candidate()
+    client.force_login(people.alice)
+    for headers in (HX, {}):
+        response = client.post(
+            f"/review/candidates/{c.pk}/decide/",
+            {"decision": "reject", "comment": "keep me"},
+            headers=headers,
+        )
+        assert response.status_code == 422
+        html = response.content.decode()
+        assert "choose a reason (1–9) for reject" in html
+        assert "keep me</textarea>" in html
+        assert desk_id(response) == f"candidate-{c.pk}"
+    assert not Review.objects.exists()
+
+
+def test_deciding_a_candidate_held_by_another_is_refused_with_409(people, client):
+    c = make_candidate()
+    services.candidate_reserve(user=people.alice, candidate_id=c.pk)
+    client.force_login(people.bob)
+    response = client.post(f"/review/candidates/{c.pk}/decide/", {"decision": "accept"}, headers=HX)
+    assert response.status_code == 409
+    assert "reserved by alice" in response.content.decode()
+    assert not Review.objects.exists()
+
+
+def test_decide_is_a_post(as_annotator):
+    c = make_candidate()
+    assert as_annotator.get(f"/review/candidates/{c.pk}/decide/").status_code == 405
+
+
+def test_release_gives_the_candidate_back(people, client):
+    c = make_candidate()
+    client.force_login(people.alice)
+    client.get(f"/review/candidates/{c.pk}/")
+    response = client.post(f"/review/candidates/{c.pk}/release/?language=python")
+    assert response["Location"] == "/review/?language=python"
+    c.refresh_from_db()
+    assert c.reserved_by is None
+    assert AuditEvent.objects.filter(verb="candidate.release", target_id=str(c.pk)).exists()
+    assert client.post(f"/review/candidates/{c.pk}/release/").status_code == 409
+
+
+# -- adjudication ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def disputes(people, two_reviews):
+    made = []
+    for _ in range(2):
+        c = make_candidate()
+        services.review_submit(user=people.alice, candidate_id=c.pk, decision="accept")
+        services.review_submit(
+            user=people.dave,
+            candidate_id=c.pk,
+            decision="needs_fix",
+            reason="ambiguous_instruction",
+        )
+        made.append(c)
+    return made
+
+
+def test_the_disputes_page_lists_each_dispute_with_its_reviews(people, client, disputes):
+    client.force_login(people.bob)
+    html = client.get("/review/disputes/").content.decode()
+    for c in disputes:
+        assert f'<article id="dispute-{c.pk}"' in html
+    assert html.count('class="decision decision-accept"') == 2
+    assert html.count('class="decision decision-needs_fix"') == 2
+
+
+def test_an_adjudicator_settles_on_the_desk_and_the_next_dispute_follows(people, client, disputes):
+    first, second = disputes
+    client.force_login(people.bob)
+    html = client.get(f"/review/candidates/{first.pk}/").content.decode()
+    assert "Settle the dispute" in html
+    assert f'hx-post="/review/candidates/{first.pk}/adjudicate/"' in html
+    response = client.post(
+        f"/review/candidates/{first.pk}/adjudicate/",
+        {"decision": "needs_fix", "reason": "ambiguous_instruction"},
+        headers=HX,
+    )
+    assert desk_id(response) == f"candidate-{second.pk}"
+    assert response["HX-Push-Url"] == f"/review/candidates/{second.pk}/"
+    first.refresh_from_db()
+    assert first.review_status == "needs_fix"
+    plain = client.post(f"/review/candidates/{second.pk}/adjudicate/", {"decision": "accept"})
+    assert plain["Location"] == "/review/disputes/"
+
+
+def test_a_disputing_reviewer_sees_the_dispute_but_cannot_settle_it(people, client, disputes):
+    client.force_login(people.dave)
+    html = client.get(f"/review/candidates/{disputes[0].pk}/").content.decode()
+    assert 'id="decision-form"' not in html
+    assert "You reviewed it, so another reviewer settles it." in html
+    response = client.post(
+        f"/review/candidates/{disputes[0].pk}/adjudicate/", {"decision": "accept"}, headers=HX
+    )
+    assert response.status_code == 409
+
+
+# -- trial logs ------------------------------------------------------------------------------------
+
+
+def test_trial_logs_are_a_fragment_under_htmx_and_a_page_without(as_annotator):
+    c = make_candidate()
+    trial = c.trials.get(role="noop", repeat=1)
+    url = f"/review/candidates/{c.pk}/trials/{trial.pk}/logs/"
+    fragment = as_annotator.get(url, headers=HX).content.decode().strip()
+    assert fragment.startswith('<section id="trial-logs"') and "<html" not in fragment
+    assert "== noop #1 ==" in fragment
+    page = as_annotator.get(url).content.decode()
+    assert "<html" in page and "== noop #1 ==" in page
+
+
+def test_trial_logs_belong_to_their_candidate(as_annotator):
+    c, other = make_candidate(), make_candidate()
+    trial = other.trials.first()
+    assert as_annotator.get(f"/review/candidates/{c.pk}/trials/{trial.pk}/logs/").status_code == 404
