@@ -23,7 +23,7 @@ def _public_base_image(settings):
 
 def config(tmp_path: Path, source: Path, **options) -> Path:
     lines = [
-        "source: {kind: trajectory, path: %s, format: auto}" % source,
+        f"source: {{kind: trajectory, path: {source}, format: auto}}",
         "pipeline:",
         "  name: trajectory_to_env",
         "  options: " + json.dumps({"families": ["repair"], **options}),
@@ -49,7 +49,11 @@ def test_samples_become_four_linted_harbor_tasks_with_a_report(tmp_path):
     assert len(tasks) == 4
     for task in tasks:
         assert {p.name for p in task.iterdir()} >= {
-            "instruction.md", "task.toml", "environment", "tests", "solution"
+            "instruction.md",
+            "task.toml",
+            "environment",
+            "tests",
+            "solution",
         }
         assert 'recipe = "trajectory_replay"' in (task / "task.toml").read_text()
     report = json.loads((out / "report.json").read_text())
@@ -85,8 +89,10 @@ def test_nothing_usable_exits_1_and_still_writes_the_report(tmp_path):
     doc = {
         "schema_version": "ATIF-v1.7",
         "agent": {"name": "terminus-2", "version": "1"},
-        "steps": [{"step_id": 1, "source": "user", "message": "Say hello."},
-                  {"step_id": 2, "source": "agent", "message": "Hello."}],
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "Say hello."},
+            {"step_id": 2, "source": "agent", "message": "Hello."},
+        ],
     }
     (quiet / "hello.json").write_text(json.dumps(doc))
     assert generate(config(tmp_path, quiet)) == 1
@@ -116,9 +122,16 @@ def test_drops_are_recorded_with_stage_and_reason_code(tmp_path):
     lines = [json.loads(line) for line in text.splitlines()]
     for line in lines:  # turn the fixing patch into a dependency install
         payload = line.get("payload", {})
-        if payload.get("type") == "custom_tool_call" and "*** Update File:" in payload.get("input", ""):
-            payload.update({"type": "function_call", "name": "shell",
-                            "arguments": json.dumps({"command": ["bash", "-lc", "npm install left-pad"]})})
+        if payload.get("type") == "custom_tool_call" and "*** Update File:" in payload.get(
+            "input", ""
+        ):
+            payload.update(
+                {
+                    "type": "function_call",
+                    "name": "shell",
+                    "arguments": json.dumps({"command": ["bash", "-lc", "npm install left-pad"]}),
+                }
+            )
             payload.pop("input", None)
     (src / "rollout.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     code = generate(config(tmp_path, src))

@@ -9,8 +9,10 @@ from tests.trajectories.factories import make_trajectory
 pytestmark = pytest.mark.django_db
 CONFIG = {
     "source": {"kind": "trajectory", "path": "/data/logs", "format": "auto"},
-    "pipeline": {"name": "trajectory_to_env", "options": {"families": ["repair"],
-                 "propose_only": False}},
+    "pipeline": {
+        "name": "trajectory_to_env",
+        "options": {"families": ["repair"], "propose_only": False},
+    },
     "output": {"destination": "/tmp/out"},
 }
 
@@ -35,9 +37,18 @@ def test_detail_polls_while_running_and_groups_drops_by_reason(as_annotator):
     run = make_run(status="running", stage="mine", stage_done=3, stage_total=9)
     t = make_trajectory()
     for reason in ("no_change", "no_change", "fix_touches_lost_file"):
-        Candidate.objects.create(run=run, trajectory=t, family="repair", key=reason,
-                                 status="dropped", check_command="npm test", fail_step=1,
-                                 pass_step=2, drop_stage="mine", drop_reason=reason)
+        Candidate.objects.create(
+            run=run,
+            trajectory=t,
+            family="repair",
+            key=reason,
+            status="dropped",
+            check_command="npm test",
+            fail_step=1,
+            pass_step=2,
+            drop_stage="mine",
+            drop_reason=reason,
+        )
     body = as_annotator.get(reverse("runs:detail", args=[run.pk])).content.decode()
     assert 'hx-trigger="every 1s"' in body
     assert "mine · 3 of 9" in body
@@ -99,9 +110,14 @@ def test_a_cancel_requested_mid_run_stops_it(tmp_path, settings):
     from tests.conftest import SAMPLES
 
     settings.TRAJ2ENV = {**settings.TRAJ2ENV, "BASE_IMAGE": "x.org/b@sha256:" + "0" * 64}
-    config = parse_config({"source": {"path": str(SAMPLES), "format": "auto"},
-                           "pipeline": {"name": "trajectory_to_env"},
-                           "output": {"destination": str(tmp_path)}}, base_dir=tmp_path)
+    config = parse_config(
+        {
+            "source": {"path": str(SAMPLES), "format": "auto"},
+            "pipeline": {"name": "trajectory_to_env"},
+            "output": {"destination": str(tmp_path)},
+        },
+        base_dir=tmp_path,
+    )
     run = pipeline_run_create(config=config)
 
     def cancel_during_replay(row):
