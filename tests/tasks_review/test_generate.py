@@ -114,8 +114,8 @@ def test_limit_bounds_the_candidates(tmp_path):
 def test_drops_are_recorded_with_stage_and_reason_code(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
-    # The pi sample, with the failing run's output claiming an install fixed things: make the
-    # fix a package install by replaying a copy whose edit is replaced by `pip install`.
+    # The Codex sample with its fixing apply_patch replaced by `npm install`: the check passes
+    # after an install and no source edit, which is not a repair.
     shutil.copy(next((SAMPLES / "codex").glob("*.jsonl")), src / "rollout.jsonl")
     text = (src / "rollout.jsonl").read_text()
     assert "*** Update File:" in text
