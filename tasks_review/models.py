@@ -234,6 +234,7 @@ class AuditEvent(models.Model):
 
     class Meta:
         ordering = ["-id"]
+        indexes = [models.Index(fields=["target_type", "target_id"])]
 
     def __str__(self) -> str:
         return f"{self.actor_id} {self.verb} {self.target_type}:{self.target_id}"
