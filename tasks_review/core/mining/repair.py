@@ -14,7 +14,8 @@ behind (``npm install`` rewrites node_modules) that would otherwise hide the rea
 
 Only files whose content the replay knows can be laid down: the starting files are the known
 files at the failing run (plus files first read in full between the runs, whose content was
-there all along), and files the trajectory saw without knowing their content are listed in
+there all along: a read tool or a shell read such as ``cat f``, which the replay marks
+``Change.observed``), and files the trajectory saw without knowing their content are listed in
 ``unknown_paths`` and left out; building the image and running the check in it (the next
 stage) is what proves the rest of the project was not needed.
 
@@ -67,9 +68,6 @@ PROJECT_DIR = "/app"
 DEFAULT_LANGUAGES = frozenset({"python", "node", "go"})
 DEFAULT_MAX_START_BYTES = 20 * 1024 * 1024
 DEFAULT_MAX_FILES = 2000
-# What the replay writes as the reason of a change that only observed a file (engine.read):
-# a read says what was there, it does not change anything.
-_OBSERVED = frozenset({"read in full", "read in part"})
 # Writes outside the project to these are scratch space, not part of the fix.
 _SCRATCH = ("/tmp/", "/var/tmp/", "/dev/", "/proc/")
 _WINDOWS = re.compile(r"(^|[\s'\"=])[A-Za-z]:\\")
@@ -348,7 +346,7 @@ class _Miner:
                     continue
                 if key in touched:
                     continue
-                if change.reason not in _OBSERVED:
+                if not change.observed:  # a read says what was there; it changes nothing
                     touched.add(key)
                 elif change.kind is ChangeKind.WRITTEN and change.sha:
                     if not observed.get(key, _UNSEEN).known:

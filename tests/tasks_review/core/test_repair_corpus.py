@@ -12,7 +12,7 @@ from tasks_review.core.instruction import added_lines
 from tasks_review.core.mining import DropReason, find_repair_candidates
 from trajectories.core.blobs import MemoryBlobs
 from trajectories.core.formats import NotTrajectory, discover, load
-from trajectories.core.replay import StateIndex, replay
+from trajectories.core.replay import StateIndex, Status, replay
 
 pytestmark = pytest.mark.corpus
 
@@ -36,18 +36,43 @@ def mined(path: Path):
     return result, index, blobs, candidates, drops
 
 
-def test_codex_vitest_repair_is_dropped_because_codex_never_showed_the_files(corpus):
-    # Codex read the plugin files with `sed -n`/`rg`, which the replay does not take as reads,
-    # so both files its two apply_patch calls updated have unknown content.
-    result, _, _, candidates, drops = mined(corpus / CODEX_VITEST)
+def test_codex_vitest_repair_is_dropped_because_codex_never_showed_the_whole_files(corpus):
+    # Codex read both plugin files with `sed -n`, which the replay now takes as reads, but no
+    # read showed either file whole, so the content its two apply_patch calls updated is not
+    # known and no starting state can be laid down:
+    # - codemie-code.plugin.ts: `sed -n` ranges 330-400, 250-340, 150-210 (and 70-150 inside a
+    #   `sed … && sed …` line): lines 1-69 and after 400 were never shown;
+    # - opencode.plugin.ts: `sed -n '1,230p'` printed all 230 lines of its range (the file goes
+    #   on, the last line is inside a doc comment), and its aggregated_output was also cut
+    #   ("…331 chars truncated…").
+    result, index, _, candidates, drops = mined(corpus / CODEX_VITEST)
     assert candidates == []
     (drop,) = drops
+    assert (drop.fail_command_index, drop.pass_command_index) == (31, 32)
     failing = result.commands[drop.fail_command_index]
     assert "Compaction Config" in failing.command and failing.exit_code == 1
     assert result.commands[drop.pass_command_index].exit_code == 0
     assert drop.reason is DropReason.FIX_TOUCHES_LOST_FILE
-    assert "src/agents/plugins/codemie-code.plugin.ts" in drop.detail
-    assert "src/agents/plugins/opencode/opencode.plugin.ts" in drop.detail
+    plugins = (
+        "src/agents/plugins/codemie-code.plugin.ts",
+        "src/agents/plugins/opencode/opencode.plugin.ts",
+    )
+    assert drop.detail == "content unknown at the start or the reference: " + ", ".join(plugins)
+    start = index.state_before_event(failing.event_index)
+    assert [start[p].status for p in plugins] == [Status.PARTIAL, Status.PARTIAL]
+    reads = [
+        (c.command, result.events[c.event_index].changes[p].reason)
+        for c in result.commands[: failing.index]
+        for p in plugins
+        if p in result.events[c.event_index].changes
+    ]
+    assert reads == [
+        (
+            "sed -n '1,230p' src/agents/plugins/opencode/opencode.plugin.ts",
+            "read in part by sed",
+        ),
+        ("sed -n '330,400p' src/agents/plugins/codemie-code.plugin.ts", "read in part by sed"),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ tests skip when that module or the corpus is absent.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator
 from functools import cache
@@ -14,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from trajectories.core.blobs import MemoryBlobs
-from trajectories.core.replay import Command, Replay, StateIndex, Status, replay
+from trajectories.core.replay import ChangeKind, Command, Replay, StateIndex, Status, replay
+from trajectories.core.replay.reads import parse_read
 
 formats = pytest.importorskip("trajectories.core.formats")
 
@@ -80,8 +82,10 @@ def test_every_corpus_trajectory_replays_and_indexes(corpus):
 
 
 def test_no_full_read_contradicts_known_content_unless_a_user_turn_intervened(corpus):
-    # A full read that disagrees with content the replay claimed to know means the replay was
-    # wrong, unless a person changed the file between turns ("i undid your changes").
+    # A full read (a Read tool or a shell read such as `cat f`) that disagrees with content the
+    # replay claimed to know means the replay was wrong, unless a person changed the file
+    # between turns ("i undid your changes").
+    full_reads = 0
     for path in trajectories(corpus):
         result = replayed(path)
         steps = loaded(path).atif["steps"]
@@ -89,7 +93,8 @@ def test_no_full_read_contradicts_known_content_unless_a_user_turn_intervened(co
         last_set: dict[str, int] = {}
         for event in result.events:
             for key, change in event.changes.items():
-                if change.reason == "read in full":
+                if change.observed and change.kind is ChangeKind.WRITTEN:
+                    full_reads += 1
                     before = index.state_before_event(event.index).get(key)
                     if before is not None and before.status is Status.KNOWN:
                         if before.sha != change.sha:
@@ -100,6 +105,30 @@ def test_no_full_read_contradicts_known_content_unless_a_user_turn_intervened(co
                                 key,
                             )
                 last_set[key] = event.step_index
+    assert full_reads > 100
+
+
+def test_shell_reads_never_lose_anything_and_only_codex_reads_establish_content(corpus):
+    seen: dict[tuple[str, str], int] = {}
+    for path in trajectories(corpus):
+        result = replayed(path)
+        for command in result.commands:
+            if parse_read(command.command) is None:
+                continue
+            changes = result.events[command.event_index].changes.values()
+            assert all(c.observed for c in changes), (path, command.index)
+            for change in changes:
+                kind = (result.agent or "", str(change.kind))
+                seen[kind] = seen.get(kind, 0) + 1
+                if change.kind is ChangeKind.WRITTEN:
+                    assert result.agent == "codex", (path, command.index)
+                    assert change.reason.startswith("read in full by ")
+    # Codex shows whole files (cat package.json) and parts; pi and Claude Code only parts.
+    assert {kind for kind in seen} >= {
+        ("codex", "written"),
+        ("codex", "partial"),
+        ("pi", "partial"),
+    }
 
 
 def test_claude_code_reads_without_side_data_match_the_recorded_file_content(corpus):
@@ -116,7 +145,8 @@ def test_claude_code_reads_without_side_data_match_the_recorded_file_content(cor
                 continue
             for key, change in a.changes.items():
                 other = b.changes.get(key)
-                if change.reason == "read in full" and other is not None and other.sha:
+                full = change.observed and change.kind is ChangeKind.WRITTEN
+                if full and other is not None and other.sha:
                     assert other.sha == change.sha, (path, a.index, key)
                     compared += 1
     assert compared > 30
@@ -192,17 +222,64 @@ def test_codex_vitest_case_fails_then_passes_after_two_apply_patch_edits(corpus)
     assert [(c.exit_code, c.check and c.check.kind) for c in build] == [(0, "build")]
 
 
-def test_codex_patches_on_unread_files_are_lost_not_invented(corpus):
-    # Codex reads files with sed/rg, which never establish content, so its updates are lost.
+def test_codex_patches_on_files_seen_only_in_part_are_lost_not_invented(corpus):
+    # Codex read the plugin files with `sed -n` ranges that never showed a whole file:
+    # codemie-code.plugin.ts only lines 70-400, opencode.plugin.ts lines 1-230 of more. The
+    # test file it saw only inside `sed … && rg …` lines, which are not simple reads.
     result = replayed(corpus / CODEX_ROLLOUT)
     index = StateIndex.build(result)
+    first_patch = min(e.index for e in result.events if e.tool == "apply_patch")
     last_patch = max(e.index for e in result.events if e.tool == "apply_patch")
-    statuses = {k: e.status for k, e in index.state_after_event(last_patch).items()}
-    assert statuses == {
+    before = {k: e.status for k, e in index.state_before_event(first_patch).items()}
+    assert before == {
+        "docs/AGENTS.md": Status.PARTIAL,
+        "src/agents/plugins/codemie-code-hooks/shell-hooks-source.ts": Status.PARTIAL,
+        "src/agents/plugins/codemie-code.plugin.ts": Status.PARTIAL,
+        "src/agents/plugins/opencode/opencode.plugin.ts": Status.PARTIAL,
+        "src/utils/config.ts": Status.PARTIAL,
+    }
+    after = {k: e.status for k, e in index.state_after_event(last_patch).items()}
+    assert after == before | {
         "src/agents/plugins/__tests__/codemie-code-reasoning.test.ts": Status.LOST,
         "src/agents/plugins/codemie-code.plugin.ts": Status.LOST,
         "src/agents/plugins/opencode/opencode.plugin.ts": Status.LOST,
     }
+
+
+def test_codex_sed_read_that_filled_its_range_is_partial_even_where_uncut(corpus):
+    # `sed -n '1,230p' opencode.plugin.ts`: the end event's aggregated_output was cut
+    # ("…331 chars truncated…"); the model's view (the write_stdin poll) was complete, and
+    # showed all 230 lines of the range, ending inside a doc comment: the file goes on.
+    result = replayed(corpus / CODEX_ROLLOUT)
+    (read,) = [c for c in result.commands if c.command.startswith("sed -n '1,230p'")]
+    assert "chars truncated…" in read.output
+    poll = next(
+        r["content"]
+        for s in loaded(corpus / CODEX_ROLLOUT).atif["steps"]
+        for r in (s.get("observation") or {}).get("results") or []
+        if "Process exited with code 0" in str(r["content"])
+        and "Original token count: 2583" in str(r["content"])
+    )
+    shown = poll.split("\nOutput:\n", 1)[1]
+    assert "truncated" not in shown and shown.count("\n") == 230
+    change = result.events[read.event_index].changes[
+        "src/agents/plugins/opencode/opencode.plugin.ts"
+    ]
+    assert (change.kind, change.observed) == (ChangeKind.PARTIAL, True)
+
+
+def test_codex_cat_establishes_package_json_byte_for_byte(corpus):
+    result = replayed(corpus / CODEX_ROLLOUT)
+    (cat,) = [c for c in result.commands if c.command == "cat package.json"]
+    change = result.events[cat.event_index].changes["package.json"]
+    assert (change.kind, change.observed, change.reason) == (
+        ChangeKind.WRITTEN,
+        True,
+        "read in full by cat",
+    )
+    assert cat.output.startswith('{\n  "name": "@codemieai/code",')
+    assert cat.output.endswith('"node": ">=20.0.0"\n  }\n}\n')  # the final newline kept
+    assert change.sha == hashlib.sha256(cat.output.encode()).hexdigest()
 
 
 def test_codex_build_script_that_runs_a_node_script_makes_the_tree_uncertain(corpus):

@@ -18,7 +18,8 @@ their targets, unless their own output says every run changed nothing (biome's "
 applied", black's "left unchanged"). Project scripts (``npm run check``, ``mise run test``) are
 judged by the bodies the runner echoes into the output (``> biome check --write .``) and, when
 nothing was echoed, by name: test/build/typecheck scripts have no effect, any other script may
-rewrite files. Read-only programs (``ls``, ``cat``, ``grep``, ``git status`` …) have no effect.
+rewrite files. Read-only programs (``ls``, ``cat``, ``grep``, ``git status`` …) have no effect
+here; what a simple read showed of a file is the engine's business (``reads``).
 Inline code (``python -c``, ``node -e``, ``python - <<EOF``) is read-only when it names nothing
 that writes files (``open(…, 'w')``, ``shutil``, ``subprocess``, ``fs.writeFile`` …); a script
 file is opaque and makes its directory uncertain.

@@ -2,10 +2,13 @@
 
 One pass over the tool calls in step order. Each call becomes an event; its file changes come
 from the tool's own arguments and results (Write/Edit/MultiEdit, pi write/edit, Codex
-apply_patch, full reads) and, for shell calls, from ``effects.run_script``. Side data improves
-this where present (Claude Code's ``originalFile`` turns an edit on an unknown base into known
-content; ``file.content`` and line counts make reads exact; per-call ``cwd``) but nothing
-depends on it: plain ATIF replays too.
+apply_patch, full reads) and, for shell calls, from ``effects.run_script`` plus what a shell
+command that only read one file showed (``reads``: ``cat f``, ``sed -n '1,200p' f`` …). Reads
+are recorded as observations (``Change.observed``): they establish content or partial
+knowledge, and never lose anything. Side data improves this where present (Claude Code's
+``originalFile`` turns an edit on an unknown base into known content; ``file.content`` and
+line counts make reads exact; per-call ``cwd``) but nothing depends on it: plain ATIF
+replays too.
 
 Outcomes matter: a tool that failed changed nothing; a call with no recorded result might have
 done its work, so what it would have written is lost; a shell command that failed may have
@@ -50,6 +53,7 @@ from .patches import (
     parse_unified,
 )
 from .paths import Paths, Resolved
+from .reads import VERBATIM_AGENTS, doubtful, interpret, parse_read
 from .results import (
     Outcome,
     Result,
@@ -106,8 +110,10 @@ class _Call:
     args: Mapping[str, Any]
     result: Result | None = None
     op: Op = field(default_factory=NoOp)
-    # Codex: texts of the write_stdin polls that carried this command's later output.
+    # Codex: texts of the write_stdin polls that carried this command's later output, and
+    # those polls' arguments (their max_output_tokens bound what each text could show).
     polls: list[str] = field(default_factory=list)
+    poll_args: list[Mapping[str, Any]] = field(default_factory=list)
 
 
 def replay(
@@ -191,6 +197,7 @@ def _link_sessions(calls: Sequence[_Call]) -> None:
             if owner is None:
                 continue
             owner.polls.append(call.result.text)
+            owner.poll_args.append(call.args)
             if codex_session(call.result.text) is None and "Process exited" in call.result.text:
                 del open_sessions[call.op.session]
 
@@ -265,6 +272,7 @@ class _Engine:
         self.side_patches: Mapping[str, Any] = _mapping(side.get("patches"))
         self.nested: Mapping[str, Any] = _mapping(side.get("nested_calls"))
         self.persistent = (agent or "").lower() in _PERSISTENT_SHELL
+        self.verbatim = (agent or "").lower() in VERBATIM_AGENTS
         self.flags_failures = (agent or "").lower() in _FLAGS_FAILURES
         self.files: dict[str, Entry] = {}
         self.texts: dict[str, str] = {}
@@ -331,6 +339,15 @@ class _Engine:
             result = replace(result, text="\n".join(texts))
         status = shell_status(result, flags_failures=self.flags_failures)
         output = "".join(shell_output(t) for t in texts)
+        # Every recording of the output with whether it shows signs of being cut, for reads.
+        limits = [call.args, *call.poll_args]
+        recorded_outputs: list[tuple[str, bool]] = []
+        if texts:
+            cut = any(
+                doubtful(t, limit.get("max_output_tokens"))
+                for t, limit in zip(texts, limits, strict=True)
+            )
+            recorded_outputs.append((output, cut))
         info = self.side_commands.get(call.tool_call_id)
         if isinstance(info, Mapping):
             recorded = info.get("exit_code")
@@ -339,6 +356,7 @@ class _Engine:
                 status = replace(status, outcome=outcome, exit_code=recorded)
             if isinstance(info.get("output"), str):
                 output = info["output"]
+                recorded_outputs.append((output, doubtful(output)))
             if isinstance(info.get("cwd"), str) and info["cwd"].startswith("/"):
                 cwd = info["cwd"]
         certain = status.outcome in (Outcome.OK, Outcome.UNKNOWN)
@@ -348,6 +366,8 @@ class _Engine:
             found = run.checks
             if self.persistent:
                 self.shell_cwd = run.cwd
+        if status.outcome is Outcome.OK and status.exit_code == 0:
+            self.shell_read(call, op.script, cwd, recorded_outputs)
         check = _pick_check(found, self.paths)
         command = Command(
             index=len(self.commands),
@@ -364,6 +384,37 @@ class _Engine:
         )
         self.commands.append(command)
         return command.index
+
+    def shell_read(
+        self,
+        call: _Call,
+        script: str,
+        cwd: str | None,
+        recorded_outputs: Sequence[tuple[str, bool]],
+    ) -> None:
+        """A command that exited 0 and only read one file: what it showed (see ``reads``)."""
+        read = parse_read(script)
+        if read is None:
+            return
+        for directory in read.cd:
+            if cwd is None and not directory.startswith("/"):
+                return
+            cwd = self.paths.absolute(directory, cwd)
+        if cwd is None and not read.path.startswith("/"):
+            return  # relative to a directory the replay lost track of
+        target = self.resolve(read.path, cwd)
+        if target.flagged:
+            return  # outside the project: a read there says nothing about it
+        content: str | None = None
+        # Codex's PTY mode (tty: true) turns every newline into CR LF on the way out.
+        if self.verbatim and call.args.get("tty") is not True:
+            shown = {text for text, cut in recorded_outputs if not cut}
+            if len(shown) == 1:
+                content = interpret(read, shown.pop())
+        if content is None:
+            self.observe(target, None, f"read in part by {read.program}")
+        else:
+            self.observe(target, content, f"read in full by {read.program}")
 
     # -- file tools ----------------------------------------------------------------------------
 
@@ -467,11 +518,25 @@ class _Engine:
             text, full = _numbered(result.text, op)
         if text is None:
             return
-        current = self.files.get(target.key) if not target.flagged else None
         if full:
-            self.write(target, text, "read in full")
-        elif current is None or current.status is not Status.KNOWN:
-            self.set(target, Change(ChangeKind.PARTIAL, reason="read in part"))
+            self.observe(target, text, "read in full")
+        else:
+            self.observe(target, None, "read in part")
+
+    def observe(self, target: Resolved, text: str | None, reason: str) -> None:
+        """What a read saw: the whole file (``text``) or only a part of it (None).
+
+        A read changes nothing on disk, so it never loses anything: a full read establishes
+        content (or confirms it, recording nothing), a partial one marks a file the replay did
+        not know as seen in part (recording nothing when it already was) and leaves known
+        content alone.
+        """
+        if text is not None:
+            self.write(target, text, reason, observed=True)
+            return
+        current = self.files.get(target.key) if not target.flagged else None
+        if current is None or current.status is Status.LOST:
+            self.set(target, Change(ChangeKind.PARTIAL, reason=reason, observed=True))
 
     def side_patch(self, reported: Mapping[str, Any]) -> None:
         """Apply what Codex reported applying (patch_apply_end): per-file content or diffs."""
@@ -610,7 +675,7 @@ class _Engine:
         if target.key == "" and not target.flagged:
             return  # the root directory itself is not a file
         if target.flagged:
-            change = Change(change.kind, change.sha, change.reason, target.windows, target.escapes)
+            change = replace(change, windows_path=target.windows, escapes_root=target.escapes)
         # Re-inserting keeps the event's changes in the order they last happened, so applying
         # them in dict order reproduces the sequence (a write after a tree loss stays known).
         self.changes.pop(target.key, None)
@@ -627,16 +692,16 @@ class _Engine:
         elif not is_tree(target.key):
             self.absent.discard(target.key)
 
-    def write(self, target: Resolved, text: str, reason: str) -> None:
+    def write(self, target: Resolved, text: str, reason: str, *, observed: bool = False) -> None:
         if target.flagged:
-            self.set(target, Change(ChangeKind.WRITTEN, None, reason))
+            self.set(target, Change(ChangeKind.WRITTEN, None, reason, observed=observed))
             return
         current = self.files.get(target.key)
         sha = self.blobs.put(text.encode("utf-8", "surrogatepass"))
         self.texts[sha] = text
         if current is not None and current.status is Status.KNOWN and current.sha == sha:
             return  # nothing new learned (a re-read, an edit that changed nothing)
-        self.set(target, Change(ChangeKind.WRITTEN, sha, reason))
+        self.set(target, Change(ChangeKind.WRITTEN, sha, reason, observed=observed))
 
     def lose(self, target: Resolved, reason: str) -> None:
         self.set(target, Change(ChangeKind.LOST, reason=reason))

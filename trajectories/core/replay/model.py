@@ -59,6 +59,9 @@ class Change:
     # never writes a Windows path or anything outside the project root.
     windows_path: bool = False
     escapes_root: bool = False
+    # A read's record of what it saw (Read tools, shell reads such as `cat f`): the file was
+    # only looked at, so ``sha`` (read in full) or PARTIAL was already the content on disk.
+    observed: bool = False
 
     @property
     def flagged(self) -> bool:
