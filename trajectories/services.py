@@ -49,6 +49,8 @@ class IngestSummary:
     failed: list[dict[str, Any]] = field(default_factory=list)
     by_format: dict[str, int] = field(default_factory=lambda: dict.fromkeys(formats.FORMATS, 0))
     trajectory_ids: list[int] = field(default_factory=list)
+    # Trajectories whose bytes were already stored: part of this batch's input all the same.
+    duplicate_ids: list[int] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -152,8 +154,10 @@ def _ingest_file(run: IngestRun, path: Path, summary: IngestSummary) -> None:
         )
         return
     sha = sha256_hex(data)
-    if SourceFile.objects.filter(sha256=sha).exists():
+    existing = SourceFile.objects.filter(sha256=sha).values_list("trajectory__id", flat=True)
+    if existing:
         summary.duplicates += 1
+        summary.duplicate_ids.extend(i for i in existing if i is not None)
         return
     try:
         loaded = formats.load(path, run.format)

@@ -29,9 +29,9 @@ from tasks_review.services.taskwriting import (
     candidate_write_task,
 )
 from trajectories.core import replay as core_replay
-from trajectories.models import SourceFile, Trajectory
+from trajectories.models import Trajectory
 from trajectories.services import ingest_run_create, ingest_run_execute, replay_compute
-from trajectories.store import DbBlobs, sha256_hex
+from trajectories.store import DbBlobs
 
 log = logging.getLogger(__name__)
 Progress = Callable[[PipelineRun], None]
@@ -180,14 +180,7 @@ def _stage_ingest(run: _Run) -> list[int]:
             run_id=ingest.id, progress=lambda done, total, _p: _ingest_progress(run, done, total)
         )
         assert summary is not None
-        # Files ingested earlier (duplicates) are part of this run's input too.
-        from trajectories.core.formats import discover
-
-        shas = [sha256_hex(p.read_bytes()) for p in discover([source.path])]
-        ids = list(
-            SourceFile.objects.filter(sha256__in=shas).values_list("trajectory__id", flat=True)
-        )
-        ids = sorted(i for i in ids if i is not None)
+        ids = sorted({*summary.trajectory_ids, *summary.duplicate_ids})
         run.counts["files"] = summary.files
         run.counts["trajectories"] = len(ids)
         run.counts["blocked"] = Trajectory.objects.filter(id__in=ids, blocked=True).count()
