@@ -171,6 +171,8 @@ TRAJ2ENV = {
     # The registry that gives locally built base images a pinned digest (loopback by default;
     # several worker hosts point this at one shared registry).
     "BASE_IMAGE_REGISTRY": os.environ.get("TRAJ2ENV_BASE_IMAGE_REGISTRY", "127.0.0.1:5000"),
+    # Verify written tasks in Docker (the trial matrix). Off: tasks are written, never kept.
+    "VERIFY": env_bool("TRAJ2ENV_VERIFY", True),
     # A public base image (name@sha256:...) to use instead of building one, for online users.
     "BASE_IMAGE": os.environ.get("TRAJ2ENV_BASE_IMAGE", ""),
 }

@@ -7,7 +7,8 @@ from django.db import models
 
 from trajectories.models import Trajectory
 
-STAGES = ("ingest", "replay", "mine", "write", "build", "verify", "report")
+# "verify" builds each candidate's image, checks it in the image and runs the trial matrix.
+STAGES = ("ingest", "replay", "mine", "write", "verify", "report")
 
 
 def empty_counts() -> dict[str, int]:
@@ -22,6 +23,7 @@ def empty_counts() -> dict[str, int]:
             "prepared",
             "written",
             "kept",
+            "ungraded",
         ),
         0,
     )
@@ -98,6 +100,8 @@ class Candidate(models.Model):
     changed = models.JSONField(default=dict)
     # The mined candidate as the core wrote it (tasks_review.core.mining), for later stages.
     payload = models.JSONField(default=dict, blank=True)
+    # The trial matrix's outcome: status, reasons, image, build/check/wall seconds.
+    verification = models.JSONField(default=dict, blank=True)
     task_name = models.CharField(max_length=200, blank=True)
     task_dir = models.TextField(blank=True)
     drop_stage = models.CharField(max_length=20, blank=True)

@@ -28,6 +28,7 @@ from tasks_review.services.taskwriting import (
     candidate_payload,
     candidate_write_task,
 )
+from tasks_review.services.verification import candidates_verify
 from trajectories.core import replay as core_replay
 from trajectories.models import Trajectory
 from trajectories.services import ingest_run_create, ingest_run_execute, replay_compute
@@ -147,7 +148,9 @@ def pipeline_run_execute(*, run_id: int, progress: Progress | None = None) -> Pi
         replayed = _stage_replay(run, trajectories)
         candidates = _stage_mine(run, replayed)
         if not run.config.pipeline.options.propose_only:
-            _stage_write(run, candidates)
+            written = _stage_write(run, candidates)
+            if settings.TRAJ2ENV["VERIFY"]:
+                _stage_verify(run, written)
     except RunCancelled:
         status = PipelineRun.Status.CANCELLED
     except Exception as exc:
@@ -299,9 +302,10 @@ def _task_name(candidate: Candidate) -> str:
     return f"{slug[:40].strip('-') or 'task'}-{candidate.family}-{candidate.key[:10]}"
 
 
-def _stage_write(run: _Run, candidates: list[Candidate]) -> None:
+def _stage_write(run: _Run, candidates: list[Candidate]) -> list[int]:
     destination = Path(run.row.destination)
     base_image = base_image_ref()
+    written_ids = []
     with run.stage("write", total=len(candidates)):
         for candidate in candidates:
             written = candidate_write_task(
@@ -313,9 +317,26 @@ def _stage_write(run: _Run, candidates: list[Candidate]) -> None:
             run.counts["prepared"] += 1
             if written:
                 run.counts["written"] += 1
+                written_ids.append(candidate.id)
             else:
                 run.counts["dropped"] += 1
             run.step()
+    return written_ids
+
+
+def _stage_verify(run: _Run, candidate_ids: list[int]) -> None:
+    options = run.config.pipeline.options
+    with run.stage("verify", total=len(candidate_ids)):
+        candidates_verify(
+            candidate_ids=candidate_ids,
+            run_id=f"pipeline-{run.row.id}",
+            jobs=options.jobs,
+            on_done=run.step,
+        )
+        outcomes = Candidate.objects.filter(id__in=candidate_ids)
+        run.counts["kept"] = outcomes.filter(status=Candidate.Status.KEPT).count()
+        run.counts["dropped"] += outcomes.filter(status=Candidate.Status.DROPPED).count()
+        run.counts["ungraded"] = outcomes.filter(status=Candidate.Status.UNGRADED).count()
 
 
 def _report(run: PipelineRun, counts: dict[str, int], timings: dict[str, float]) -> dict[str, Any]:
@@ -367,8 +388,17 @@ def _write_report(run: PipelineRun) -> None:
 
 
 def pipeline_exit_code(run: PipelineRun) -> int:
-    """0 tasks written (or kept), 1 nothing usable."""
-    written = run.counts.get("kept", 0) or run.counts.get("written", 0)
+    """0 when the run produced what it was asked for, 1 when nothing usable.
+
+    propose_only asks for candidates; otherwise tasks: kept ones when Docker verified them,
+    written ones when verification is switched off.
+    """
+    if run.status != PipelineRun.Status.DONE:
+        return 1
     if run.config["pipeline"]["options"].get("propose_only"):
-        written = Candidate.objects.filter(run=run, status=Candidate.Status.PROPOSED).count()
-    return 0 if written and run.status == PipelineRun.Status.DONE else 1
+        usable = Candidate.objects.filter(run=run, status=Candidate.Status.PROPOSED).exists()
+    elif "verify" in run.timings:
+        usable = run.counts.get("kept", 0) > 0
+    else:
+        usable = run.counts.get("written", 0) > 0
+    return 0 if usable else 1

@@ -34,7 +34,7 @@ def _stages(run: PipelineRun) -> list[dict]:
     reached = STAGES.index(run.stage) if run.stage in STAGES else -1
     rows = []
     for i, name in enumerate(STAGES):
-        if name in ("build", "verify") and run.config["pipeline"]["options"].get("propose_only"):
+        if name in ("write", "verify") and run.config["pipeline"]["options"].get("propose_only"):
             continue
         state = "done" if i < reached or name in run.timings else "pending"
         if i == reached and not run.finished and name not in run.timings:

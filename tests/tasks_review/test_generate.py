@@ -18,7 +18,8 @@ PINNED = "example.org/traj2env/base@sha256:" + "ab" * 32
 @pytest.fixture(autouse=True)
 def _public_base_image(settings):
     # Writing task files needs a pinned FROM, not Docker: the configured-public-image path.
-    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "BASE_IMAGE": PINNED}
+    # Verification needs Docker; tests/tasks_review/test_verify_docker.py runs it for real.
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "BASE_IMAGE": PINNED, "VERIFY": False}
 
 
 def config(tmp_path: Path, source: Path, **options) -> Path:

@@ -109,7 +109,9 @@ def test_a_cancel_requested_mid_run_stops_it(tmp_path, settings):
     from tasks_review.services.pipeline import pipeline_run_create, pipeline_run_execute
     from tests.conftest import SAMPLES
 
-    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "BASE_IMAGE": "x.org/b@sha256:" + "0" * 64}
+    settings.TRAJ2ENV = {
+        **settings.TRAJ2ENV, "BASE_IMAGE": "x.org/b@sha256:" + "0" * 64, "VERIFY": False
+    }
     config = parse_config(
         {
             "source": {"path": str(SAMPLES), "format": "auto"},
