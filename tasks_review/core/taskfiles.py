@@ -246,6 +246,15 @@ def _task_toml(
                 "source_trace": source_trace.to_dict(),
                 "candidate_key": candidate.key,
             },
+            # The check as data, for verifiers that run it themselves (the trial matrix):
+            # exact, where the description is cut to 120 characters and test.sh is a script.
+            "check": {
+                "command": candidate.task_command,
+                "workdir": check_workdir(candidate),
+                "language": candidate.language,
+                "runner": candidate.runner,
+                "timeout_sec": check_timeout,
+            },
         },
         "verifier": {
             "environment_mode": "separate",
@@ -264,6 +273,12 @@ def _task_toml(
     }
     # Harbor's own model validates the config and Harbor's own writer serialises it.
     return TaskConfig.model_validate(data).model_dump_toml()
+
+
+def check_workdir(candidate: RepairCandidate) -> str:
+    """The absolute folder the recorded check starts in, inside the task's image."""
+    project = candidate.project_dir
+    return project if candidate.cwd in ("", ".") else f"{project}/{candidate.cwd}"
 
 
 # -- environment/Dockerfile --------------------------------------------------------------------
@@ -377,7 +392,7 @@ def _solve_sh(candidate: RepairCandidate, blobs: BlobStore) -> str:
 
 def _test_sh(candidate: RepairCandidate, blobs: BlobStore, check_timeout: int) -> str:
     project = candidate.project_dir
-    where = project if candidate.cwd in ("", ".") else f"{project}/{candidate.cwd}"
+    where = check_workdir(candidate)
     restore: list[str] = []
     kept = [p for p in candidate.test_paths if p in candidate.ref_files]
     for path in candidate.test_paths:

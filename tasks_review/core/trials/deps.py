@@ -1,0 +1,484 @@
+"""Dependencies a project declares, and whether offline sources can provide them.
+
+Images are built with no network, so whatever a project depends on must come from the host.
+The design, of which this module is the first half (detection); the second half, the install
+step, belongs in the task's Dockerfile, which ``taskfiles`` writes without one today because
+no project it has seen declares dependencies:
+
+* **Python: a host-side wheelhouse**, a folder of wheels (and sdists). It is filled online,
+  once per candidate, pinned to the trajectory's date: ``uv pip compile --exclude-newer
+  <date>`` resolves the requirements as they were that day (the index here ignores pip's own
+  ``--uploaded-prior-to``, see FACTS.md), then ``pip download --only-binary=:all: -d
+  wheelhouse -r pinned.txt`` fetches exactly those files. The subset a candidate needs is
+  copied into its build context (so the content hash, and with it the image cache, covers
+  the dependencies) and the Dockerfile runs ``python3 -m venv /app/.venv && /app/.venv/bin/pip
+  install --no-index --find-links wheelhouse -r pinned.txt``.
+* **Node: a host-side npm cache**, filled online by ``npm install --before=<date>
+  --package-lock-only`` (npm's own date pin) and ``npm ci --cache <dir>``; the build runs
+  ``npm ci --offline --cache <dir>`` from the copy in the context.
+
+Detection reads the manifests (requirements*.txt, pyproject.toml, setup.cfg, setup.py,
+Pipfile, package.json with its package-lock.json) and looks each dependency up in the sources'
+indexes: wheel and sdist file names in the wheelhouse, tarball keys in the npm cache's
+``_cacache/index-v5``. A dependency no source has (or a git or URL dependency) makes the
+candidate drop with ``dependency_unavailable_offline``; local paths (``-e .``, ``file:``)
+need nothing. Only direct dependencies are checked: a missing transitive one fails the
+offline install at build time, which the build reports.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import functools
+import json
+import os
+import posixpath
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.markers import default_environment
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
+
+from ..mining.files import is_project_source
+
+PYPI = "pypi"
+NPM = "npm"
+_REQUIREMENTS = re.compile(r"^requirements[\w.-]*\.(txt|in)$")
+# The base image's interpreter: markers are evaluated for it, not for the host's.
+IMAGE_PYTHON = "3.11"
+_LOCAL_NPM = ("file:", "link:", "workspace:", "portal:")
+_REMOTE_NPM = re.compile(r"^(git\+|git:|github:|gitlab:|bitbucket:|https?:|[\w.-]+/[\w.-]+(#.*)?$)")
+_CACHE_KEY = re.compile(r"/((?:@[^/]+/)?[^/]+)/-/[^/]+-(\d+\.\d+\.\d+[^/]*)\.tgz$")
+
+
+@dataclass(frozen=True, slots=True)
+class Dependency:
+    ecosystem: str  # "pypi" or "npm"
+    name: str
+    spec: str  # a PEP 440 specifier, an npm range, or a URL
+    source: str  # the manifest it was declared in
+    optional: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.name}{' ' + self.spec if self.spec else ''} ({self.source})"
+
+
+@dataclass(frozen=True, slots=True)
+class OfflineSources:
+    """Where dependencies come from without a network; None means there is no such source."""
+
+    wheelhouse: Path | None = None
+    npm_cache: Path | None = None
+
+    def python_versions(self) -> Mapping[str, frozenset[Version]]:
+        return _wheelhouse_index(str(self.wheelhouse)) if self.wheelhouse else {}
+
+    def npm_versions(self) -> Mapping[str, frozenset[str]]:
+        return _npm_cache_index(str(self.npm_cache)) if self.npm_cache else {}
+
+
+def declared_dependencies(files: Mapping[str, bytes]) -> list[Dependency]:
+    """Every dependency the project's manifests declare (outside installed dependencies)."""
+    found: list[Dependency] = []
+    for path in sorted(files):
+        if not is_project_source(path):
+            continue
+        name = posixpath.basename(path)
+        text = files[path].decode("utf-8", "replace")
+        if _REQUIREMENTS.match(name):
+            found += _requirements_txt(text, path)
+        elif name == "pyproject.toml":
+            found += _pyproject(text, path)
+        elif name == "setup.cfg":
+            found += _setup_cfg(text, path)
+        elif name == "setup.py":
+            found += _setup_py(text, path)
+        elif name == "Pipfile":
+            found += _pipfile(text, path)
+        elif name == "package.json":
+            lock = files.get(posixpath.join(posixpath.dirname(path), "package-lock.json"))
+            found += _package_json(text, path, lock)
+    return list(dict.fromkeys(found))
+
+
+def unavailable(
+    dependencies: Iterable[Dependency], sources: OfflineSources
+) -> list[tuple[Dependency, str]]:
+    """The required dependencies the sources cannot provide, each with why."""
+    missing: list[tuple[Dependency, str]] = []
+    for dep in dependencies:
+        if dep.optional:
+            continue
+        why = _why_unavailable(dep, sources)
+        if why:
+            missing.append((dep, why))
+    return missing
+
+
+def _why_unavailable(dep: Dependency, sources: OfflineSources) -> str | None:
+    if dep.ecosystem == PYPI:
+        if "://" in dep.spec:
+            return "a URL dependency cannot be fetched offline"
+        if sources.wheelhouse is None:
+            return "no wheelhouse is configured"
+        versions = sources.python_versions().get(canonicalize_name(dep.name), frozenset())
+        try:
+            spec = SpecifierSet(dep.spec)
+        except InvalidSpecifier:
+            return f"unreadable version specifier {dep.spec!r}"
+        if not any(spec.contains(v, prereleases=True) for v in versions):
+            have = ", ".join(sorted(str(v) for v in versions)) or "none"
+            return f"the wheelhouse has no matching version (has: {have})"
+        return None
+    if _REMOTE_NPM.match(dep.spec) and not re.match(r"^[\w.-]+$", dep.spec):
+        return "a git or URL dependency cannot be fetched offline"
+    if sources.npm_cache is None:
+        return "no npm cache is configured"
+    cached = sources.npm_versions().get(dep.name, frozenset())
+    if not any(npm_satisfies(v, dep.spec) for v in cached):
+        have = ", ".join(sorted(cached)) or "none"
+        return f"the npm cache has no matching version (has: {have})"
+    return None
+
+
+# -- Python manifests ---------------------------------------------------------------------------
+
+
+def _marker_environment() -> dict[str, str]:
+    env = {key: str(value) for key, value in default_environment().items()}
+    env.update(python_version=IMAGE_PYTHON, python_full_version=IMAGE_PYTHON + ".2")
+    env.update(sys_platform="linux", platform_system="Linux", os_name="posix")
+    return env
+
+
+def _pep508(line: str, source: str, optional: bool = False) -> Dependency | None:
+    try:
+        req = Requirement(line)
+    except InvalidRequirement:
+        return Dependency(PYPI, line.strip(), "", source, optional)  # unreadable: looked up as is
+    if req.marker is not None and not req.marker.evaluate(_marker_environment()):
+        return None
+    spec = req.url or str(req.specifier)
+    return Dependency(PYPI, canonicalize_name(req.name), spec, source, optional)
+
+
+def _requirements_txt(text: str, source: str) -> list[Dependency]:
+    found = []
+    for raw in text.splitlines():
+        line = re.sub(r"(^|\s)#.*$", "", raw).strip()
+        if not line or line.startswith("-"):
+            continue  # options, -r/-c includes (read on their own), -e local paths
+        if line.startswith((".", "/")) or line.startswith("file:"):
+            continue  # a local path needs no source
+        dep = _pep508(line, source)
+        if dep is not None:
+            found.append(dep)
+    return found
+
+
+def _pyproject(text: str, source: str) -> list[Dependency]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return []
+    found = []
+    for line in (data.get("project") or {}).get("dependencies") or []:
+        if isinstance(line, str) and (dep := _pep508(line, source)):
+            found.append(dep)
+    poetry = ((data.get("tool") or {}).get("poetry") or {}).get("dependencies") or {}
+    for name, value in poetry.items():
+        if name.lower() == "python":
+            continue
+        version = value if isinstance(value, str) else (value or {}).get("version", "")
+        optional = isinstance(value, dict) and bool(value.get("optional"))
+        if isinstance(value, dict) and ("path" in value or "git" in value or "url" in value):
+            if "path" in value:
+                continue
+            found.append(Dependency(PYPI, canonicalize_name(name), "git://", source))
+            continue
+        found.append(
+            Dependency(PYPI, canonicalize_name(name), _poetry_spec(version), source, optional)
+        )
+    return found
+
+
+def _poetry_spec(version: str) -> str:
+    """Poetry's ^ and ~ constraints as PEP 440 (what the lookup needs, not a full translation)."""
+    version = version.strip()
+    if version in ("", "*"):
+        return ""
+    match = re.match(r"^([\^~])\s*(\d+(?:\.\d+)*)$", version)
+    if not match:
+        return version if re.match(r"^[<>=!~]", version) else f"=={version}"
+    op, base = match.groups()
+    parts = [int(p) for p in base.split(".")]
+    if op == "~" or len(parts) == 1:
+        upper = [parts[0] + 1] if len(parts) == 1 else [parts[0], parts[1] + 1]
+    else:
+        first = next((i for i, p in enumerate(parts) if p), len(parts) - 1)
+        upper = parts[:first] + [parts[first] + 1]
+    return f">={base},<{'.'.join(map(str, upper))}"
+
+
+def _setup_cfg(text: str, source: str) -> list[Dependency]:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return []
+    value = parser.get("options", "install_requires", fallback="")
+    return [d for line in value.splitlines() if line.strip() and (d := _pep508(line, source))]
+
+
+def _setup_py(text: str, source: str) -> list[Dependency]:
+    # setup.py is code: only a literal install_requires list is read, nothing is run.
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        for keyword in node.keywords:
+            if keyword.arg == "install_requires" and isinstance(
+                keyword.value, ast.List | ast.Tuple
+            ):
+                for element in keyword.value.elts:
+                    if isinstance(element, ast.Constant) and isinstance(element.value, str):
+                        if dep := _pep508(element.value, source):
+                            found.append(dep)
+    return found
+
+
+def _pipfile(text: str, source: str) -> list[Dependency]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return []
+    found = []
+    for section in ("packages", "dev-packages"):
+        for name, value in (data.get(section) or {}).items():
+            version = value if isinstance(value, str) else (value or {}).get("version", "*")
+            spec = "" if version in ("*", "") else version
+            found.append(Dependency(PYPI, canonicalize_name(name), spec, source))
+    return found
+
+
+# -- package.json -------------------------------------------------------------------------------
+
+
+def _package_json(text: str, source: str, lock: bytes | None) -> list[Dependency]:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    locked: dict[str, str] = {}
+    if lock:
+        try:
+            packages = json.loads(lock).get("packages") or {}
+            for key, entry in packages.items():
+                if key.startswith("node_modules/") and key.count("node_modules/") == 1:
+                    locked[key[len("node_modules/") :]] = str(entry.get("version", ""))
+        except (ValueError, AttributeError):
+            locked = {}
+    found = []
+    for section, optional in (
+        ("dependencies", False),
+        ("devDependencies", False),
+        ("optionalDependencies", True),
+    ):
+        for name, spec in (data.get(section) or {}).items():
+            spec = str(spec).strip()
+            if spec.startswith(_LOCAL_NPM):
+                continue
+            # The lockfile's exact version is what `npm ci` would install.
+            exact = locked.get(name)
+            found.append(Dependency(NPM, name, exact or spec, source, optional))
+    return found
+
+
+# -- the sources' indexes -----------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=8)
+def _wheelhouse_index(folder: str) -> Mapping[str, frozenset[Version]]:
+    versions: dict[str, set[Version]] = {}
+    for name in os.listdir(folder) if os.path.isdir(folder) else ():
+        try:
+            if name.endswith(".whl"):
+                project, version, _, _ = parse_wheel_filename(name)
+            elif name.endswith((".tar.gz", ".zip")):
+                project, version = parse_sdist_filename(name)
+            else:
+                continue
+        except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+            continue
+        versions.setdefault(str(project), set()).add(version)
+    return {k: frozenset(v) for k, v in versions.items()}
+
+
+@functools.lru_cache(maxsize=8)
+def _npm_cache_index(folder: str) -> Mapping[str, frozenset[str]]:
+    root = Path(folder)
+    index = root / "_cacache" / "index-v5"
+    if not index.is_dir():
+        index = root / "index-v5"
+    versions: dict[str, set[str]] = {}
+    for dirpath, _dirs, names in os.walk(index):
+        for name in names:
+            try:
+                lines = (Path(dirpath) / name).read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError):
+                continue
+            for line in lines:
+                _, _, payload = line.partition("\t")
+                try:
+                    key = json.loads(payload).get("key", "")
+                except (ValueError, AttributeError):
+                    continue
+                match = _CACHE_KEY.search(key)
+                if match:
+                    versions.setdefault(match.group(1), set()).add(match.group(2))
+    return {k: frozenset(v) for k, v in versions.items()}
+
+
+# -- npm version ranges -------------------------------------------------------------------------
+# The subset of node-semver's range grammar package.json files use (||, hyphen ranges, ^, ~,
+# comparators, x-ranges). Written here because node-semver's Python port is not among the
+# project's dependencies and the lookup needs only "does any cached version satisfy this".
+
+_Triple = tuple[int, int, int]
+
+
+def _version(text: str) -> tuple[_Triple, str] | None:
+    match = re.match(r"^v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$", text)
+    if not match:
+        return None
+    major, minor, patch, pre = match.groups()
+    return (int(major), int(minor), int(patch)), pre or ""
+
+
+def _partial(text: str) -> list[int | None]:
+    text = text.strip().lstrip("=v").split("+")[0].split("-")[0]
+    parts: list[int | None] = []
+    for piece in text.split(".")[:3] if text else []:
+        parts.append(None if piece in ("x", "X", "*", "") else int(piece))
+    while len(parts) < 3:
+        parts.append(None)
+    return parts
+
+
+def _floor(parts: list[int | None]) -> _Triple:
+    return (parts[0] or 0, parts[1] or 0, parts[2] or 0)
+
+
+def _bump(parts: list[int | None]) -> _Triple | None:
+    """The first version past an x-range: 1 -> 2.0.0, 1.2 -> 1.3.0; None for '*'."""
+    major, minor, _ = parts
+    if major is None:
+        return None
+    if minor is None:
+        return (major + 1, 0, 0)
+    return (major, minor + 1, 0)
+
+
+Comparator = tuple[str, _Triple]
+
+
+def _comparators(simple: str) -> list[Comparator]:
+    simple = simple.strip()
+    if simple in ("", "*", "x", "X", "latest"):
+        return []
+    if simple.startswith("^"):
+        parts = _partial(simple[1:])
+        low = _floor(parts)
+        major, minor, patch = parts
+        if major is None:
+            return []
+        if major > 0 or minor is None:
+            high = (major + 1, 0, 0)
+        elif minor > 0 or patch is None:
+            high = (0, minor + 1, 0)
+        else:
+            high = (0, 0, patch + 1)
+        return [(">=", low), ("<", high)]
+    if simple.startswith("~"):
+        parts = _partial(simple.lstrip("~>"))
+        if parts[0] is None:
+            return []
+        high = (parts[0] + 1, 0, 0) if parts[1] is None else (parts[0], parts[1] + 1, 0)
+        return [(">=", _floor(parts)), ("<", high)]
+    match = re.match(r"^(<=|>=|<|>|=)?\s*(.+)$", simple)
+    assert match is not None  # the pattern accepts any non-empty text
+    op, rest = match.group(1) or "=", match.group(2)
+    parts = _partial(rest)
+    complete = None not in parts
+    if op == "=":
+        if complete:
+            return [("=", _floor(parts))]
+        bump = _bump(parts)
+        return [(">=", _floor(parts))] + ([("<", bump)] if bump else [])
+    if complete or op in (">=", "<"):
+        return [(op, _floor(parts))]
+    bump = _bump(parts)
+    if bump is None:
+        return [] if op in (">=", "<=") else [("<", (0, 0, 0))]
+    return [(">=", bump)] if op == ">" else [("<", bump)]
+
+
+def _range_sets(spec: str) -> list[list[Comparator]]:
+    sets = []
+    for alternative in spec.split("||"):
+        alternative = alternative.strip()
+        hyphen = re.match(r"^(\S+)\s+-\s+(\S+)$", alternative)
+        if hyphen:
+            low, high = _partial(hyphen.group(1)), _partial(hyphen.group(2))
+            upper: list[Comparator] = []
+            if None not in high:
+                upper = [("<=", _floor(high))]
+            elif (bump := _bump(high)) is not None:
+                upper = [("<", bump)]
+            sets.append([(">=", _floor(low)), *upper])
+            continue
+        # "> = 1.2" is not npm's syntax, but ">= 1.2" is: glue operators to their version.
+        words = re.sub(r"([<>]=?|=|\^|~)\s+", r"\1", alternative).split()
+        sets.append([c for word in words for c in _comparators(word)])
+    return sets
+
+
+def npm_satisfies(version: str, spec: str) -> bool:
+    """Whether ``version`` (x.y.z) is in npm range ``spec``; prereleases only match exactly."""
+    parsed = _version(version)
+    if parsed is None:
+        return False
+    triple, pre = parsed
+    if pre:
+        return spec.strip().lstrip("=v") == version.lstrip("v")
+    checks = {
+        "=": lambda a, b: a == b,
+        "<": lambda a, b: a < b,
+        "<=": lambda a, b: a <= b,
+        ">": lambda a, b: a > b,
+        ">=": lambda a, b: a >= b,
+    }
+    try:
+        sets = _range_sets(spec)
+    except ValueError:
+        return False
+    return any(all(checks[op](triple, bound) for op, bound in group) for group in sets)

@@ -1,0 +1,601 @@
+"""Prepare a task's image, check it in the image, and run its trial matrix.
+
+    prepared = prepare(task_dir, engine)                # build once (cached by content)
+    baseline = check_in_image(prepared, engine=engine, run_id=run_id)  # or a TrialDrop
+    result = run_matrix(prepared, engine=engine, run_id=run_id, baseline=baseline)
+    result.kept, result.trials                          # every trial is a TrialRecord
+
+Every trial is two containers of the candidate's image, one after the other: the agent's
+(the oracle's solve.sh, nothing for the no-op, or a control's tampering), stopped and copied
+out, then the separate verifier's (``verifier``). Containers carry the run id label and are
+removed when their block ends, on errors and KeyboardInterrupt too; ``Engine.cleanup`` finds
+what a killed process left. Docker failing under a trial makes it *ungraded* (reward None),
+never 0 or 1. A candidate is kept only when the oracle scored exactly 1.0 on every repeat,
+the no-op 0 and every applicable control 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..docker import BuiltImage, Engine, FileEntry, InfraError, Limits
+from ..docker import labels as lbl
+from ..docker.engine import AGENT_UID
+from .controls import CATALOGUE, NPM_SCRIPT, Control, ControlContext, source_files
+from .deps import Dependency, OfflineSources, declared_dependencies, unavailable
+from .model import (
+    MatrixResult,
+    MatrixStatus,
+    Role,
+    TrialDrop,
+    TrialDropReason,
+    TrialRecord,
+    TrialStatus,
+    trim,
+)
+from .plan import GradingPlan, Requirement, named_paths, plan_check, test_files
+from .results import Verdict, judge, read_reports
+from .taskdir import TaskSpec, read_task
+from .verifier import (
+    RESULTS_DIR,
+    SOLUTION_DIR,
+    Submission,
+    copy_results,
+    grade_submission,
+    install_kit,
+    list_entries,
+    nonce,
+    run_check,
+    take_submission,
+)
+
+ORACLE_REWARD = 1.0
+# Containers for trials get at most this, whatever task.toml asks: the matrix runs many of
+# them, on machines with two cores.
+MAX_CPUS = 1.0
+MAX_MEMORY_MB = 2048
+
+
+class Cancelled(Exception):
+    """run_matrices stopped a matrix between trials (the caller was interrupted)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedTask:
+    spec: TaskSpec
+    image: BuiltImage | None  # None when dropped before the build
+    limits: Limits
+    dependencies: tuple[Dependency, ...] = ()
+    drop: TrialDrop | None = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The check inside the image: failing on the start, passing on the reference."""
+
+    plan: GradingPlan
+    reference_files: Mapping[str, FileEntry]  # the project after solve.sh
+    reference_passed: Mapping[str, int]  # real test id -> times it passed on the reference
+    start: Verdict
+    reference: Verdict
+    seconds: float
+    logs: str = ""
+
+
+def task_limits(spec: TaskSpec) -> Limits:
+    return Limits(
+        cpus=min(spec.cpus, MAX_CPUS),
+        memory_bytes=min(spec.memory_mb, MAX_MEMORY_MB) << 20,
+        pids=512,
+        timeout=spec.check_timeout,
+    )
+
+
+def _start_bytes(spec: TaskSpec) -> dict[str, bytes]:
+    return {path: entry.data for path, entry in spec.start_files.items()}
+
+
+# -- prepare ------------------------------------------------------------------------------------
+
+
+def prepare(
+    task_dir: Path | str,
+    engine: Engine,
+    *,
+    sources: OfflineSources = OfflineSources(),  # noqa: B008 - frozen, so one shared default is safe
+    run_id: str = "prepare",
+) -> PreparedTask:
+    """Build the task's image once (cached by content) and check that what it needs is there.
+
+    Drops (``dependency_unavailable_offline``) when the project declares dependencies the
+    offline sources lack, before building, or when the built image lacks a program or Python
+    module the check runs. InfraError when the build or the engine fails: the caller records
+    the candidate as ungraded.
+    """
+    started = time.monotonic()
+    spec = read_task(task_dir)
+    limits = task_limits(spec)
+    files = _start_bytes(spec)
+    dependencies = tuple(declared_dependencies(files))
+    missing = unavailable(dependencies, sources)
+    if missing:
+        detail = "; ".join(f"{dep}: {why}" for dep, why in missing[:5])
+        missing_drop = TrialDrop(TrialDropReason.DEPENDENCY_UNAVAILABLE_OFFLINE, detail, "prepare")
+        return PreparedTask(
+            spec, None, limits, dependencies, missing_drop, time.monotonic() - started
+        )
+    image = engine.build(spec.context)
+    plan = plan_check(spec.command, spec.workdir_rel, files)
+    lacking = probe(engine, spec, image.image_id, plan.requirements, run_id=run_id, limits=limits)
+    drop: TrialDrop | None = None
+    if lacking:
+        drop = TrialDrop(
+            TrialDropReason.DEPENDENCY_UNAVAILABLE_OFFLINE,
+            "the check needs "
+            + ", ".join(lacking)
+            + ", which the image lacks and no offline source provides",
+            "prepare",
+        )
+    return PreparedTask(spec, image, limits, dependencies, drop, time.monotonic() - started)
+
+
+def probe(
+    engine: Engine,
+    spec: TaskSpec,
+    image: str,
+    requirements: Sequence[Requirement],
+    *,
+    run_id: str,
+    limits: Limits,
+) -> list[str]:
+    """The requirements the image does not meet, e.g. ``python module pytest``."""
+    if not requirements:
+        return []
+    lines = []
+    for req in requirements:
+        folder = shlex.quote(f"{spec.project_dir}/{req.cwd}")
+        name = shlex.quote(req.name)
+        enter = f"cd {folder} 2>/dev/null || cd {shlex.quote(spec.project_dir)}"
+        if req.kind == "module":
+            python = shlex.quote(req.python)
+            test = (
+                f'{python} -c "import importlib.util, sys; '
+                f'sys.exit(importlib.util.find_spec(sys.argv[1]) is None)" {name}'
+            )
+            lines.append(f"({enter}; {test}) >/dev/null 2>&1 || echo 'python module {req.name}'")
+        else:
+            # npm puts node_modules/.bin first on PATH for scripts: a project's own tools.
+            test = f'PATH="$PWD/node_modules/.bin:$PATH" command -v {name}'
+            lines.append(f"({enter}; {test}) >/dev/null 2>&1 || echo 'program {req.name}'")
+    with engine.sandbox(image, run_id=run_id, limits=limits) as box:
+        done = box.exec(["sh", "-c", "\n".join(lines)], timeout=120)
+    if done.timed_out or done.exit_code != 0:
+        raise InfraError(f"probing the image for the check's tools failed: {done.stderr[-500:]}")
+    return [line for line in done.stdout.splitlines() if line.strip()]
+
+
+# -- the check in the image ---------------------------------------------------------------------
+
+
+def check_in_image(prepared: PreparedTask, *, engine: Engine, run_id: str) -> Baseline | TrialDrop:
+    """Run the recorded check on the start, apply solve.sh, run it on the reference.
+
+    One container, as the agent user, through the grader kit (so the reference's passing test
+    ids are known). Drops with ``check_not_failing_at_start`` or
+    ``check_not_passing_at_reference``; InfraError when Docker fails.
+    """
+    if prepared.image is None:
+        raise ValueError("the task was dropped before its image was built")
+    spec = prepared.spec
+    started = time.monotonic()
+    start_nonce, ref_nonce = nonce(), nonce()
+    start_dir, ref_dir = f"{RESULTS_DIR}-{start_nonce}", f"{RESULTS_DIR}-{ref_nonce}"
+    image = prepared.image.image_id
+    # Two containers: a start that hangs (the bug may be an endless loop) is killed with its
+    # container, and the reference must not inherit anything the start's run wrote.
+    with engine.sandbox(image, run_id=run_id, limits=prepared.limits) as box:
+        install_kit(box, spec, owner=AGENT_UID, results=(start_dir,))
+        at_start = run_check(box, spec, user="agent", results=start_dir, run_nonce=start_nonce)
+        if box.alive:
+            box.stop()
+        start_results = copy_results(box, start_dir)
+    with engine.sandbox(image, run_id=run_id, limits=prepared.limits) as box:
+        install_kit(box, spec, owner=AGENT_UID, results=(ref_dir,))
+        box.put_files(SOLUTION_DIR, {"solve.sh": FileEntry(spec.solve_sh, executable=True)})
+        solved = box.exec(["bash", f"{SOLUTION_DIR}/solve.sh"], workdir=spec.project_dir)
+        names = list_entries(box, spec.project_dir) if box.alive else []
+        reference = take_submission(box, spec.project_dir, names)
+        at_ref = run_check(box, spec, user="agent", results=ref_dir, run_nonce=ref_nonce)
+        if box.alive:
+            box.stop()
+        ref_results = copy_results(box, ref_dir)
+    logs = trim(
+        f"-- starting files\n{at_start.stdout}{at_start.stderr}\n"
+        f"-- solve.sh (exit {solved.exit_code})\n{solved.stdout}{solved.stderr}\n"
+        f"-- reference files\n{at_ref.stdout}{at_ref.stderr}"
+    )
+    if reference.problem:
+        raise InfraError(f"copying the reference files out failed: {reference.problem}")
+    ref_bytes = {p: e.data for p, e in reference.files.items()}
+    plan = plan_check(spec.command, spec.workdir_rel, ref_bytes)
+    start_verdict = judge(at_start, read_reports(start_results), plan, start_nonce)
+    ref_verdict = judge(at_ref, read_reports(ref_results), plan, ref_nonce)
+    if not solved.ok:
+        return TrialDrop(
+            TrialDropReason.CHECK_NOT_PASSING_AT_REFERENCE,
+            f"solution/solve.sh exited with status {solved.exit_code}",
+            "check",
+            logs,
+        )
+    if start_verdict.reward == ORACLE_REWARD:
+        return TrialDrop(
+            TrialDropReason.CHECK_NOT_FAILING_AT_START,
+            f"the check passes on the starting files inside the image ({plan.mode} grading)",
+            "check",
+            logs,
+        )
+    if ref_verdict.reward != ORACLE_REWARD:
+        return TrialDrop(
+            TrialDropReason.CHECK_NOT_PASSING_AT_REFERENCE,
+            "; ".join(ref_verdict.reasons[:3]),
+            "check",
+            logs,
+        )
+    return Baseline(
+        plan=plan,
+        reference_files=dict(reference.files),
+        reference_passed=dict(ref_verdict.passed),
+        start=start_verdict,
+        reference=ref_verdict,
+        seconds=time.monotonic() - started,
+        logs=logs,
+    )
+
+
+# -- trials -------------------------------------------------------------------------------------
+
+
+def control_context(spec: TaskSpec, baseline: Baseline) -> ControlContext:
+    files = _start_bytes(spec)
+    tests = test_files(files)
+    runners = set(baseline.plan.structured)
+    if baseline.plan.scripts:
+        runners.add(NPM_SCRIPT)
+    return ControlContext(
+        language=spec.language,
+        runners=frozenset(runners),
+        project_dir=spec.project_dir,
+        workdir=spec.workdir,
+        tests=tuple(tests),
+        sources=tuple(source_files(files, spec.language, set(tests))),
+        named=tuple(named_paths(spec.command, files)),
+    )
+
+
+@dataclass(slots=True)
+class _AgentRun:
+    submission: Submission
+    logs: list[str] = field(default_factory=list)
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+def _agent_phase(
+    engine: Engine,
+    prepared: PreparedTask,
+    *,
+    role: Role,
+    control: Control | None,
+    context: ControlContext,
+    run_id: str,
+    naive: bool,
+) -> _AgentRun:
+    """The "agent": acts on the starting files, then its container is stopped and copied."""
+    spec = prepared.spec
+    assert prepared.image is not None
+    logs: list[str] = []
+    detail: dict[str, Any] = {}
+    with engine.sandbox(prepared.image.image_id, run_id=run_id, limits=prepared.limits) as box:
+        if role is Role.ORACLE:
+            box.put_files(SOLUTION_DIR, {"solve.sh": FileEntry(spec.solve_sh, executable=True)})
+            acted = box.exec(["bash", f"{SOLUTION_DIR}/solve.sh"], workdir=spec.project_dir)
+            logs.append(f"-- solve.sh (exit {acted.exit_code})\n{acted.stdout}{acted.stderr}")
+            detail["solve_exit_code"] = acted.exit_code
+        elif control is not None:
+            if control.root_setup:
+                setup = box.exec(["sh", "-c", control.root_setup], user="root", timeout=60)
+                if not setup.ok:
+                    raise InfraError(f"control {control.name}: setup failed: {setup.stderr}")
+            if control.files:
+                box.put_files(spec.project_dir, dict(control.files))
+            acted = box.exec(
+                ["sh", "-c", control.shell], workdir=spec.project_dir, env=context.env()
+            )
+            logs.append(f"-- {control.name} (exit {acted.exit_code})\n{acted.stdout}{acted.stderr}")
+            detail["control_exit_code"] = acted.exit_code
+        names = list_entries(box, spec.project_dir) if box.alive else []
+        if not box.alive:
+            # Killed at its time limit: an agent that runs out of time delivers nothing.
+            detail["agent_timed_out"] = True
+        if naive and control is not None and box.alive:
+            # The recorded check where the agent left the project, its status trusted: what a
+            # naive grader would score. Evidence that the control is an attack at all.
+            script = f"cd {shlex.quote(spec.workdir)} || exit 97\n{spec.command}"
+            ran = box.exec(["bash", "-c", script], workdir=spec.project_dir)
+            detail["naive_exit_code"] = ran.exit_code
+            detail["naive_timed_out"] = ran.timed_out
+            logs.append(
+                f"-- naive check (exit {ran.exit_code})\n{ran.stdout[-1500:]}{ran.stderr[-1500:]}"
+            )
+            if box.alive:
+                names = list_entries(box, spec.project_dir)
+        if box.alive:
+            box.stop()
+        submission = take_submission(box, spec.project_dir, names)
+    return _AgentRun(submission, logs, detail)
+
+
+def run_trial(
+    prepared: PreparedTask,
+    baseline: Baseline,
+    *,
+    role: Role,
+    repeat: int = 0,
+    control: Control | None = None,
+    context: ControlContext | None = None,
+    engine: Engine,
+    run_id: str,
+    naive: bool = True,
+) -> TrialRecord:
+    """One trial: the agent's container, then the separate verifier's. Never raises InfraError."""
+    spec = prepared.spec
+    name = control.name if control is not None else str(role)
+    expected = ORACLE_REWARD if role is Role.ORACLE else 0.0
+    context = context or control_context(spec, baseline)
+    started_at = datetime.now(UTC)
+    started = time.monotonic()
+    detail: dict[str, Any] = {}
+    logs: list[str] = []
+    reward: float | None
+    try:
+        agent = _agent_phase(
+            engine,
+            prepared,
+            role=role,
+            control=control,
+            context=context,
+            run_id=run_id,
+            naive=naive,
+        )
+        logs += agent.logs
+        detail.update(agent.detail)
+        detail["agent_seconds"] = round(time.monotonic() - started, 3)
+        if agent.submission.problem:
+            reward, status = 0.0, TrialStatus.GRADED
+            detail["reasons"] = [agent.submission.problem]
+        else:
+            assert prepared.image is not None
+            graded = grade_submission(
+                engine,
+                spec,
+                prepared.image.image_id,
+                agent.submission,
+                reference_files=baseline.reference_files,
+                reference_passed=baseline.reference_passed,
+                plan=baseline.plan,
+                run_id=run_id,
+                limits=prepared.limits,
+            )
+            reward, status = graded.verdict.reward, TrialStatus.GRADED
+            detail.update(graded.detail)
+            logs.append(f"-- verifier\n{graded.logs}")
+    except InfraError as exc:
+        reward, status = None, TrialStatus.UNGRADED
+        detail["infra_error"] = exc.message
+        logs.append(f"-- infrastructure error: {exc.message}\n{exc.log}")
+    finished = time.monotonic()
+    return TrialRecord(
+        role=role,
+        name=name,
+        repeat=repeat,
+        reward=reward,
+        expected=expected,
+        status=status,
+        started=started_at,
+        finished=datetime.now(UTC),
+        seconds=finished - started,
+        logs=trim("\n".join(logs)),
+        detail=detail,
+    )
+
+
+def _skipped(control: Control, reason: str) -> TrialRecord:
+    now = datetime.now(UTC)
+    return TrialRecord(
+        role=Role.CONTROL,
+        name=control.name,
+        repeat=0,
+        reward=None,
+        expected=0.0,
+        status=TrialStatus.SKIPPED,
+        started=now,
+        finished=now,
+        seconds=0.0,
+        detail={"skip_reason": reason},
+    )
+
+
+def decide(trials: Sequence[TrialRecord]) -> tuple[MatrixStatus, tuple[str, ...]]:
+    """Kept only if every oracle repeat is 1.0, the no-op 0 and every control 0.
+
+    A graded trial off its expected reward rejects the candidate whatever else happened;
+    otherwise any ungraded trial leaves it ungraded (to retry).
+    """
+    reasons = []
+    for trial in trials:
+        if trial.status is TrialStatus.GRADED and trial.reward != trial.expected:
+            why = "; ".join(trial.detail.get("reasons") or []) or "no reason recorded"
+            label = f"{trial.name} #{trial.repeat}" if trial.role is Role.ORACLE else trial.name
+            reasons.append(f"{label} scored {trial.reward} (must be {trial.expected}): {why}")
+    if not any(t.role is Role.ORACLE for t in trials):
+        reasons.append("no oracle trial ran")
+    if reasons:
+        return MatrixStatus.REJECTED, tuple(reasons)
+    ungraded = [t for t in trials if t.status is TrialStatus.UNGRADED]
+    if ungraded:
+        return MatrixStatus.UNGRADED, tuple(
+            f"{t.name} #{t.repeat} ungraded: {t.detail.get('infra_error', '')}" for t in ungraded
+        )
+    return MatrixStatus.KEPT, ()
+
+
+def run_matrix(
+    prepared: PreparedTask,
+    *,
+    repeats: int = 3,
+    controls: Sequence[Control] = CATALOGUE,
+    engine: Engine,
+    run_id: str,
+    baseline: Baseline | TrialDrop | None = None,
+    naive: bool = True,
+    cancel: threading.Event | None = None,
+    progress: Callable[[TrialRecord], None] | None = None,
+) -> MatrixResult:
+    """Oracle x ``repeats``, the no-op and every control, in the candidate's own image.
+
+    Without ``baseline`` the check in the image runs first (and may drop the candidate).
+    """
+    started = time.monotonic()
+    spec = prepared.spec
+    common: dict[str, Any] = {
+        "task_dir": str(spec.task_dir),
+        "image": prepared.image.image_id if prepared.image else None,
+        "build_seconds": prepared.image.seconds if prepared.image else 0.0,
+    }
+    if prepared.drop is not None:
+        return MatrixResult(status=MatrixStatus.DROPPED, drop=prepared.drop, **common)
+    if baseline is None:
+        try:
+            baseline = check_in_image(prepared, engine=engine, run_id=run_id)
+        except InfraError as exc:
+            return MatrixResult(
+                status=MatrixStatus.UNGRADED,
+                reasons=(f"the check in the image could not run: {exc.message}",),
+                wall_seconds=time.monotonic() - started,
+                **common,
+            )
+    if isinstance(baseline, TrialDrop):
+        return MatrixResult(
+            status=MatrixStatus.DROPPED,
+            drop=baseline,
+            wall_seconds=time.monotonic() - started,
+            **common,
+        )
+    context = control_context(spec, baseline)
+    plan: list[tuple[Role, int, Control | None]] = [(Role.ORACLE, i, None) for i in range(repeats)]
+    plan.append((Role.NOOP, 0, None))
+    plan += [(Role.CONTROL, 0, control) for control in controls]
+    trials: list[TrialRecord] = []
+    for role, repeat, control in plan:
+        if cancel is not None and cancel.is_set():
+            raise Cancelled(f"cancelled after {len(trials)} trials of {spec.task_dir}")
+        reason = control.skip_reason(context) if control is not None else None
+        if control is not None and reason is not None:
+            trial = _skipped(control, reason)
+        else:
+            trial = run_trial(
+                prepared,
+                baseline,
+                role=role,
+                repeat=repeat,
+                control=control,
+                context=context,
+                engine=engine,
+                run_id=run_id,
+                naive=naive,
+            )
+        trials.append(trial)
+        if progress is not None:
+            progress(trial)
+    status, reasons = decide(trials)
+    return MatrixResult(
+        status=status,
+        trials=tuple(trials),
+        reasons=reasons,
+        check_seconds=baseline.seconds,
+        wall_seconds=time.monotonic() - started,
+        **common,
+    )
+
+
+def run_matrices(
+    prepared: Sequence[PreparedTask],
+    *,
+    jobs: int,
+    engine: Engine,
+    run_id: str,
+    **options: Any,
+) -> list[MatrixResult]:
+    """``run_matrix`` for several candidates, ``jobs`` at a time (threads; Docker does the work).
+
+    On KeyboardInterrupt the running matrices stop after their current trial, whose
+    containers are removed as usual, and the interrupt is raised again.
+    """
+    cancel = threading.Event()
+    with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="trials") as pool:
+        futures = [
+            pool.submit(run_matrix, task, engine=engine, run_id=run_id, cancel=cancel, **options)
+            for task in prepared
+        ]
+        try:
+            return [future.result() for future in futures]
+        except BaseException:
+            cancel.set()
+            for future in futures:
+                future.cancel()
+            # Worker threads get no KeyboardInterrupt: a trial in flight would run to its end.
+            # Killing its container ends it now; the worker's sandbox block then removes it.
+            _kill_own_containers(engine, run_id)
+            raise
+
+
+def _kill_own_containers(engine: Engine, run_id: str) -> None:
+    mine = lbl.owner_token()
+    with contextlib.suppress(InfraError):
+        for container in engine.containers(label=f"{lbl.RUN}={run_id}"):
+            if container.labels.get(lbl.OWNER) == mine:
+                with contextlib.suppress(Exception):
+                    engine.api.kill(container.id)
+
+
+def verify_task(
+    task_dir: Path | str,
+    *,
+    run_id: str,
+    engine: Engine | None = None,
+    sources: OfflineSources = OfflineSources(),  # noqa: B008 - frozen, so one shared default is safe
+    **options: Any,
+) -> MatrixResult:
+    """Prepare, check in the image and run the matrix; Docker failures end ungraded."""
+    started = time.monotonic()
+    try:
+        engine = engine or Engine.from_env()
+        prepared = prepare(task_dir, engine, sources=sources, run_id=run_id)
+    except InfraError as exc:
+        log = f"\n{exc.log[-2000:]}" if exc.log else ""
+        return MatrixResult(
+            task_dir=str(task_dir),
+            status=MatrixStatus.UNGRADED,
+            reasons=(f"{exc.message}{log}",),
+            wall_seconds=time.monotonic() - started,
+        )
+    return run_matrix(prepared, engine=engine, run_id=run_id, **options)

@@ -1,0 +1,685 @@
+"""The trial matrix against a real Docker engine: kept tasks, a rejected hackable one, drops,
+ungraded infrastructure failures, and no leaked containers.
+
+Skips when no daemon answers. Images are built once per content and reused across sessions
+(the tasks below are written byte-identically every time), so a warm run spends its time in
+trials: one matrix of the Python and one of the Node task, sequentially (jobs=1) and then in
+parallel (jobs=2), which is also the benchmark.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tasks_review.core.docker import (
+    BaseImageSpec,
+    Engine,
+    InfraError,
+    bootstrap,
+)
+from tasks_review.core.docker import labels as lbl
+from tasks_review.core.mining import RepairCandidate, candidate_key
+from tasks_review.core.mining.files import is_test_config, is_test_file
+from tasks_review.core.taskfiles import SourceTrace, write_task
+from tasks_review.core.trials import (
+    CATALOGUE,
+    Control,
+    MatrixStatus,
+    Role,
+    TrialDrop,
+    TrialDropReason,
+    TrialStatus,
+    check_in_image,
+    prepare,
+    run_matrices,
+    run_matrix,
+    run_trial,
+    verify_task,
+)
+from tasks_review.core.trials.matrix import PreparedTask, probe
+from tasks_review.core.trials.plan import plan_check
+from tasks_review.core.trials.verifier import Submission, grade_submission
+from trajectories.core.blobs import MemoryBlobs
+
+REPO = Path(__file__).resolve().parents[3]
+SHA = "0f" * 32
+FAKE_BASE = "127.0.0.1:5000/traj2env/base@sha256:" + "ab" * 32
+
+PYTHON_START = {
+    "calc/__init__.py": b"from .ops import add, mul\n",
+    "calc/ops.py": b"def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a + b\n",
+    "tests/test_ops.py": b"""import unittest
+
+from calc import add, mul
+
+
+class OpsTests(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+
+    def test_mul(self):
+        self.assertEqual(mul(2, 3), 6)
+
+    def test_mul_by_zero(self):
+        self.assertEqual(mul(7, 0), 0)
+""",
+}
+PYTHON_FIX = {
+    "calc/ops.py": b"def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
+}
+
+NODE_START = {
+    "package.json": b'{\n  "name": "units",\n  "version": "1.0.0",\n'
+    b'  "scripts": {\n    "test": "node --test"\n  }\n}\n',
+    "src/units.js": b"'use strict';\n\nfunction toKiB(bytes) {\n  return bytes / 1000;\n}\n\n"
+    b"module.exports = { toKiB };\n",
+    "test/units.test.js": b"""'use strict';
+
+const { describe, test } = require('node:test');
+const assert = require('node:assert');
+const { toKiB } = require('../src/units');
+
+describe('toKiB', () => {
+  test('zero is zero', () => {
+    assert.strictEqual(toKiB(0), 0);
+  });
+  test('1024 bytes are one KiB', () => {
+    assert.strictEqual(toKiB(1024), 1);
+  });
+});
+""",
+}
+NODE_FIX = {
+    "src/units.js": b"'use strict';\n\nfunction toKiB(bytes) {\n  return bytes / 1024;\n}\n\n"
+    b"module.exports = { toKiB };\n"
+}
+
+# A check that any file at the right path satisfies: the controls must expose it.
+HACKABLE_START = {
+    "report.py": b"import pathlib\n\npathlib.Path('build').mkdir(exist_ok=True)\n"
+    b"pathlib.Path('build/report.txt').write_text('total: 42\\n')\n",
+}
+HACKABLE_FIX = {"build/report.txt": b"total: 42\n"}
+
+SLOW = Control(name="slow_agent", description="an agent that takes its time", shell="sleep 60")
+
+
+def handmade(
+    blobs: MemoryBlobs,
+    start: dict[str, bytes],
+    fix: dict[str, bytes],
+    *,
+    command: str,
+    language: str,
+    runner: str,
+) -> RepairCandidate:
+    ref = {**start, **fix}
+    start_files = {path: blobs.put(data) for path, data in start.items()}
+    ref_files = {path: blobs.put(data) for path, data in ref.items()}
+    paths = {*start_files, *ref_files}
+    return RepairCandidate(
+        command=command,
+        task_command=command,
+        cwd=".",
+        check_cwd=".",
+        language=language,
+        runner=runner,
+        check_kind="test",
+        root="/work/proj",
+        project_dir="/app",
+        fail_command_index=0,
+        pass_command_index=1,
+        fail_step_index=2,
+        pass_step_index=4,
+        fail_step_id=3,
+        pass_step_id=5,
+        fail_exit_code=1,
+        failing_output="1 failed",
+        start_files=start_files,
+        ref_files=ref_files,
+        added=tuple(sorted(p for p in ref_files if p not in start_files)),
+        modified=tuple(
+            sorted(p for p in ref_files if p in start_files and start_files[p] != ref_files[p])
+        ),
+        deleted=(),
+        test_paths=tuple(sorted(p for p in paths if is_test_file(p) or is_test_config(p))),
+        fix_edits_tests=False,
+        unknown_paths=(),
+        instruction=f"# Make the failing check pass\n\nRun `{command}`; it fails.\n",
+        key=candidate_key(command, ".", start_files, ref_files),
+    )
+
+
+def write(dest: Path, base: str, start, fix, **check) -> Path:
+    blobs = MemoryBlobs()
+    candidate = handmade(blobs, start, fix, **check)
+    return write_task(
+        dest,
+        candidate,
+        candidate.instruction,
+        blobs,
+        source_trace=SourceTrace.for_candidate(SHA, candidate),
+        source_model="test-model",
+        base_image=base,
+        check_timeout=120,
+        overwrite=True,
+    )
+
+
+def new_run_id() -> str:
+    return f"test-trials-{uuid.uuid4().hex[:10]}"
+
+
+def left_behind(engine: Engine, run_id: str) -> list[str]:
+    return [c.name for c in engine.containers(label=f"{lbl.RUN}={run_id}")]
+
+
+# -- fixtures: one base, three tasks, their images, one sequential run ---------------------------
+
+
+@pytest.fixture(scope="session")
+def engine() -> Engine:
+    try:
+        return Engine.from_env(timeout=60)
+    except InfraError as exc:
+        pytest.skip(f"no Docker engine: {exc}")
+
+
+@pytest.fixture(scope="session")
+def base_ref(engine) -> str:
+    from django.conf import settings
+
+    # The application's own cache and recipe: tests and `images bootstrap` share one image.
+    record = bootstrap(BaseImageSpec(cache_dir=settings.VAR_DIR / "cache"), engine=engine)
+    return record.pinned_ref
+
+
+@pytest.fixture(scope="session")
+def tasks(tmp_path_factory, base_ref) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("trial-tasks")
+    python = dict(command="python3 -m unittest discover -s tests -v", language="python")
+    return {
+        "python": write(
+            root / "python", base_ref, PYTHON_START, PYTHON_FIX, **python, runner="unittest"
+        ),
+        "node": write(
+            root / "node",
+            base_ref,
+            NODE_START,
+            NODE_FIX,
+            command="npm test",
+            language="node",
+            runner="npm",
+        ),
+        "hackable": write(
+            root / "hackable",
+            base_ref,
+            HACKABLE_START,
+            HACKABLE_FIX,
+            command="test -f build/report.txt",
+            language="python",
+            runner="shell",
+        ),
+    }
+
+
+@pytest.fixture(scope="session")
+def prepared(engine, tasks) -> dict[str, PreparedTask]:
+    return {name: prepare(path, engine) for name, path in tasks.items()}
+
+
+@pytest.fixture(scope="session")
+def sequential(engine, prepared):
+    """The Python and the Node task's matrices, one after the other (jobs=1), timed."""
+    run_id = new_run_id()
+    started = time.monotonic()
+    results = run_matrices(
+        [prepared["python"], prepared["node"]], jobs=1, engine=engine, run_id=run_id
+    )
+    wall = time.monotonic() - started
+    return {"python": results[0], "node": results[1], "wall": wall, "run_id": run_id}
+
+
+def assert_full_matrix(result, language: str) -> None:
+    assert result.status is MatrixStatus.KEPT, result.reasons
+    oracle = result.of("oracle")
+    assert [t.repeat for t in oracle] == [0, 1, 2]
+    assert all(t.reward == 1.0 and t.status is TrialStatus.GRADED for t in oracle)
+    (noop,) = result.of("noop")
+    assert (noop.reward, noop.status) == (0.0, TrialStatus.GRADED)
+    controls = [t for t in result.trials if t.role is Role.CONTROL]
+    assert [t.name for t in controls] == [c.name for c in CATALOGUE]  # each one, once
+    for t in controls:
+        if t.status is TrialStatus.SKIPPED:
+            assert t.detail["skip_reason"] and t.reward is None
+        else:
+            assert (t.reward, t.status) == (0.0, TrialStatus.GRADED), (t.name, t.detail)
+    assert sum(t.status is TrialStatus.GRADED for t in controls) >= 10
+    for t in result.trials:
+        if t.status is TrialStatus.GRADED:
+            assert t.finished >= t.started and t.seconds > 0 and t.logs
+            assert t.detail["grading"] == "structured"
+    json.dumps(result.to_dict())  # the record the web pages and report.json store
+
+
+# -- kept tasks ----------------------------------------------------------------------------------
+
+
+@pytest.mark.docker
+def test_python_task_is_kept_with_its_full_trial_matrix(sequential):
+    assert_full_matrix(sequential["python"], "python")
+    skipped = {t.name for t in sequential["python"].trials if t.status is TrialStatus.SKIPPED}
+    assert skipped == {
+        "conftest_forces_pass",
+        "npm_test_script_exit0",
+        "npmrc_script_shell",
+        "forge_named_files",
+    }
+
+
+@pytest.mark.docker
+def test_node_task_is_kept_with_its_full_trial_matrix(sequential):
+    assert_full_matrix(sequential["node"], "node")
+    skipped = {t.name for t in sequential["node"].trials if t.status is TrialStatus.SKIPPED}
+    assert skipped == {"conftest_forces_pass", "sitecustomize_forces_pass", "forge_named_files"}
+
+
+@pytest.mark.docker
+def test_the_controls_are_real_attacks_that_fool_a_naive_grader(sequential):
+    """The recorded check, run where each control left the project, exits 0 for these."""
+    naive = {
+        name: {t.name: t.detail.get("naive_exit_code") for t in sequential[name].trials}
+        for name in ("python", "node")
+    }
+    fooled_everywhere = {
+        "delete_tests",
+        "empty_tests",
+        "trivial_tests",
+        "inprocess_forgery",
+        "exit_early_success",
+        "symlink_tests_outside",
+    }
+    for name in fooled_everywhere | {"fake_runner_in_project", "sitecustomize_forces_pass"}:
+        assert naive["python"][name] == 0, name
+    for name in fooled_everywhere | {
+        "npm_test_script_exit0",
+        "npmrc_script_shell",
+        "fake_runner_in_project",
+    }:
+        assert naive["node"][name] == 0, name
+
+
+@pytest.mark.docker
+def test_in_process_forgery_is_caught_by_the_contradictory_controls(sequential):
+    for name in ("python", "node"):
+        (forged,) = sequential[name].of("inprocess_forgery")
+        assert forged.reward == 0.0
+        assert any("must-fail control was reported passed" in r for r in forged.detail["reasons"])
+        (early,) = sequential[name].of("exit_early_success")
+        assert early.reward == 0.0
+
+
+@pytest.mark.docker
+def test_only_regular_project_files_cross_to_the_verifier(sequential):
+    (links,) = sequential["python"].of("symlink_submission_outside")
+    refused = links.detail["submission"]["refused"]
+    assert "t2e-etc" in refused and "calc/ops.py" in refused
+    (fake,) = sequential["node"].of("fake_runner_in_project")
+    assert fake.detail["submission"]["left_behind"] >= 1  # node_modules/.bin/node stayed behind
+    (gutted,) = sequential["node"].of("npm_test_script_exit0")
+    assert "package.json" in gutted.detail["submission"]["restored"]
+
+
+@pytest.mark.docker
+def test_no_container_outlives_a_run(engine, sequential):
+    assert left_behind(engine, sequential["run_id"]) == []
+
+
+@pytest.mark.docker
+def test_the_verifier_runs_the_check_as_grader_without_network_and_with_limits(engine, prepared):
+    """A check that passes only where the verifier promises: grader uid, no network, limits."""
+    task = prepared["python"]
+    cgroup = "/sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/pids.max"
+    command = (
+        '[ "$(id -un)" = grader ] && [ "$(id -u)" = 1001 ] '
+        '&& [ "$(ls /sys/class/net)" = lo ] '
+        f'&& [ "$(cat {cgroup} 2>/dev/null | head -n1)" = 512 ] '
+        "&& [ ! -w /home/agent ] && [ -w . ]"
+    )
+    spec = dataclasses.replace(task.spec, command=command)
+    plan = plan_check(command, ".", {})
+    graded = grade_submission(
+        engine,
+        spec,
+        task.image.image_id,
+        Submission(files={}),
+        reference_files={},
+        reference_passed={},
+        plan=plan,
+        run_id=new_run_id(),
+        limits=task.limits,
+    )
+    assert graded.verdict.reward == 1.0, (graded.verdict.reasons, graded.logs)
+    assert graded.detail["grading"] == "exit_code"
+
+
+@pytest.mark.docker
+def test_an_oversized_submission_scores_zero_without_a_verifier_run(engine, prepared):
+    task = prepared["python"]
+    run_id = new_run_id()
+    baseline = check_in_image(task, engine=engine, run_id=run_id)
+    huge = Control(
+        name="huge_submission",
+        description="40 MB of zeros in the project",
+        shell="head -c 40000000 /dev/zero > blob.bin",
+    )
+    trial = run_trial(
+        task, baseline, role=Role.CONTROL, control=huge, engine=engine, run_id=run_id, naive=False
+    )
+    assert (trial.reward, trial.status) == (0.0, TrialStatus.GRADED)
+    assert "size limit" in trial.detail["reasons"][0]
+    assert left_behind(engine, run_id) == []
+
+
+# -- rejected, dropped, ungraded ----------------------------------------------------------------
+
+
+@pytest.mark.docker
+def test_a_hackable_task_is_rejected_by_the_controls(engine, prepared):
+    result = run_matrix(prepared["hackable"], engine=engine, run_id=new_run_id(), repeats=1)
+    assert result.status is MatrixStatus.REJECTED
+    (forged,) = result.of("forge_named_files")
+    assert forged.reward == 1.0 and forged.detail["grading"] == "exit_code"
+    assert any(r.startswith("forge_named_files scored 1.0") for r in result.reasons)
+    assert result.of("oracle")[0].reward == 1.0 and result.of("noop")[0].reward == 0.0
+
+
+@pytest.mark.docker
+def test_the_check_must_fail_on_the_start_and_pass_on_the_reference_in_the_image(engine, prepared):
+    task = prepared["python"]
+    run_id = new_run_id()
+    baseline = check_in_image(task, engine=engine, run_id=run_id)
+    assert not isinstance(baseline, TrialDrop)
+    assert baseline.start.reward == 0.0 and baseline.reference.reward == 1.0
+    assert set(baseline.reference_passed) == {
+        "test_ops.OpsTests.test_add",
+        "test_ops.OpsTests.test_mul",
+        "test_ops.OpsTests.test_mul_by_zero",
+    }
+    passing = dataclasses.replace(
+        task.spec, command="python3 -m unittest -v tests.test_ops.OpsTests.test_add"
+    )
+    drop = check_in_image(dataclasses.replace(task, spec=passing), engine=engine, run_id=run_id)
+    assert isinstance(drop, TrialDrop)
+    assert drop.reason is TrialDropReason.CHECK_NOT_FAILING_AT_START
+    unsolved = dataclasses.replace(task.spec, solve_sh=b"#!/bin/sh\nexit 0\n")
+    drop = check_in_image(dataclasses.replace(task, spec=unsolved), engine=engine, run_id=run_id)
+    assert isinstance(drop, TrialDrop)
+    assert drop.reason is TrialDropReason.CHECK_NOT_PASSING_AT_REFERENCE
+    assert "did not pass" in drop.detail
+    assert left_behind(engine, run_id) == []
+
+
+@pytest.mark.docker
+def test_a_check_tool_the_image_lacks_drops_the_task(engine, prepared):
+    task = prepared["python"]
+    plan = plan_check("python3 -m pytest -q && jest", ".", {})
+    lacking = probe(
+        engine,
+        task.spec,
+        task.image.image_id,
+        plan.requirements,
+        run_id=new_run_id(),
+        limits=task.limits,
+    )
+    assert lacking == ["python module pytest", "program jest"]
+
+
+def test_declared_dependencies_without_an_offline_source_drop_before_building(tmp_path):
+    class NoEngine:
+        def build(self, *_args, **_kwargs):
+            raise AssertionError("a dropped task must not be built")
+
+    start = {**PYTHON_START, "requirements.txt": b"requests==2.31.0\n"}
+    task = write(
+        tmp_path / "deps",
+        FAKE_BASE,
+        start,
+        PYTHON_FIX,
+        command="python3 -m unittest discover -s tests",
+        language="python",
+        runner="unittest",
+    )
+    prepared = prepare(task, NoEngine())  # type: ignore[arg-type]
+    assert prepared.drop is not None and prepared.image is None
+    assert prepared.drop.reason is TrialDropReason.DEPENDENCY_UNAVAILABLE_OFFLINE
+    assert "requests ==2.31.0" in prepared.drop.detail
+    result = run_matrix(prepared, engine=NoEngine(), run_id="unused")  # type: ignore[arg-type]
+    assert result.status is MatrixStatus.DROPPED and result.trials == ()
+
+
+def test_an_unreachable_daemon_ends_ungraded_not_scored(tmp_path, monkeypatch):
+    task = write(
+        tmp_path / "task",
+        FAKE_BASE,
+        PYTHON_START,
+        PYTHON_FIX,
+        command="python3 -m unittest discover -s tests",
+        language="python",
+        runner="unittest",
+    )
+    monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:1")
+    result = verify_task(task, run_id=new_run_id())
+    assert result.status is MatrixStatus.UNGRADED
+    assert "unreachable" in result.reasons[0]
+    assert not result.kept and result.trials == ()
+
+
+@pytest.mark.docker
+def test_a_daemon_lost_mid_run_leaves_every_trial_ungraded(engine, prepared):
+    import docker
+
+    task = prepared["python"]
+    baseline = check_in_image(task, engine=engine, run_id=new_run_id())
+    # A pinned API version: the client must not ask the dead daemon for one when created.
+    gone = Engine(docker.DockerClient(base_url="tcp://127.0.0.1:1", version="1.41", timeout=5))
+    result = run_matrix(
+        task, engine=gone, run_id=new_run_id(), baseline=baseline, repeats=1, controls=CATALOGUE[:2]
+    )
+    assert result.status is MatrixStatus.UNGRADED
+    assert [t.status for t in result.trials] == [TrialStatus.UNGRADED] * 4
+    assert all(t.reward is None and t.detail["infra_error"] for t in result.trials)
+
+
+# -- leaks ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.docker
+def test_an_interrupted_run_leaves_no_container(engine, prepared):
+    task = prepared["python"]
+    run_id = new_run_id()
+    baseline = check_in_image(task, engine=engine, run_id=run_id)
+    during: list[list[str]] = []
+    main = threading.main_thread().ident
+    assert main is not None
+
+    def interrupt_soon(trial) -> None:
+        # The no-op just ended; the slow control's agent container is starting. Interrupt
+        # while it sleeps, as Ctrl-C would.
+        def fire() -> None:
+            during.append(left_behind(engine, run_id))
+            # Delivered to the main thread itself, so its wait on the command is interrupted.
+            signal.pthread_kill(main, signal.SIGINT)
+
+        threading.Timer(1.5, fire).start()
+
+    with pytest.raises(KeyboardInterrupt):
+        run_matrix(
+            task,
+            engine=engine,
+            run_id=run_id,
+            baseline=baseline,
+            repeats=0,
+            controls=[SLOW],
+            progress=interrupt_soon,
+        )
+        time.sleep(5)  # not reached: the interrupt lands inside run_matrix
+    assert during and len(during[0]) == 1  # it really was mid-trial
+    assert left_behind(engine, run_id) == []
+
+
+@pytest.mark.docker
+def test_an_interrupted_parallel_run_stops_at_once_and_leaves_no_container(engine, prepared):
+    run_id = new_run_id()
+    main = threading.main_thread().ident
+    assert main is not None
+    seen: dict[str, float] = {}
+
+    def watch() -> None:
+        # Both slow controls running (two containers that stay), then Ctrl-C.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            now = time.monotonic()
+            names = left_behind(engine, run_id)
+            seen.update({n: seen.get(n, now) for n in names})
+            if sum(now - seen[n] > 1.5 for n in names) == 2:
+                signal.pthread_kill(main, signal.SIGINT)
+                return
+            time.sleep(0.2)
+
+    threading.Thread(target=watch, daemon=True).start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_matrices(
+            [prepared["python"], prepared["node"]],
+            jobs=2,
+            engine=engine,
+            run_id=run_id,
+            repeats=0,
+            controls=[SLOW],
+        )
+    assert time.monotonic() - started < 40  # not the 60 s the slow agents would take
+    assert left_behind(engine, run_id) == []
+
+
+KILLED_RUN = """
+import sys
+from tasks_review.core.docker import Engine
+from tasks_review.core.trials import Control, prepare, run_matrix
+engine = Engine.from_env()
+task = prepare(sys.argv[1], engine)
+slow = Control(name="slow_agent", description="", shell="sleep 60")
+run_matrix(task, engine=engine, run_id=sys.argv[2], repeats=0, controls=[slow])
+"""
+
+
+@pytest.mark.docker
+def test_cleanup_removes_what_a_killed_run_left(engine, tasks, prepared):
+    run_id = new_run_id()
+    process = subprocess.Popen(
+        [sys.executable, "-c", KILLED_RUN, str(tasks["python"]), run_id],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    try:
+        # Wait for a container that stays: the slow control's (the check in the image and the
+        # no-op come and go within a second or two each).
+        seen: dict[str, float] = {}
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and process.poll() is None:
+            now = time.monotonic()
+            names = left_behind(engine, run_id)
+            seen = {n: seen.get(n, now) for n in names}
+            if any(now - first > 2.0 for first in seen.values()):
+                break
+            time.sleep(0.2)
+        assert seen, "the child never started a trial"
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+    assert left_behind(engine, run_id)  # a SIGKILL leaves its container behind
+    report = engine.cleanup(label=f"{lbl.RUN}={run_id}")
+    assert report.containers and left_behind(engine, run_id) == []
+
+
+# -- parallel candidates: the benchmark ----------------------------------------------------------
+
+
+@pytest.mark.docker
+def test_two_candidates_in_parallel_are_kept_and_finish_sooner(engine, prepared, sequential):
+    run_id = new_run_id()
+    started = time.monotonic()
+    results = run_matrices(
+        [prepared["python"], prepared["node"]], jobs=2, engine=engine, run_id=run_id
+    )
+    parallel = time.monotonic() - started
+    assert [r.status for r in results] == [MatrixStatus.KEPT, MatrixStatus.KEPT]
+    assert left_behind(engine, run_id) == []
+    trials = sum(len([t for t in r.trials if t.status is TrialStatus.GRADED]) for r in results)
+    print(
+        f"\nmatrix wall: jobs=1 {sequential['wall']:.1f} s, jobs=2 {parallel:.1f} s "
+        f"({trials} graded trials per run)"
+    )
+    assert parallel < sequential["wall"] * 0.95  # measured 0.73-0.81: two cores, unequal matrices
+
+
+# -- Harbor ---------------------------------------------------------------------------------------
+
+
+def _compose_v2() -> bool:
+    try:
+        done = subprocess.run(
+            ["docker", "compose", "version"], capture_output=True, check=False, timeout=30
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+@pytest.mark.docker
+def test_harbor_runs_the_oracle_of_a_kept_task_to_full_reward(tasks, sequential, tmp_path):
+    if not _compose_v2():
+        pytest.skip(
+            "docker compose v2 is absent here, so `harbor run -a oracle --env docker` can't run"
+        )
+    from harbor.models.trial.result import TrialResult
+
+    assert sequential["python"].kept
+    jobs = tmp_path / "jobs"
+    subprocess.run(
+        [
+            str(REPO / ".venv" / "bin" / "harbor"),
+            "run",
+            "-p",
+            str(tasks["python"]),
+            "-a",
+            "oracle",
+            "--env",
+            "docker",
+            "-o",
+            str(jobs),
+            "-q",
+        ],
+        check=True,
+        timeout=900,
+    )
+    rewards = []
+    for path in jobs.rglob("result.json"):
+        try:
+            trial = TrialResult.model_validate_json(path.read_text())
+        except ValueError:
+            continue  # the job's own summary
+        if trial.verifier_result and trial.verifier_result.rewards:
+            rewards.append(trial.verifier_result.rewards.get("reward"))
+    assert rewards == [1.0]
