@@ -1,0 +1,60 @@
+"""The whole pipeline with Docker: the samples become kept tasks with their trial matrices."""
+
+import json
+import subprocess
+
+import pytest
+from django.core.management import call_command
+
+from tasks_review.models import Candidate, PipelineRun, TrialRun
+from tests.conftest import SAMPLES
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(scope="module")
+def docker_engine():
+    from tasks_review.core.docker import Engine, InfraError
+
+    try:
+        return Engine.from_env()
+    except InfraError as exc:
+        pytest.skip(f"no Docker engine: {exc}")
+
+
+def _containers() -> set[str]:
+    out = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", "label=traj2env.run"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(out.stdout.split())
+
+
+def test_samples_are_verified_in_docker_and_kept(docker_engine, tmp_path):
+    before = _containers()
+    config = tmp_path / "samples.yaml"
+    config.write_text(
+        f"source: {{kind: trajectory, path: {SAMPLES}, format: auto}}\n"
+        "pipeline: {name: trajectory_to_env, options: {families: [repair], jobs: 2}}\n"
+        f"output: {{destination: {tmp_path / 'out'}}}\n"
+    )
+    with pytest.raises(SystemExit) as exit_:
+        call_command("generate", config=str(config))
+    assert exit_.value.code == 0
+
+    run = PipelineRun.objects.get()
+    assert run.counts["kept"] == 4 and run.counts["ungraded"] == 0
+    for candidate in Candidate.objects.filter(run=run):
+        assert candidate.status == Candidate.Status.KEPT, candidate.verification
+        trials = TrialRun.objects.filter(candidate=candidate)
+        oracle = trials.filter(role="oracle")
+        assert oracle.count() == 3 and all(t.reward == 1.0 for t in oracle)
+        assert trials.get(role="noop").reward == 0.0
+        graded_controls = trials.exclude(role__in=("oracle", "noop")).filter(status="graded")
+        assert graded_controls.count() >= 5
+        assert all(t.reward == 0.0 for t in graded_controls)
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["counts"]["kept"] == 4 and "verify" in report["timings"]
+    assert _containers() == before, "trial containers were left behind"
