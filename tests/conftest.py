@@ -59,3 +59,12 @@ def q_sync(monkeypatch):
 
 
 SAMPLES = REPO / "samples"
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """The environment for a program a test starts: without this test run's Django settings and
+    plugin autoloading, which a pytest inside it (a grader under test) must not inherit."""
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    env.update(extra)
+    return env

@@ -110,7 +110,9 @@ def test_a_cancel_requested_mid_run_stops_it(tmp_path, settings):
     from tests.conftest import SAMPLES
 
     settings.TRAJ2ENV = {
-        **settings.TRAJ2ENV, "BASE_IMAGE": "x.org/b@sha256:" + "0" * 64, "VERIFY": False
+        **settings.TRAJ2ENV,
+        "BASE_IMAGE": "x.org/b@sha256:" + "0" * 64,
+        "VERIFY": False,
     }
     config = parse_config(
         {

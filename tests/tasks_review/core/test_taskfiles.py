@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import stat
 import subprocess
 import tomllib
@@ -18,6 +17,7 @@ from harbor.models.task.task import Task
 from tasks_review.core.instruction import added_lines
 from tasks_review.core.mining import RepairCandidate, candidate_key
 from tasks_review.core.taskfiles import SourceTrace, TaskWriteError, sh_quote, write_task
+from tests.conftest import subprocess_env
 from trajectories.core.blobs import MemoryBlobs
 
 from .test_repair import fixed_python_story
@@ -317,7 +317,7 @@ def grader(tmp_path: Path, candidate: RepairCandidate, blobs: MemoryBlobs):
         if project.exists():
             subprocess.run(["rm", "-rf", str(project)], check=True)
         _lay(project, files)
-        env = {**os.environ, "TRAJ2ENV_VERIFIER_DIR": str(verifier)}
+        env = subprocess_env(TRAJ2ENV_VERIFIER_DIR=str(verifier))
         env.pop("PYTHONPATH", None)
         # `python` is this venv's, which has pytest, for the pytest-based story.
         env["PATH"] = f"{REPO / '.venv' / 'bin'}:{env['PATH']}"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -37,6 +36,7 @@ from tasks_review.core.trials.controls import NPM_SCRIPT, by_name
 from tasks_review.core.trials.plan import named_paths
 from tasks_review.core.trials.results import read_reports
 from tasks_review.core.trials.verifier import with_reference
+from tests.conftest import subprocess_env
 
 KIT = Path(__file__).resolve().parents[3] / "tasks_review" / "core" / "trials" / "kit"
 NONCE = "0123abcd4567"
@@ -301,7 +301,7 @@ def _run_control(name: str, tmp_path: Path, files: dict[str, bytes]) -> Path:
         tests=tuple(p for p in files if p.startswith("tests/")),
         sources=tuple(p for p in files if p.startswith("pkg/")),
     )
-    env = {**os.environ, **context.env(), "HOME": str(tmp_path / "home")}
+    env = subprocess_env(**context.env(), HOME=str(tmp_path / "home"))
     done = subprocess.run(
         ["sh", "-c", control.shell],
         cwd=project,
@@ -589,7 +589,7 @@ def test_the_unittest_harness_catches_patched_assertions(tmp_path):
 def test_the_pytest_plugin_adds_controls_per_module_and_fixes_the_exit_status(tmp_path):
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_x.py").write_text("def test_a():\n    assert 1 == 1\n")
-    env = {**os.environ, "PYTHONPATH": str(KIT), "TRAJ2ENV_NONCE": NONCE}
+    env = subprocess_env(PYTHONPATH=str(KIT), TRAJ2ENV_NONCE=NONCE)
     junit = tmp_path / "out.xml"
     ran = subprocess.run(
         [
