@@ -12,7 +12,9 @@ def test_the_run_page_follows_a_run_live_until_it_ends(
     page, login, people, screenshot, tmp_path, settings
 ):
     settings.TRAJ2ENV = {
-        **settings.TRAJ2ENV, "BASE_IMAGE": "x.org/b@sha256:" + "0" * 64, "VERIFY": False
+        **settings.TRAJ2ENV,
+        "BASE_IMAGE": "x.org/b@sha256:" + "0" * 64,
+        "VERIFY": False,
     }
     config = parse_config(
         {
