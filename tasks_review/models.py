@@ -102,6 +102,7 @@ class Candidate(models.Model):
     payload = models.JSONField(default=dict, blank=True)
     # The trial matrix's outcome: status, reasons, image, build/check/wall seconds.
     verification = models.JSONField(default=dict, blank=True)
+    verify_started_at = models.DateTimeField(null=True, blank=True)
     task_name = models.CharField(max_length=200, blank=True)
     task_dir = models.TextField(blank=True)
     drop_stage = models.CharField(max_length=20, blank=True)
@@ -155,6 +156,8 @@ class TrialRun(models.Model):
         RUNNING = "running"
         GRADED = "graded"
         UNGRADED = "ungraded"
+        # A control that does not apply to the check (a pytest hook under unittest).
+        SKIPPED = "skipped"
 
     candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="trials")
     role = models.CharField(max_length=40, help_text="oracle, noop, or a control's name")

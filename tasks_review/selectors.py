@@ -293,7 +293,7 @@ def trials_for(candidate: Candidate) -> list[TrialRun]:
 @dataclass(frozen=True)
 class TrialRow:
     trial: TrialRun
-    verdict: str  # pass | fail | ungraded | waiting
+    verdict: str  # pass | fail | ungraded | skipped | waiting
     seconds: float | None
 
 
@@ -302,6 +302,8 @@ def trial_rows(trials: Sequence[TrialRun]) -> list[TrialRow]:
     for t in trials:
         if t.status == TrialRun.Status.UNGRADED:
             verdict = "ungraded"
+        elif t.status == TrialRun.Status.SKIPPED:
+            verdict = "skipped"
         elif t.status == TrialRun.Status.GRADED:
             verdict = "pass" if t.passed else "fail"
         else:
@@ -319,6 +321,7 @@ class TrialSummary:
     failed: int
     ungraded: int
     waiting: int
+    skipped: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -327,8 +330,10 @@ class TrialSummary:
 def trial_summary(trials: Sequence[TrialRun]) -> TrialSummary:
     graded = [t for t in trials if t.status == TrialRun.Status.GRADED]
     passed = sum(1 for t in graded if t.passed)
+    skipped = sum(1 for t in trials if t.status == TrialRun.Status.SKIPPED)
     return TrialSummary(
-        total=len(trials),
+        total=len(trials) - skipped,
+        skipped=skipped,
         graded=len(graded),
         passed=passed,
         failed=len(graded) - passed,

@@ -20,16 +20,25 @@ from tasks_review.models import Candidate, TrialRun
 log = logging.getLogger(__name__)
 STAGE = "verify"
 REJECTED_DIR = "_rejected"
+_STATUS = {
+    TrialStatus.GRADED: TrialRun.Status.GRADED,
+    TrialStatus.UNGRADED: TrialRun.Status.UNGRADED,
+    TrialStatus.SKIPPED: TrialRun.Status.SKIPPED,
+}
 
 
 def _claim(candidate_id: int) -> bool:
     """WRITTEN or UNGRADED (a retry) -> VERIFYING; a stale VERIFYING is one whose worker died."""
     S = Candidate.Status
-    stale = timezone.now() - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
+    now = timezone.now()
+    stale = now - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
     return bool(
         Candidate.objects.filter(id=candidate_id)
-        .filter(Q(status__in=(S.WRITTEN, S.UNGRADED)) | Q(status=S.VERIFYING, created_at__lt=stale))
-        .update(status=S.VERIFYING)
+        .filter(
+            Q(status__in=(S.WRITTEN, S.UNGRADED))
+            | Q(status=S.VERIFYING, verify_started_at__lt=stale)
+        )
+        .update(status=S.VERIFYING, verify_started_at=now)
     )
 
 
@@ -61,15 +70,13 @@ def _record(candidate: Candidate, result: MatrixResult) -> None:
             candidate=candidate,
             role=t.name,
             repeat=t.repeat,
-            status=TrialRun.Status.GRADED
-            if t.status is TrialStatus.GRADED
-            else TrialRun.Status.UNGRADED,
+            status=_STATUS[t.status],
             reward=t.reward,
             expected=t.expected,
             started_at=t.started,
             finished_at=t.finished,
             duration_ms=int(t.seconds * 1000),
-            detail={**dict(t.detail), "skipped": t.status is TrialStatus.SKIPPED},
+            detail=dict(t.detail),
             logs=t.logs,
         )
         for t in result.trials
