@@ -132,3 +132,24 @@ def test_a_cancel_requested_mid_run_stops_it(tmp_path, settings):
     assert done.status == "cancelled"
     assert done.report["status"] == "cancelled"
     assert not Candidate.objects.filter(run=run).exists()
+
+
+def test_a_rerun_runs_as_a_django_q2_job(
+    client, people, q_sync, django_capture_on_commit_callbacks, tmp_path, settings
+):
+    from tests.conftest import SAMPLES
+
+    settings.TRAJ2ENV = {
+        **settings.TRAJ2ENV,
+        "BASE_IMAGE": "x.org/b@sha256:" + "0" * 64,
+        "VERIFY": False,
+    }
+    config = {**CONFIG, "source": {**CONFIG["source"], "path": str(SAMPLES)}}
+    old = PipelineRun.objects.create(config=config, destination=str(tmp_path), status="done")
+    client.force_login(people.dave)
+    with django_capture_on_commit_callbacks(execute=True) as queued:
+        client.post(reverse("runs:rerun", args=[old.pk]))
+    assert len(queued) == 1
+    new = PipelineRun.objects.exclude(id=old.id).get()
+    assert new.status == "done" and new.counts["written"] == 4
+    assert (tmp_path / "report.json").exists()
