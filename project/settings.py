@@ -175,6 +175,13 @@ TRAJ2ENV = {
     "VERIFY": env_bool("TRAJ2ENV_VERIFY", True),
     # A public base image (name@sha256:...) to use instead of building one, for online users.
     "BASE_IMAGE": os.environ.get("TRAJ2ENV_BASE_IMAGE", ""),
+    # The host-side wheel cache that tasks' Python dependencies come from (filled from PyPI,
+    # pinned to each trajectory's date); offline: use only what it already holds.
+    "WHEELHOUSE_DIR": Path(
+        os.environ.get("TRAJ2ENV_WHEELHOUSE_DIR")
+        or Path(os.environ.get("TRAJ2ENV_CACHE_DIR") or VAR_DIR / "cache") / "wheelhouse"
+    ),
+    "WHEELHOUSE_OFFLINE": env_bool("TRAJ2ENV_WHEELHOUSE_OFFLINE", False),
 }
 if TRAJ2ENV["SCAN_BLOCK_SEVERITY"] not in {"info", "low", "medium", "high", "critical"}:
     raise ImproperlyConfigured(

@@ -51,7 +51,7 @@ language images have all of them.
 from __future__ import annotations
 
 import base64
-import hashlib
+import json
 import os
 import re
 import shlex
@@ -66,9 +66,12 @@ from harbor.models.task.config import TaskConfig
 
 from trajectories.core.blobs import BlobStore
 
+from .docker.base import PATH as IMAGE_PATH
+from .docker.base import TASK_VENV
 from .instruction import added_lines, leaks_in
-from .mining.files import STRAY_NAMES, path_problem
+from .mining.files import path_problem
 from .mining.repair import RepairCandidate
+from .trials.plan import guard_rules, is_guarded, plan_check
 
 SCHEMA_VERSION = "1.4"
 AGENT_USER = "agent"
@@ -84,8 +87,20 @@ _COMMIT_ENV = (
 _PINNED = re.compile(r"^[^\s@]+@sha256:[0-9a-f]{64}$")
 _PROJECT_DIR = re.compile(r"^/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
 _B64 = "TRAJ2ENV_B64"
-# Installed dependencies keep their own symlinks (node_modules/.bin, a venv's interpreter).
-_DEPENDENCY_DIRS = ("node_modules", ".venv", "venv")
+
+
+WHEELS_DIR = "environment/wheels"
+
+
+@dataclass(frozen=True, slots=True)
+class PythonPackages:
+    """What the image build installs into ``TASK_VENV``: a hash-pinned lock and its wheels."""
+
+    requirements: tuple[str, ...]  # as asked for (declared by the project, or the check's runner)
+    lock: str  # ``name==version --hash=sha256:...`` lines
+    wheels: tuple[Path, ...]
+    resolved_before: str  # ISO 8601: PyPI as it was then
+    date_source: str  # where that date came from ("trajectory", or why not)
 
 
 class TaskWriteError(ValueError):
@@ -139,8 +154,13 @@ def write_task(
     build_timeout: int = 900,
     task_name: str | None = None,
     overwrite: bool = False,
+    python_packages: PythonPackages | None = None,
 ) -> Path:
-    """Write ``candidate`` as a Harbor task at ``dest_dir`` and return that path."""
+    """Write ``candidate`` as a Harbor task at ``dest_dir`` and return that path.
+
+    ``python_packages``: wheels and their lock (``trials.wheelhouse``) that the image build
+    installs, offline, into ``TASK_VENV``; they travel in ``environment/wheels/``.
+    """
     if not _PINNED.match(base_image):
         raise TaskWriteError(
             f"base image {base_image!r} must be pinned as name@sha256:<64 hex digits>"
@@ -152,7 +172,7 @@ def write_task(
         raise TaskWriteError("the instruction is empty")
 
     files: dict[str, tuple[bytes, int]] = {}
-    dockerfile = _dockerfile(candidate, base_image)
+    dockerfile = _dockerfile(candidate, base_image, python_packages)
     toml_text = _task_toml(
         candidate,
         source_trace=source_trace,
@@ -163,6 +183,7 @@ def write_task(
         memory_mb=memory_mb,
         build_timeout=build_timeout,
         task_name=task_name,
+        python_packages=python_packages,
     )
     # Everything written outside environment/project is generated text: none of it may carry a
     # line the fix added (the project itself is the starting state, which cannot).
@@ -177,8 +198,11 @@ def write_task(
     files["environment/Dockerfile"] = (_encode(dockerfile, "Dockerfile"), 0o644)
     for path, sha in sorted(candidate.start_files.items()):
         files[f"environment/project/{path}"] = (blobs.get(sha), 0o644)
-    test_sh = _test_sh(candidate, blobs, check_timeout)
-    files["tests/test.sh"] = (_encode(test_sh, "tests/test.sh"), 0o755)
+    if python_packages is not None:
+        files[f"{WHEELS_DIR}/requirements.lock"] = (python_packages.lock.encode(), 0o644)
+        for wheel in python_packages.wheels:
+            files[f"{WHEELS_DIR}/{wheel.name}"] = (wheel.read_bytes(), 0o644)
+    files.update(_grader_files(candidate, blobs, check_timeout))
     files["solution/solve.sh"] = (_encode(_solve_sh(candidate, blobs), "solve.sh"), 0o755)
     return _materialise(Path(dest_dir), files, overwrite=overwrite)
 
@@ -223,6 +247,7 @@ def _task_toml(
     memory_mb: int,
     build_timeout: int,
     task_name: str | None,
+    python_packages: PythonPackages | None = None,
 ) -> str:
     command = " ".join(candidate.task_command.split())
     if len(command) > 120:
@@ -271,6 +296,13 @@ def _task_toml(
         },
         "artifacts": [candidate.project_dir],
     }
+    if python_packages is not None:
+        data["metadata"]["dependencies"] = {
+            "python": list(python_packages.requirements),
+            "resolved_before": python_packages.resolved_before,
+            "date_source": python_packages.date_source,
+            "installed_into": TASK_VENV,
+        }
     # Harbor's own model validates the config and Harbor's own writer serialises it.
     return TaskConfig.model_validate(data).model_dump_toml()
 
@@ -284,8 +316,23 @@ def check_workdir(candidate: RepairCandidate) -> str:
 # -- environment/Dockerfile --------------------------------------------------------------------
 
 
-def _dockerfile(candidate: RepairCandidate, base_image: str) -> str:
+def _dockerfile(
+    candidate: RepairCandidate, base_image: str, python_packages: PythonPackages | None
+) -> str:
     project = candidate.project_dir
+    install: list[str] = []
+    if python_packages is not None:
+        wheels = "/tmp/traj2env-wheels"
+        install = [
+            "# The project's Python dependencies as of the trajectory's date, from the wheels in",
+            "# this build context (hash-checked, no index): nothing is fetched.",
+            f"COPY wheels/ {wheels}/",
+            f"RUN python3 -m venv {TASK_VENV} \\",
+            f" && {TASK_VENV}/bin/pip install --no-index --no-cache-dir --disable-pip-version-check"
+            f" \\\n      --find-links {wheels} --require-hashes -r {wheels}/requirements.lock \\",
+            f" && rm -rf {wheels}",
+            f"ENV PATH={TASK_VENV}/bin:{IMAGE_PATH}",
+        ]
     return "\n".join(
         [
             "# The starting state of a repair task mined from a recorded trajectory (traj2env):",
@@ -298,6 +345,7 @@ def _dockerfile(candidate: RepairCandidate, base_image: str) -> str:
             f"      useradd --create-home --shell /bin/bash {AGENT_USER} 2>/dev/null \\",
             f"      || adduser -D -s /bin/sh {AGENT_USER}; \\",
             "    fi",
+            *install,
             f"COPY project/ {project}/",
             f"WORKDIR {project}",
             "RUN git init -q . \\",
@@ -387,111 +435,87 @@ def _solve_sh(candidate: RepairCandidate, blobs: BlobStore) -> str:
     return "\n".join(lines) + "\n"
 
 
-# -- tests/test.sh -----------------------------------------------------------------------------
+# -- tests/ : the grader ------------------------------------------------------------------------
+
+GRADER_DIR = "tests/grader"
+_KIT = Path(__file__).with_name("trials") / "kit"
+GRADER_FILES = (
+    "grade.py",
+    "judging.py",
+    "shim.py",
+    "unittest_harness.py",
+    "traj2env_pytest_controls.py",
+    "node_controls.cjs",
+)
 
 
-def _test_sh(candidate: RepairCandidate, blobs: BlobStore, check_timeout: int) -> str:
+def grading_config(candidate: RepairCandidate, blobs: BlobStore, check_timeout: int) -> dict:
+    """What ``tests/grader/grade.py`` needs: the check, its folder, the reference's guarded
+    files (exact bytes, base64), the runners whose results must appear and the guard rules.
+
+    ``reference_passed`` (the tests that passed on the reference inside the image) is filled in
+    by the trial matrix once the check has run there (``trials.taskdir.record_reference``).
+    """
     project = candidate.project_dir
     where = check_workdir(candidate)
-    restore: list[str] = []
-    kept = [p for p in candidate.test_paths if p in candidate.ref_files]
-    for path in candidate.test_paths:
-        if path in candidate.ref_files:
-            restore.append(_write_call(path, blobs.get(candidate.ref_files[path])))
-        else:
-            restore.append(f"rm -f -- {sh_quote(path)}")
-    allowed = [p for p in kept if Path(p).name in STRAY_NAMES]
-    names = " -o ".join(f"-name {shlex.quote(n)}" for n in STRAY_NAMES)
-    prune = " -o ".join(f"-path ./{d}" for d in _DEPENDENCY_DIRS)
-    keep_case = "".join(f"      {sh_quote(p)}) ;;\n" for p in allowed)
-    check_script = f"cd {shlex.quote(where)} || exit 97\n{candidate.task_command}"
-    delimiter = "TRAJ2ENV_CHECK_" + hashlib.sha256(check_script.encode()).hexdigest()[:12]
-    indented_restore = "\n".join(restore) if restore else ":"
+    ref_bytes = {path: blobs.get(sha) for path, sha in candidate.ref_files.items()}
+    rel = os.path.relpath(where, project)
+    plan = plan_check(candidate.task_command, "." if rel == os.curdir else rel, ref_bytes)
+    return {
+        "schema": 1,
+        "project": project,
+        "workdir": where,
+        "command": candidate.task_command,
+        "timeout": int(check_timeout),
+        "structured": sorted(plan.structured),
+        "reference": {
+            path: base64.b64encode(data).decode("ascii")
+            for path, data in sorted(ref_bytes.items())
+            if is_guarded(path)
+        },
+        "reference_passed": {},
+        "rules": guard_rules(),
+    }
+
+
+def _grader_files(
+    candidate: RepairCandidate, blobs: BlobStore, check_timeout: int
+) -> dict[str, tuple[bytes, int]]:
+    config = grading_config(candidate, blobs, check_timeout)
+    files = {f"{GRADER_DIR}/{name}": ((_KIT / name).read_bytes(), 0o644) for name in GRADER_FILES}
+    files["tests/grading.json"] = (
+        (json.dumps(config, indent=1, sort_keys=True, ensure_ascii=True) + "\n").encode(),
+        0o644,
+    )
+    files["tests/test.sh"] = (_encode(_test_sh(candidate), "tests/test.sh"), 0o755)
+    return files
+
+
+def _test_sh(candidate: RepairCandidate) -> str:
     return f"""#!/usr/bin/env bash
-# The grader of a repair task: reward 1 when the recorded check exits 0 on the submitted
-# project, 0 otherwise. It runs as root in the separate verifier, a fresh container of the
-# task's own image, after the agent's {project} has been copied in. Everything happens inside
-# main(): bash has read all of it before the check (untrusted code) starts.
+# The grader of a repair task (traj2env). Harbor runs it as root in the separate verifier, a
+# fresh container of the task's own image, after the agent's {candidate.project_dir} has been
+# copied in. grader/grade.py (standard library only) restores the tests and test
+# configuration from grading.json, runs the recorded check as an unprivileged user through
+# instrumented test runners, and judges their machine-readable results: reward 1 only when the
+# check exits 0, every expected runner reported, its two contradictory control tests came out
+# as they must, and no test that passed on the reference is missing.
 #
-# The check, as recorded, run from {where}:
+# The check, as recorded, run from {check_workdir(candidate)}:
 {_comment(candidate.task_command)}
 set -u
-
-# Harbor's verifier folder; the variable exists only so tests can run this script on a host.
-VERIFIER_DIR=${{TRAJ2ENV_VERIFIER_DIR:-/logs/verifier}}
-REWARD="$VERIFIER_DIR/reward.txt"
-
-{_WRITE_FILE}
-
-as_agent() {{
-  # Run "$@" as the unprivileged agent user when the grader is root.
-  if [ "$(id -u)" != 0 ] || ! id -u {AGENT_USER} >/dev/null 2>&1; then "$@"; return; fi
-  if command -v runuser >/dev/null 2>&1; then runuser -u {AGENT_USER} -- "$@"; return; fi
-  su -s /bin/sh {AGENT_USER} -c '"$0" "$@"' -- "$@"
-}}
-
-restore_tests() {{
-  # Symlinks could redirect the restore below; the reference has none.
-  find . \\( {prune} \\) -prune -o -type l -print0 | xargs -0 rm -f --
-  # Compiled files can stand in for sources (unchecked-hash .pyc files are never compared).
-  find . -path ./node_modules -prune -o -type d -name __pycache__ -prune -exec rm -rf {{}} +
-  # The test files and test configuration, exactly as in the reference.
-{_indent(indented_restore)}
-  # Start-up hooks the reference does not have.
-  find . -path ./node_modules -prune -o -type f \\( {names} \\) -print0 |
-    while IFS= read -r -d '' found; do
-      case "${{found#./}}" in
-{keep_case}      *) rm -f -- "$found" ;;
-      esac
-    done
-}}
-
-main() {{
-  mkdir -p "$VERIFIER_DIR"
-  printf '0\\n' > "$REWARD"
-  if ! cd {shlex.quote(project)}; then
-    echo "grader: no project at {project}"
-    return
+TESTS="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
+VERIFIER_DIR="${{TRAJ2ENV_VERIFIER_DIR:-/logs/verifier}}"
+mkdir -p "$VERIFIER_DIR"
+printf '0\\n' > "$VERIFIER_DIR/reward.txt"
+for python in /usr/bin/python3 /usr/local/bin/python3; do
+  if [ -x "$python" ]; then
+    exec "$python" -I "$TESTS/grader/grade.py" "$TESTS/grading.json"
   fi
-  restore_tests
-  if [ "$(id -u)" = 0 ] && id -u {AGENT_USER} >/dev/null 2>&1; then
-    chown -R {AGENT_USER}:{AGENT_USER} {shlex.quote(project)}
-  fi
-  checks=$(mktemp -d)
-  chmod 0755 "$checks"
-  cat > "$checks/check.sh" <<'{delimiter}'
-{check_script}
-{delimiter}
-  chmod 0644 "$checks/check.sh"
-  status=0
-  as_agent env CI=1 NO_COLOR=1 timeout --kill-after=10 {int(check_timeout)} \\
-    bash "$checks/check.sh" || status=$?
-  echo "grader: the check exited with status $status"
-  # A reward.json written by the code under test would win over reward.txt.
-  rm -f "$VERIFIER_DIR/reward.json"
-  if [ "$status" -eq 0 ]; then
-    printf '1\\n' > "$REWARD"
-  else
-    printf '0\\n' > "$REWARD"
-  fi
-}}
-
-main "$@"
+done
+echo "grader: the image has no python3; reward 0"
 exit 0
 """
-
-
-def _indent(text: str) -> str:
-    out = []
-    in_heredoc = False
-    for line in text.split("\n"):
-        # Here-document bodies and their closing delimiter must stay in column 0.
-        out.append(line if in_heredoc else "  " + line)
-        if line.endswith(f"<<'{_B64}'"):
-            in_heredoc = True
-        elif line == _B64:
-            in_heredoc = False
-    return "\n".join(out)
 
 
 def _comment(text: str) -> str:

@@ -9,10 +9,20 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 
 from tasks_review.core.mining.repair import RepairCandidate
-from tasks_review.core.taskfiles import SourceTrace, TaskWriteError, write_task
+from tasks_review.core.taskfiles import (
+    PythonPackages,
+    SourceTrace,
+    TaskWriteError,
+    check_workdir,
+    write_task,
+)
+from tasks_review.core.trials.deps import python_requirements
+from tasks_review.core.trials.wheelhouse import WheelhouseUnavailable, build_wheelhouse
 from tasks_review.models import Candidate
+from trajectories.models import Trajectory
 from trajectories.store import DbBlobs
 
 STAGE = "write"
@@ -80,6 +90,11 @@ def candidate_write_task(
     task_dir = destination / task_name
     blobs = DbBlobs()
     try:
+        packages = python_packages(mined, trajectory, blobs)
+    except WheelhouseUnavailable as exc:
+        _drop(candidate, "dependency_unavailable_offline", str(exc))
+        return False
+    try:
         write_task(
             task_dir,
             mined,
@@ -90,6 +105,7 @@ def candidate_write_task(
             base_image=base_image,
             task_name=f"traj2env/{task_name}",  # Harbor names tasks org/name
             overwrite=True,
+            python_packages=packages,
         )
     except TaskWriteError as exc:
         _drop(candidate, "write_refused", str(exc))
@@ -103,6 +119,36 @@ def candidate_write_task(
         status=Candidate.Status.WRITTEN, task_name=task_name, task_dir=str(task_dir)
     )
     return True
+
+
+def python_packages(
+    mined: RepairCandidate, trajectory: Trajectory, blobs: DbBlobs
+) -> PythonPackages | None:
+    """The project's Python dependencies (and the check's runner) as wheels, resolved as PyPI
+    was when the trajectory started. None when it needs none; WheelhouseUnavailable when they
+    cannot be had (offline, or no wheel of a matching version existed then)."""
+    files = {path: blobs.get(sha) for path, sha in mined.start_files.items()}
+    workdir = Path(check_workdir(mined)).relative_to(mined.project_dir).as_posix()
+    requirements = python_requirements(files, mined.task_command, workdir)
+    if not requirements:
+        return None
+    if trajectory.started_at is not None:
+        before, source = trajectory.started_at, "trajectory"
+    else:
+        before, source = timezone.now(), "unknown: the trajectory has no start time"
+    house = build_wheelhouse(
+        requirements,
+        before=before,
+        cache_dir=settings.TRAJ2ENV["WHEELHOUSE_DIR"],
+        offline=settings.TRAJ2ENV["WHEELHOUSE_OFFLINE"],
+    )
+    return PythonPackages(
+        requirements=tuple(requirements),
+        lock=house.lock,
+        wheels=house.wheels,
+        resolved_before=house.resolved_before.isoformat(),
+        date_source=source,
+    )
 
 
 def _drop(candidate: Candidate, reason: str, detail: str) -> None:

@@ -147,3 +147,28 @@ def test_a_second_run_on_the_same_files_mines_them_again(tmp_path):
     assert generate(config(tmp_path, SAMPLES)) == 0
     second = PipelineRun.objects.order_by("-id").first()
     assert second.counts["trajectories"] == 4 and second.counts["written"] == 4
+
+
+def test_a_pytest_candidate_whose_wheels_cannot_be_had_offline_drops_at_write(
+    tmp_path, settings
+):
+    from tests.tasks_review.core.test_repair import fixed_python_story
+
+    atif, _ = fixed_python_story().builder.build()
+    source = tmp_path / "sessions"
+    source.mkdir()
+    (source / "session.json").write_text(json.dumps(atif))
+    settings.TRAJ2ENV = {
+        **settings.TRAJ2ENV,
+        "WHEELHOUSE_DIR": tmp_path / "empty-wheelhouse",
+        "WHEELHOUSE_OFFLINE": True,
+    }
+    assert generate(config(tmp_path, source)) == 1  # nothing usable
+    (candidate,) = Candidate.objects.all()
+    assert candidate.status == Candidate.Status.DROPPED
+    assert (candidate.drop_stage, candidate.drop_reason) == (
+        "write",
+        "dependency_unavailable_offline",
+    )
+    assert "pytest" in candidate.drop_detail and "offline" in candidate.drop_detail
+    assert not [p for p in (tmp_path / "out").iterdir() if p.is_dir()]  # no task folder

@@ -58,6 +58,9 @@ DEFAULT_USERS = (("agent", 1000), ("grader", 1001))
 DEFAULT_REGISTRY = "127.0.0.1:5000"
 DEFAULT_REPOSITORY = "traj2env/base"
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# Where task images install a project's Python dependencies (outside the project: Harbor's
+# separate verifier replaces the project folder with the agent's).
+TASK_VENV = "/opt/traj2env/venv"
 # Documentation and translations are a seventh of the tree and no check reads them (Debian's own
 # slim images drop them the same way); copyright files stay.
 DPKG_EXCLUDES = (

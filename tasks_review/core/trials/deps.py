@@ -53,6 +53,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from ..mining.files import is_project_source
+from .plan import plan_check
 
 PYPI = "pypi"
 NPM = "npm"
@@ -111,6 +112,41 @@ def declared_dependencies(files: Mapping[str, bytes]) -> list[Dependency]:
         elif name == "package.json":
             lock = files.get(posixpath.join(posixpath.dirname(path), "package-lock.json"))
             found += _package_json(text, path, lock)
+    return list(dict.fromkeys(found))
+
+
+# Programs and modules a check runs that come from PyPI under a known name. Other modules
+# (the project's own, say) are never looked up on PyPI: the probe finds them or drops.
+RUNNER_DISTRIBUTIONS = {
+    "pytest": "pytest",
+    "py.test": "pytest",
+    "mypy": "mypy",
+    "ruff": "ruff",
+    "black": "black",
+    "flake8": "flake8",
+    "pylint": "pylint",
+    "coverage": "coverage",
+}
+
+
+def python_requirements(files: Mapping[str, bytes], command: str, workdir: str) -> list[str]:
+    """PEP 508 requirements the image needs: what the project declares for PyPI (required,
+    not optional), then the check's own runner (pytest, ...) when the project leaves it out.
+
+    URL and git dependencies are kept as written; the resolver then reports them unavailable.
+    """
+    found: list[str] = []
+    names: set[str] = set()
+    for dep in declared_dependencies(files):
+        if dep.ecosystem != PYPI or dep.optional:
+            continue
+        found.append(f"{dep.name} @ {dep.spec}" if "://" in dep.spec else f"{dep.name}{dep.spec}")
+        names.add(canonicalize_name(dep.name))
+    for req in plan_check(command, workdir, files).requirements:
+        dist = RUNNER_DISTRIBUTIONS.get(req.name)
+        if dist and canonicalize_name(dist) not in names:
+            found.append(dist)
+            names.add(canonicalize_name(dist))
     return list(dict.fromkeys(found))
 
 

@@ -17,6 +17,7 @@ the no-op 0 and every applicable control 0.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shlex
 import threading
 import time
@@ -29,7 +30,7 @@ from typing import Any
 
 from ..docker import BuiltImage, Engine, FileEntry, InfraError, Limits
 from ..docker import labels as lbl
-from ..docker.engine import AGENT_UID
+from ..docker.engine import AGENT_UID, Sandbox
 from .controls import CATALOGUE, NPM_SCRIPT, Control, ControlContext, source_files
 from .deps import Dependency, OfflineSources, declared_dependencies, unavailable
 from .model import (
@@ -44,7 +45,7 @@ from .model import (
 )
 from .plan import GradingPlan, Requirement, named_paths, plan_check, test_files
 from .results import Verdict, judge, read_reports
-from .taskdir import TaskSpec, read_task
+from .taskdir import TaskSpec, read_task, record_reference
 from .verifier import (
     RESULTS_DIR,
     SOLUTION_DIR,
@@ -124,6 +125,10 @@ def prepare(
     """
     started = time.monotonic()
     spec = read_task(task_dir)
+    wheels = spec.context / "wheels"
+    if sources.wheelhouse is None and wheels.is_dir():
+        # The wheels the task carries (taskfiles.PythonPackages) are its Python source.
+        sources = dataclasses.replace(sources, wheelhouse=wheels)
     limits = task_limits(spec)
     files = _start_bytes(spec)
     dependencies = tuple(declared_dependencies(files))
@@ -289,6 +294,34 @@ class _AgentRun:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
+def act(
+    box: Sandbox,
+    spec: TaskSpec,
+    *,
+    role: Role,
+    control: Control | None,
+    context: ControlContext,
+    logs: list[str],
+    detail: dict[str, Any],
+) -> None:
+    """What the agent does in its container: solve.sh, nothing (no-op), or a control's tampering."""
+    if role is Role.ORACLE:
+        box.put_files(SOLUTION_DIR, {"solve.sh": FileEntry(spec.solve_sh, executable=True)})
+        acted = box.exec(["bash", f"{SOLUTION_DIR}/solve.sh"], workdir=spec.project_dir)
+        logs.append(f"-- solve.sh (exit {acted.exit_code})\n{acted.stdout}{acted.stderr}")
+        detail["solve_exit_code"] = acted.exit_code
+    elif control is not None:
+        if control.root_setup:
+            setup = box.exec(["sh", "-c", control.root_setup], user="root", timeout=60)
+            if not setup.ok:
+                raise InfraError(f"control {control.name}: setup failed: {setup.stderr}")
+        if control.files:
+            box.put_files(spec.project_dir, dict(control.files))
+        acted = box.exec(["sh", "-c", control.shell], workdir=spec.project_dir, env=context.env())
+        logs.append(f"-- {control.name} (exit {acted.exit_code})\n{acted.stdout}{acted.stderr}")
+        detail["control_exit_code"] = acted.exit_code
+
+
 def _agent_phase(
     engine: Engine,
     prepared: PreparedTask,
@@ -305,23 +338,7 @@ def _agent_phase(
     logs: list[str] = []
     detail: dict[str, Any] = {}
     with engine.sandbox(prepared.image.image_id, run_id=run_id, limits=prepared.limits) as box:
-        if role is Role.ORACLE:
-            box.put_files(SOLUTION_DIR, {"solve.sh": FileEntry(spec.solve_sh, executable=True)})
-            acted = box.exec(["bash", f"{SOLUTION_DIR}/solve.sh"], workdir=spec.project_dir)
-            logs.append(f"-- solve.sh (exit {acted.exit_code})\n{acted.stdout}{acted.stderr}")
-            detail["solve_exit_code"] = acted.exit_code
-        elif control is not None:
-            if control.root_setup:
-                setup = box.exec(["sh", "-c", control.root_setup], user="root", timeout=60)
-                if not setup.ok:
-                    raise InfraError(f"control {control.name}: setup failed: {setup.stderr}")
-            if control.files:
-                box.put_files(spec.project_dir, dict(control.files))
-            acted = box.exec(
-                ["sh", "-c", control.shell], workdir=spec.project_dir, env=context.env()
-            )
-            logs.append(f"-- {control.name} (exit {acted.exit_code})\n{acted.stdout}{acted.stderr}")
-            detail["control_exit_code"] = acted.exit_code
+        act(box, spec, role=role, control=control, context=context, logs=logs, detail=detail)
         names = list_entries(box, spec.project_dir) if box.alive else []
         if not box.alive:
             # Killed at its time limit: an agent that runs out of time delivers nothing.
@@ -389,7 +406,6 @@ def run_trial(
                 spec,
                 prepared.image.image_id,
                 agent.submission,
-                reference_files=baseline.reference_files,
                 reference_passed=baseline.reference_passed,
                 plan=baseline.plan,
                 run_id=run_id,
@@ -500,6 +516,7 @@ def run_matrix(
             wall_seconds=time.monotonic() - started,
             **common,
         )
+    record_reference(spec.task_dir, baseline.reference_passed)
     context = control_context(spec, baseline)
     plan: list[tuple[Role, int, Control | None]] = [(Role.ORACLE, i, None) for i in range(repeats)]
     plan.append((Role.NOOP, 0, None))

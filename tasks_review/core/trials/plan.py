@@ -24,11 +24,10 @@ from trajectories.core.replay.checks import recognise, script_call
 from trajectories.core.replay.programs import basename, python_module, unwrap
 from trajectories.core.replay.shell import SimpleCommand, parse
 
+from ..mining import files as rules
 from ..mining.files import STRAY_NAMES, is_project_source, is_test_config, is_test_file
+from .kit.judging import NODE_TEST, PYTEST, UNITTEST
 
-UNITTEST = "unittest"
-PYTEST = "pytest"
-NODE_TEST = "node-test"
 NODE_SCRIPT_RUNNERS = frozenset({"npm", "yarn", "pnpm", "bun"})
 # Runner configuration beyond the miner's test-config names: files that change which tests
 # run, how they report, or what program runs them.
@@ -89,6 +88,23 @@ def is_guarded(path: str) -> bool:
         or name in RUNNER_CONFIG_NAMES
         or bool(_PTH.search(name))
     )
+
+
+def guard_rules() -> dict[str, object]:
+    """``is_guarded`` and the project/dependency split as data, for the task's own grader.
+
+    ``kit/grade.py`` runs inside the verifier with only the standard library; it rebuilds the
+    same predicates from these names and patterns (a test checks they agree).
+    """
+    return {
+        "test_dirs": sorted(rules._TEST_DIRS),
+        "test_file": rules._TEST_FILE.pattern,
+        "config_names": sorted(rules.TEST_CONFIG_NAMES | RUNNER_CONFIG_NAMES),
+        "config": rules._TEST_CONFIG.pattern,
+        "hook": _PTH.pattern,
+        "vcs_dirs": sorted(rules.VCS_DIRS),
+        "dependency_dirs": sorted(rules.DEPENDENCY_DIRS),
+    }
 
 
 def test_files(files: Mapping[str, object]) -> list[str]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import tempfile
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,6 +34,8 @@ class TaskSpec:
     # The starting files as laid into the image (environment/project), VCS internals and
     # installed dependencies left out: the agent's starting state.
     start_files: Mapping[str, FileEntry] = field(default_factory=dict)
+    # tests/: test.sh, grading.json and the grader (uploaded to /tests in the verifier).
+    tests_files: Mapping[str, FileEntry] = field(default_factory=dict)
 
     @property
     def context(self) -> Path:
@@ -68,6 +72,10 @@ def read_task(task_dir: Path | str) -> TaskSpec:
     solve = root / "solution" / "solve.sh"
     if not solve.is_file() or not (root / "environment" / "Dockerfile").is_file():
         raise TaskFolderError(f"{root}: needs solution/solve.sh and environment/Dockerfile")
+    if not (root / "tests" / "grading.json").is_file():
+        raise TaskFolderError(
+            f"{root}: no tests/grading.json (written by an older traj2env); rewrite the task"
+        )
     environment = config.get("environment") or {}
     task = config.get("task") or {}
     return TaskSpec(
@@ -83,7 +91,27 @@ def read_task(task_dir: Path | str) -> TaskSpec:
         memory_mb=int(environment.get("memory_mb") or 2048),
         solve_sh=solve.read_bytes(),
         start_files=read_tree(root / "environment" / "project"),
+        tests_files=read_tree(root / "tests"),
     )
+
+
+def record_reference(task_dir: Path | str, passed: Mapping[str, int]) -> None:
+    """Write the tests that passed on the reference inside the image into tests/grading.json.
+
+    The task's grader then fails a submission on which any of them vanished or was skipped,
+    as the trial matrix does. Written atomically; the rest of the file is kept as it was.
+    """
+    path = Path(task_dir) / "tests" / "grading.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    if config.get("reference_passed") == dict(passed):
+        return
+    config["reference_passed"] = dict(sorted(passed.items()))
+    text = json.dumps(config, indent=1, sort_keys=True, ensure_ascii=True) + "\n"
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".grading-")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
 
 
 def read_tree(folder: Path) -> dict[str, FileEntry]:

@@ -1,29 +1,33 @@
 """Running the check in a container with the grader kit, and the separate verifier around it.
 
 The separate verifier grades a submission the way Harbor's ``environment_mode = "separate"``
-does, with more distrust:
+does, and with the task's own grader, so what the matrix verified is what Harbor will run:
 
 1. A **fresh container of the pristine image** (the candidate's own, network off, limits on).
-2. The project folder is emptied except for ``.git`` and installed dependencies, which the
-   image's build put there; the **submission** (regular files copied out of the stopped agent
-   container, size-limited, symlinks refused, VCS internals and dependency folders left
-   behind) is written in, owned by the ``grader`` user.
-3. **Tests and test configuration are restored**: every guarded path (``plan.is_guarded``)
-   takes the reference's bytes, or is removed when the reference has no such file.
-4. The grader kit goes to ``/opt/traj2env-grader``, owned by root: a shim first on PATH that
-   sends test runners through instrumented ones (machine-readable results, two contradictory
-   control tests), see ``kit/shim.py``.
-5. The recorded check runs **as ``grader``** (uid 1001, never the uid the agent had), from
-   a root-owned script, under the check's time limit; then the container is stopped, the
-   results folder copied out, and ``results.judge`` decides the reward in this process.
+2. The project folder is emptied except for ``.git``; the **submission** (regular files
+   copied out of the stopped agent container, size-limited, symlinks refused, VCS internals
+   and dependency folders left behind) is written in.
+3. The task's ``tests/`` goes to ``/tests`` (root-owned) and ``tests/test.sh`` runs as root:
+   ``grader/grade.py`` restores tests and test configuration from the reference, runs the
+   recorded check **as ``grader``** (never the uid the agent had) through the grader kit
+   (``kit/shim.py``: instrumented runners, two contradictory control tests), kills what the
+   check left running, judges and writes ``reward.txt``.
+4. The container is stopped and ``/logs/verifier`` copied out: the raw runner results are
+   judged **again in this process** (``results.judge``, the same rules), and a task grader
+   that disagrees with the harness scores 0.
 
 Why grader and not agent: nothing in the verifier's container belongs to the grader user
-before step 2, so no file the image gave the agent (its home, its caches) is writable by the
-process being graded.
+before grading starts, so no file the image gave the agent (its home, its caches) is
+writable by the process being graded.
+
+``install_kit`` and ``run_check`` run the check with the same kit outside the task's grader:
+the check in the image (start and reference) and nothing else.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import secrets
 import shlex
 from collections.abc import Mapping
@@ -33,12 +37,13 @@ from typing import Any
 
 from ..docker import ArchiveTooLarge, Engine, ExecResult, Extracted, FileEntry, InfraError, Limits
 from ..docker.base import PATH as IMAGE_PATH
-from ..docker.engine import GRADER_UID, Sandbox
+from ..docker.base import TASK_VENV
+from ..docker.engine import Sandbox
 from ..mining.files import is_project_source
 from .model import trim
-from .plan import GradingPlan, is_guarded
+from .plan import GradingPlan
 from .results import Verdict, judge, read_reports
-from .taskdir import TaskSpec
+from .taskdir import TaskFolderError, TaskSpec
 
 KIT_DIR = "/opt/traj2env-grader"
 RESULTS_DIR = "/tmp/traj2env-results"
@@ -54,6 +59,8 @@ _WRAPPED = ("python3", "python", "pytest", "py.test", "node", "nodejs")
 SUBMISSION_MAX_BYTES = 32 << 20
 SUBMISSION_MAX_ENTRIES = 20_000
 RESULTS_MAX_BYTES = 32 << 20
+TESTS_DIR = "/tests"  # where Harbor uploads tests/ in the verifier
+VERIFIER_DIR = "/logs/verifier"
 # Folders of the pristine project the verifier keeps: the fresh repository and what the
 # build installed. The submission's own copies of them never cross.
 _KEPT_IN_IMAGE = (".git", "node_modules", ".venv", "venv")
@@ -113,7 +120,7 @@ def install_kit(
 
 def check_env(*, user: str, results: str, run_nonce: str) -> dict[str, str]:
     return {
-        "PATH": f"{KIT_DIR}/bin:{IMAGE_PATH}",
+        "PATH": f"{KIT_DIR}/bin:{TASK_VENV}/bin:{IMAGE_PATH}",
         "HOME": f"/home/{user}",
         "USER": user,
         "LANG": "C.UTF-8",
@@ -191,25 +198,6 @@ def take_submission(box: Sandbox, project: str, names: list[str]) -> Submission:
     return Submission(files=files, refused=tuple(refused), left_behind=left)
 
 
-def with_reference(
-    submission: Mapping[str, FileEntry], reference: Mapping[str, FileEntry]
-) -> tuple[dict[str, FileEntry], dict[str, list[str]]]:
-    """The submission with every guarded path taken from the reference (or removed)."""
-    files = {p: e for p, e in submission.items() if not is_guarded(p)}
-    replaced = sorted(p for p in submission if is_guarded(p) and submission[p] != reference.get(p))
-    removed = sorted(p for p in submission if is_guarded(p) and p not in reference)
-    for path, entry in reference.items():
-        if is_guarded(path):
-            files[path] = entry
-    # A file under a path the reference needs as a folder (or the reverse) cannot be laid
-    # down; the reference wins.
-    folders = {"/".join(p.split("/")[:i]) for p in files for i in range(1, p.count("/") + 1)}
-    clashing = sorted(p for p in files if p in folders and not is_guarded(p))
-    for path in clashing:
-        del files[path]
-    return files, {"restored": replaced, "removed": removed, "clashing": clashing}
-
-
 @dataclass(frozen=True, slots=True)
 class Graded:
     verdict: Verdict
@@ -218,36 +206,80 @@ class Graded:
     detail: Mapping[str, Any]
 
 
+def grading_files(spec: TaskSpec, reference_passed: Mapping[str, int]) -> dict[str, FileEntry]:
+    """The task's tests/ folder, with the reference's passing tests filled into grading.json."""
+    files = dict(spec.tests_files)
+    try:
+        config = json.loads(files["grading.json"].data)
+    except (KeyError, ValueError) as exc:
+        raise TaskFolderError(f"{spec.task_dir}/tests/grading.json: {exc}") from None
+    config["reference_passed"] = dict(reference_passed)
+    files["grading.json"] = FileEntry(json.dumps(config, sort_keys=True).encode())
+    return files
+
+
 def grade_submission(
     engine: Engine,
     spec: TaskSpec,
     image: str,
     submission: Submission,
     *,
-    reference_files: Mapping[str, FileEntry],
     reference_passed: Mapping[str, int],
     plan: GradingPlan,
     run_id: str,
     limits: Limits,
 ) -> Graded:
     """The separate verifier (see the module docstring). InfraError: ungraded."""
-    files, restore = with_reference(submission.files, reference_files)
-    run_nonce = nonce()
-    results = f"{RESULTS_DIR}-{run_nonce}"
+    tests = grading_files(spec, reference_passed)
     with engine.sandbox(image, run_id=run_id, user="grader", limits=limits) as box:
-        keep = " ".join(f"! -name {shlex.quote(n)}" for n in _KEPT_IN_IMAGE)
         project = shlex.quote(spec.project_dir)
         reset = (
-            f"cd {project} && find . -mindepth 1 -maxdepth 1 {keep} -exec rm -rf {{}} + "
-            f"&& chown {GRADER_UID}:{GRADER_UID} ."
+            f"mkdir -p {project} && cd {project} "
+            "&& find . -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} +"
         )
-        install_kit(box, spec, owner=GRADER_UID, results=(results,), then=reset)
-        box.put_files(spec.project_dir, files, owner=(GRADER_UID, GRADER_UID))
-        result = run_check(box, spec, user="grader", results=results, run_nonce=run_nonce)
+        emptied = box.exec(["sh", "-c", reset], user="root", timeout=120)
+        if not emptied.ok:
+            raise InfraError(f"emptying the project failed: {emptied.stderr.strip()[-500:]}")
+        box.put_files(TESTS_DIR, tests, owner=(0, 0))
+        box.put_files(spec.project_dir, submission.files, owner=(0, 0))
+        ran = box.exec(
+            ["bash", f"{TESTS_DIR}/test.sh"], user="root", timeout=spec.check_timeout + 120
+        )
+        if ran.timed_out:
+            raise InfraError(f"the task's grader ran past {spec.check_timeout + 120:.0f} s")
         if box.alive:
-            box.stop()  # nothing the graded code left running may touch the results now
-        copied = copy_results(box, results)
-    verdict = judge(result, read_reports(copied), plan, run_nonce, reference=reference_passed)
+            box.stop()
+        copied = copy_results(box, VERIFIER_DIR)
+    logs = trim(f"$ {spec.command}\n{ran.stdout}{ran.stderr}")
+    outcome = _grader_outcome(copied, logs)
+    # The parent judges the raw results again, by the same rules: the task's own grader and
+    # the harness must agree, or the task is not what the matrix verified.
+    results = {
+        name.removeprefix("traj2env/results/"): entry
+        for name, entry in copied.items()
+        if name.startswith("traj2env/results/")
+    }
+    check = ExecResult(
+        exit_code=outcome.get("exit_code"),
+        stdout="",
+        stderr="",
+        seconds=float(outcome.get("seconds") or 0.0),
+        timed_out=bool(outcome.get("timed_out")),
+    )
+    verdict = judge(
+        check, read_reports(results), plan, str(outcome["nonce"]), reference=reference_passed
+    )
+    written = _reward_txt(copied)
+    if written != verdict.reward or outcome["reward"] != verdict.reward:
+        verdict = dataclasses.replace(
+            verdict,
+            reward=0.0,
+            reasons=(
+                *verdict.reasons,
+                f"the task's grader wrote reward {written} where the harness judged "
+                f"{verdict.reward}",
+            ),
+        )
     detail = {
         "grading": verdict.grading,
         "reasons": list(verdict.reasons),
@@ -256,8 +288,28 @@ def grade_submission(
             "files": len(submission.files),
             "refused": list(submission.refused[:20]),
             "left_behind": submission.left_behind,
-            **{k: v[:20] for k, v in restore.items()},
+            "restored": list(outcome.get("restored") or [])[:20],
+            "removed": list(outcome.get("removed") or [])[:20],
         },
     }
-    logs = f"$ {spec.command}\n{result.stdout}{result.stderr}"
-    return Graded(verdict, result, trim(logs), detail)
+    return Graded(verdict, check, logs, detail)
+
+
+def _grader_outcome(copied: Mapping[str, FileEntry], logs: str) -> dict[str, Any]:
+    entry = copied.get("traj2env/verdict.json")
+    try:
+        outcome = json.loads(entry.data) if entry else None
+    except ValueError:
+        outcome = None
+    if not isinstance(outcome, dict) or "nonce" not in outcome:
+        why = (outcome or {}).get("error") if isinstance(outcome, dict) else None
+        raise InfraError(f"the task's grader failed: {why or 'no verdict written'}", log=logs)
+    return outcome
+
+
+def _reward_txt(copied: Mapping[str, FileEntry]) -> float | None:
+    entry = copied.get("reward.txt")
+    try:
+        return float(entry.data.decode().strip()) if entry else None
+    except ValueError:
+        return None

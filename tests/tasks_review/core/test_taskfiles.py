@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import stat
 import subprocess
@@ -16,8 +15,14 @@ from harbor.models.task.task import Task
 
 from tasks_review.core.instruction import added_lines
 from tasks_review.core.mining import RepairCandidate, candidate_key
-from tasks_review.core.taskfiles import SourceTrace, TaskWriteError, sh_quote, write_task
-from tests.conftest import subprocess_env
+from tasks_review.core.taskfiles import (
+    GRADER_FILES,
+    PythonPackages,
+    SourceTrace,
+    TaskWriteError,
+    sh_quote,
+    write_task,
+)
 from trajectories.core.blobs import MemoryBlobs
 
 from .test_repair import fixed_python_story
@@ -189,6 +194,8 @@ def test_task_layout_modes_and_no_symlinks(sample_tasks):
             "task.toml",
             "environment/Dockerfile",
             "tests/test.sh",
+            "tests/grading.json",
+            *(f"tests/grader/{name}" for name in GRADER_FILES),
             "solution/solve.sh",
             *(f"environment/project/{p}" for p in candidate.start_files),
         ]
@@ -304,96 +311,6 @@ def test_sh_quote_keeps_any_name_on_one_line():
     assert "\n" not in sh_quote("x\n\ny")
 
 
-# -- the grader ----------------------------------------------------------------------------------
-
-
-def grader(tmp_path: Path, candidate: RepairCandidate, blobs: MemoryBlobs):
-    """A function that runs the task's test.sh on given project files and returns the reward."""
-    project = tmp_path / "app"
-    task = write(tmp_path / "task", dataclasses.replace(candidate, project_dir=str(project)), blobs)
-    verifier = tmp_path / "verifier"
-
-    def run(files: dict[str, bytes]) -> str:
-        if project.exists():
-            subprocess.run(["rm", "-rf", str(project)], check=True)
-        _lay(project, files)
-        env = subprocess_env(TRAJ2ENV_VERIFIER_DIR=str(verifier))
-        env.pop("PYTHONPATH", None)
-        # `python` is this venv's, which has pytest, for the pytest-based story.
-        env["PATH"] = f"{REPO / '.venv' / 'bin'}:{env['PATH']}"
-        done = subprocess.run(
-            ["bash", str(task / "tests" / "test.sh")],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        assert not (verifier / "reward.json").exists()
-        return (verifier / "reward.txt").read_text()
-
-    return run, project
-
-
-@pytest.fixture
-def graded(tmp_path):
-    """The Claude Code sample (unittest) under its grader."""
-    _, _, blobs, (candidate,), _ = mine_sample("claude-code")
-    run, project = grader(tmp_path, candidate, blobs)
-    start = {p: blobs.get(sha) for p, sha in candidate.start_files.items()}
-    ref = {p: blobs.get(sha) for p, sha in candidate.ref_files.items()}
-    return run, start, ref, project
-
-
-def test_grader_scores_the_reference_1_and_the_start_0(graded):
-    run, start, ref, _ = graded
-    assert run(ref) == "1\n"
-    assert run(start) == "0\n"
-
-
-def test_grader_restores_edited_tests(graded):
-    run, start, _, project = graded
-    gutted = dict(start)
-    # With no test left, unittest before Python 3.12 exits 0; the grader's copy comes back.
-    gutted["tests/test_totals.py"] = b"import unittest\n"
-    assert run(gutted) == "0\n"
-    assert (project / "tests" / "test_totals.py").read_bytes() == start["tests/test_totals.py"]
-
-
-def test_grader_removes_pytest_hooks_and_stale_bytecode_the_reference_lacks(tmp_path):
-    mined = fixed_python_story().mine()
-    candidate = mined.only
-    run, project = grader(tmp_path, candidate, mined.blobs)
-    start = {p: mined.blobs.get(sha) for p, sha in candidate.start_files.items()}
-    ref = {p: mined.blobs.get(sha) for p, sha in candidate.ref_files.items()}
-    assert run(ref) == "1\n"
-    assert run(start) == "0\n"
-    planted = {
-        **start,
-        # Exits the test session with status 0 before any test runs.
-        "tests/conftest.py": b"import os\n\n\ndef pytest_configure(config):\n    os._exit(0)\n",
-        "pytest.ini": b"[pytest]\naddopts = -k nothing_matches\n",
-        "tests/__pycache__/test_calc.cpython-312.pyc": b"stale",
-    }
-    assert run(planted) == "0\n"
-    assert not (project / "tests" / "conftest.py").exists()
-    assert not (project / "pytest.ini").exists()
-    assert not (project / "tests" / "__pycache__" / "test_calc.cpython-312.pyc").exists()
-
-
-def test_grader_ignores_a_reward_file_written_by_the_code_under_test(graded):
-    run, start, _, _ = graded
-    forged = dict(start)
-    forged["invoice/__init__.py"] = (
-        b"import json, os\n"
-        b"folder = os.environ['TRAJ2ENV_VERIFIER_DIR']\n"
-        b"open(os.path.join(folder, 'reward.json'), 'w').write(json.dumps({'reward': 1}))\n"
-        b"open(os.path.join(folder, 'reward.txt'), 'w').write('1')\n" + start["invoice/__init__.py"]
-    )
-    assert run(forged) == "0\n"
-
-
 # -- path safety ---------------------------------------------------------------------------------
 
 
@@ -448,3 +365,40 @@ def test_an_instruction_that_leaks_the_fix_is_refused(tmp_path):
             base_image=IMAGE,
         )
     assert not (tmp_path / "task").exists()
+
+
+# -- Python dependencies -------------------------------------------------------------------------
+
+
+def test_a_task_with_python_packages_installs_them_offline_from_its_own_wheels(tmp_path):
+    mined = fixed_python_story().mine()
+    wheel = tmp_path / "cache" / "pytest-8.3.5-py3-none-any.whl"
+    wheel.parent.mkdir()
+    wheel.write_bytes(b"PK not really a wheel")
+    lock = "pytest==8.3.5 --hash=sha256:" + "c" * 64 + "\n"
+    packages = PythonPackages(
+        requirements=("pytest",),
+        lock=lock,
+        wheels=(wheel,),
+        resolved_before="2025-06-01T00:00:00+00:00",
+        date_source="trajectory",
+    )
+    path = write(tmp_path / "task", mined.only, mined.blobs, python_packages=packages)
+    wheels = path / "environment" / "wheels"
+    assert (wheels / "requirements.lock").read_text() == lock
+    assert (wheels / wheel.name).read_bytes() == wheel.read_bytes()
+    dockerfile = (path / "environment" / "Dockerfile").read_text()
+    assert "COPY wheels/ /tmp/traj2env-wheels/" in dockerfile
+    assert "--no-index" in dockerfile and "--require-hashes" in dockerfile
+    assert "ENV PATH=/opt/traj2env/venv/bin:" in dockerfile
+    # Installed before the project is copied, outside it: Harbor's verifier replaces /app.
+    assert dockerfile.index("pip install") < dockerfile.index("COPY project/")
+    meta = tomllib.loads((path / "task.toml").read_text())["metadata"]["dependencies"]
+    assert meta == {
+        "python": ["pytest"],
+        "resolved_before": "2025-06-01T00:00:00+00:00",
+        "date_source": "trajectory",
+        "installed_into": "/opt/traj2env/venv",
+    }
+    assert lint_task(path, selected_rules=set(LintRule)) == []
+    Task(path)

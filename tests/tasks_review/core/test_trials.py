@@ -13,11 +13,13 @@ import dataclasses
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -25,13 +27,14 @@ import pytest
 from tasks_review.core.docker import (
     BaseImageSpec,
     Engine,
+    FileEntry,
     InfraError,
     bootstrap,
 )
 from tasks_review.core.docker import labels as lbl
 from tasks_review.core.mining import RepairCandidate, candidate_key
 from tasks_review.core.mining.files import is_test_config, is_test_file
-from tasks_review.core.taskfiles import SourceTrace, write_task
+from tasks_review.core.taskfiles import PythonPackages, SourceTrace, write_task
 from tasks_review.core.trials import (
     CATALOGUE,
     Control,
@@ -47,10 +50,21 @@ from tasks_review.core.trials import (
     run_trial,
     verify_task,
 )
-from tasks_review.core.trials.matrix import PreparedTask, probe
+from tasks_review.core.trials.deps import python_requirements
+from tasks_review.core.trials.matrix import (
+    PreparedTask,
+    act,
+    control_context,
+    probe,
+    task_limits,
+)
 from tasks_review.core.trials.plan import plan_check
-from tasks_review.core.trials.verifier import Submission, grade_submission
+from tasks_review.core.trials.taskdir import TaskSpec, read_task
+from tasks_review.core.trials.verifier import Graded, Submission, grade_submission
+from tasks_review.core.trials.wheelhouse import build_wheelhouse
 from trajectories.core.blobs import MemoryBlobs
+
+from .test_repair_samples import mine_sample
 
 REPO = Path(__file__).resolve().parents[3]
 SHA = "0f" * 32
@@ -112,6 +126,26 @@ HACKABLE_START = {
 }
 HACKABLE_FIX = {"build/report.txt": b"total: 42\n"}
 
+# A pytest project that declares pytest (a date-pinned range) in requirements-dev.txt: the
+# image installs it from the task's own wheels, resolved as PyPI was on the trajectory's date.
+PYTEST_START = {
+    "requirements-dev.txt": b"pytest>=8,<9\n",
+    "shop/__init__.py": b"",
+    "shop/cart.py": b"def total(prices):\n    return sum(prices[1:])\n",
+    "tests/test_cart.py": b"""from shop.cart import total
+
+
+def test_total():
+    assert total([1, 2, 3]) == 6
+
+
+def test_empty():
+    assert total([]) == 0
+""",
+}
+PYTEST_FIX = {"shop/cart.py": b"def total(prices):\n    return sum(prices)\n"}
+TRAJECTORY_DATE = datetime(2025, 6, 1, tzinfo=UTC)
+
 SLOW = Control(name="slow_agent", description="an agent that takes its time", shell="sleep 60")
 
 
@@ -161,7 +195,7 @@ def handmade(
     )
 
 
-def write(dest: Path, base: str, start, fix, **check) -> Path:
+def write(dest: Path, base: str, start, fix, python_packages=None, **check) -> Path:
     blobs = MemoryBlobs()
     candidate = handmade(blobs, start, fix, **check)
     return write_task(
@@ -174,7 +208,16 @@ def write(dest: Path, base: str, start, fix, **check) -> Path:
         base_image=base,
         check_timeout=120,
         overwrite=True,
+        python_packages=python_packages,
     )
+
+
+def with_check(spec: TaskSpec, command: str) -> TaskSpec:
+    """``spec`` with another recorded check, in task.toml's place and in the task's grader."""
+    config = json.loads(spec.tests_files["grading.json"].data)
+    config.update(command=command, structured=[], reference={})
+    tests = {**spec.tests_files, "grading.json": FileEntry(json.dumps(config).encode())}
+    return dataclasses.replace(spec, command=command, tests_files=tests)
 
 
 def new_run_id() -> str:
@@ -357,14 +400,13 @@ def test_the_verifier_runs_the_check_as_grader_without_network_and_with_limits(e
         f'&& [ "$(cat {cgroup} 2>/dev/null | head -n1)" = 512 ] '
         "&& [ ! -w /home/agent ] && [ -w . ]"
     )
-    spec = dataclasses.replace(task.spec, command=command)
+    spec = with_check(task.spec, command)
     plan = plan_check(command, ".", {})
     graded = grade_submission(
         engine,
         spec,
         task.image.image_id,
         Submission(files={}),
-        reference_files={},
         reference_passed={},
         plan=plan,
         run_id=new_run_id(),
@@ -683,3 +725,211 @@ def test_harbor_runs_the_oracle_of_a_kept_task_to_full_reward(tasks, sequential,
         if trial.verifier_result and trial.verifier_result.rewards:
             rewards.append(trial.verifier_result.rewards.get("reward"))
     assert rewards == [1.0]
+
+
+# -- the task's own grader (tests/test.sh), as Harbor runs it ------------------------------------
+
+DISAGREE = "the task's grader wrote reward"
+
+
+def harbor_style(engine, task: PreparedTask, baseline, *, role, control=None, run_id) -> Graded:
+    """Harbor's way: the agent's whole project crosses (installed dependencies and all), then
+    tests/test.sh grades it in a fresh container of the task's image."""
+    spec = task.spec
+    context = control_context(spec, baseline)
+    with engine.sandbox(task.image.image_id, run_id=run_id, limits=task.limits) as box:
+        act(box, spec, role=role, control=control, context=context, logs=[], detail={})
+        if box.alive:
+            box.stop()
+        whole = box.copy_out(spec.project_dir, max_entries=50_000)
+    files = {p: e for p, e in whole.files.items() if not p.startswith(".git/")}
+    return grade_submission(
+        engine,
+        spec,
+        task.image.image_id,
+        Submission(files=files),
+        reference_passed=baseline.reference_passed,
+        plan=baseline.plan,
+        run_id=run_id,
+        limits=task.limits,
+    )
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("language", ["python", "node"])
+def test_the_tasks_own_grader_scores_every_control_0_when_the_whole_project_crosses(
+    engine, prepared, language
+):
+    task = prepared[language]
+    run_id = new_run_id()
+    baseline = check_in_image(task, engine=engine, run_id=run_id)
+    oracle = harbor_style(engine, task, baseline, role=Role.ORACLE, run_id=run_id)
+    assert oracle.verdict.reward == 1.0, (oracle.verdict.reasons, oracle.logs)
+    noop = harbor_style(engine, task, baseline, role=Role.NOOP, run_id=run_id)
+    assert noop.verdict.reward == 0.0
+    context = control_context(task.spec, baseline)
+    graded = 0
+    for control in CATALOGUE:
+        if control.skip_reason(context) is not None:
+            continue
+        trial = harbor_style(
+            engine, task, baseline, role=Role.CONTROL, control=control, run_id=run_id
+        )
+        assert trial.verdict.reward == 0.0, (control.name, trial.logs)
+        # reward.txt as the task's grader wrote it is the harness's verdict too.
+        assert not any(DISAGREE in r for r in trial.verdict.reasons), control.name
+        graded += 1
+    assert graded >= 10
+    if language == "node":
+        (fake,) = [c for c in CATALOGUE if c.name == "fake_runner_in_project"]
+        trial = harbor_style(engine, task, baseline, role=Role.CONTROL, control=fake, run_id=run_id)
+        assert "node_modules/" in trial.detail["submission"]["removed"]
+    assert left_behind(engine, run_id) == []
+
+
+@pytest.fixture(scope="session")
+def sample_grader(engine, base_ref, tmp_path_factory):
+    """The Claude Code sample (unittest) under its own tests/test.sh, in the base image."""
+    _, _, blobs, (candidate,), _ = mine_sample("claude-code")
+    task_dir = write_task(
+        tmp_path_factory.mktemp("sample-grader") / "task",
+        candidate,
+        candidate.instruction,
+        blobs,
+        source_trace=SourceTrace.for_candidate(SHA, candidate),
+        source_model="test-model",
+        base_image=base_ref,
+        check_timeout=120,
+    )
+    spec = read_task(task_dir)
+    start = {p: blobs.get(sha) for p, sha in candidate.start_files.items()}
+    ref = {p: blobs.get(sha) for p, sha in candidate.ref_files.items()}
+    plan = plan_check(spec.command, spec.workdir_rel, ref)
+
+    def run(files: dict[str, bytes]) -> Graded:
+        graded = grade_submission(
+            engine,
+            spec,
+            base_ref,
+            Submission(files={p: FileEntry(data) for p, data in files.items()}),
+            reference_passed={},
+            plan=plan,
+            run_id=new_run_id(),
+            limits=task_limits(spec),
+        )
+        assert not any(DISAGREE in r for r in graded.verdict.reasons), graded.verdict.reasons
+        return graded
+
+    return run, start, ref
+
+
+@pytest.mark.docker
+def test_the_tasks_grader_scores_the_reference_1_and_the_start_0(sample_grader):
+    run, start, ref = sample_grader
+    assert run(ref).verdict.reward == 1.0
+    assert run(start).verdict.reward == 0.0
+
+
+@pytest.mark.docker
+def test_the_tasks_grader_restores_edited_tests(sample_grader):
+    run, start, ref = sample_grader
+    gutted = dict(ref)
+    # With no test left, unittest before Python 3.12 exits 0; the grader's copy comes back.
+    gutted["tests/test_totals.py"] = b"import unittest\n"
+    graded = run(gutted)
+    assert graded.verdict.reward == 1.0  # the reference's tests ran, and they pass
+    assert "tests/test_totals.py" in graded.detail["submission"]["restored"]
+    gutted_start = {**start, "tests/test_totals.py": b"import unittest\n"}
+    assert run(gutted_start).verdict.reward == 0.0
+
+
+@pytest.mark.docker
+def test_the_tasks_grader_ignores_reward_files_the_code_under_test_writes(sample_grader):
+    run, start, _ = sample_grader
+    forged = dict(start)
+    forged["invoice/__init__.py"] = (
+        b"import json, os\n"
+        b"for folder in ('/logs/verifier', os.getcwd()):\n"
+        b"    try:\n"
+        b"        open(os.path.join(folder, 'reward.json'), 'w').write(json.dumps({'reward': 1}))\n"
+        b"        open(os.path.join(folder, 'reward.txt'), 'w').write('1')\n"
+        b"    except OSError:\n"
+        b"        pass\n" + start["invoice/__init__.py"]
+    )
+    assert run(forged).verdict.reward == 0.0
+
+
+# -- Python dependencies from a date-pinned wheelhouse -------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def pytest_packages() -> PythonPackages:
+    from django.conf import settings
+
+    try:
+        socket.create_connection(("pypi.org", 443), timeout=5).close()
+    except OSError as exc:
+        pytest.skip(f"PyPI unreachable ({exc}): the wheelhouse cannot be filled")
+    requirements = python_requirements(PYTEST_START, "python3 -m pytest -q", ".")
+    assert requirements == ["pytest<9,>=8"]
+    house = build_wheelhouse(
+        requirements, before=TRAJECTORY_DATE, cache_dir=settings.TRAJ2ENV["WHEELHOUSE_DIR"]
+    )
+    return PythonPackages(
+        requirements=tuple(requirements),
+        lock=house.lock,
+        wheels=house.wheels,
+        resolved_before=house.resolved_before.isoformat(),
+        date_source="trajectory",
+    )
+
+
+@pytest.mark.docker
+def test_a_pytest_task_installs_its_dated_dependencies_offline_and_is_kept(
+    engine, base_ref, pytest_packages, tmp_path
+):
+    assert "pytest==8.3.5 " in pytest_packages.lock  # the newest before 2025-06-01
+    task_dir = write(
+        tmp_path / "pytest",
+        base_ref,
+        PYTEST_START,
+        PYTEST_FIX,
+        python_packages=pytest_packages,
+        command="python3 -m pytest -q",
+        language="python",
+        runner="pytest",
+    )
+    assert (task_dir / "environment" / "wheels" / "requirements.lock").is_file()
+    run_id = new_run_id()
+    prepared = prepare(task_dir, engine, run_id=run_id)
+    assert prepared.drop is None, prepared.drop
+    result = run_matrix(prepared, engine=engine, run_id=run_id, naive=False)
+    assert_full_matrix(result, "python")
+    skipped = {t.name for t in result.trials if t.status is TrialStatus.SKIPPED}
+    assert skipped == {"npm_test_script_exit0", "npmrc_script_shell", "forge_named_files"}
+    (oracle, *_) = result.of("oracle")
+    (runner,) = oracle.detail["check"]["runners"]
+    assert (runner["kind"], runner["tests"], runner["failed"]) == ("pytest", 2, 0)
+    (forced,) = result.of("conftest_forces_pass")
+    assert forced.reward == 0.0
+    # The tests that passed on the reference are now part of the task's own grader.
+    grading = json.loads((task_dir / "tests" / "grading.json").read_text())
+    assert len(grading["reference_passed"]) == 2
+    assert left_behind(engine, run_id) == []
+
+
+@pytest.mark.docker
+def test_a_pytest_check_without_its_wheels_drops_as_unavailable_offline(engine, base_ref, tmp_path):
+    task_dir = write(
+        tmp_path / "bare",
+        base_ref,
+        PYTEST_START,
+        PYTEST_FIX,
+        command="python3 -m pytest -q",
+        language="python",
+        runner="pytest",
+    )
+    prepared = prepare(task_dir, engine, run_id=new_run_id())
+    assert prepared.drop is not None
+    assert prepared.drop.reason is TrialDropReason.DEPENDENCY_UNAVAILABLE_OFFLINE
+    assert "pytest" in prepared.drop.detail

@@ -33,9 +33,9 @@ from tasks_review.core.trials import (
     unavailable,
 )
 from tasks_review.core.trials.controls import NPM_SCRIPT, by_name
+from tasks_review.core.trials.deps import python_requirements
 from tasks_review.core.trials.plan import named_paths
 from tasks_review.core.trials.results import read_reports
-from tasks_review.core.trials.verifier import with_reference
 from tests.conftest import subprocess_env
 
 KIT = Path(__file__).resolve().parents[3] / "tasks_review" / "core" / "trials" / "kit"
@@ -219,19 +219,6 @@ def test_guarded_paths_cover_tests_configuration_and_start_up_hooks():
         assert is_guarded(path), path
     for path in ["src/app.py", "README.md", "lib/index.js"]:
         assert not is_guarded(path), path
-
-
-def test_the_reference_wins_for_guarded_paths_and_extra_ones_are_removed():
-    submission = {
-        "src/a.py": FileEntry(b"mine"),
-        "tests/test_a.py": FileEntry(b"gutted"),
-        "conftest.py": FileEntry(b"forcing"),
-    }
-    reference = {"src/a.py": FileEntry(b"ref"), "tests/test_a.py": FileEntry(b"real tests")}
-    files, record = with_reference(submission, reference)
-    assert files == {"src/a.py": FileEntry(b"mine"), "tests/test_a.py": FileEntry(b"real tests")}
-    assert record["restored"] == ["conftest.py", "tests/test_a.py"]
-    assert record["removed"] == ["conftest.py"]
 
 
 def test_named_paths_are_what_a_check_looks_for_and_the_project_lacks():
@@ -643,3 +630,22 @@ def test_the_pytest_plugin_adds_controls_per_module_and_fixes_the_exit_status(tm
     assert forged.returncode == 1
     cases = {c.id.rsplit(" > ", 1)[-1]: c.outcome for c in parse_junit(junit.read_bytes())}
     assert cases[f"test_traj2env_control_must_fail_{NONCE}"] == "passed"
+
+
+def test_python_requirements_are_what_the_project_declares_then_the_checks_runner():
+    files = {
+        "requirements.txt": b"requests>=2,<3\n-e .\n",
+        "pyproject.toml": b'[project]\ndependencies = ["attrs"]\n',
+        "package.json": b'{"devDependencies": {"vitest": "^1"}}',  # npm: not a wheel
+    }
+    assert python_requirements(files, "python -m pytest -q", ".") == [
+        "attrs",
+        "requests<3,>=2",
+        "pytest",
+    ]
+
+
+def test_a_declared_runner_is_not_asked_for_twice_and_the_projects_own_modules_never():
+    files = {"requirements-dev.txt": b"pytest==8.3.5\n", "mypkg/__main__.py": b""}
+    assert python_requirements(files, "pytest -q && python -m mypkg", ".") == ["pytest==8.3.5"]
+    assert python_requirements({}, "python3 -m unittest -v", ".") == []
