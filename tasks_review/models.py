@@ -46,6 +46,7 @@ class PipelineRun(models.Model):
     stage = models.CharField(max_length=20, blank=True)
     stage_done = models.PositiveIntegerField(default=0)
     stage_total = models.PositiveIntegerField(default=0)
+    stage_started_at = models.DateTimeField(null=True, blank=True)
     counts = models.JSONField(default=empty_counts)
     timings = models.JSONField(default=dict)
     error = models.TextField(blank=True)

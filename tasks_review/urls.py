@@ -10,4 +10,5 @@ urlpatterns = [
     path("<int:pk>/report.json", pipeline.run_report, name="report"),
     path("<int:pk>/rerun/", pipeline.run_rerun, name="rerun"),
     path("<int:pk>/cancel/", pipeline.run_cancel, name="cancel"),
+    path("<int:pk>/retry/", pipeline.run_retry, name="retry"),
 ]

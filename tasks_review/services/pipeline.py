@@ -28,7 +28,7 @@ from tasks_review.services.taskwriting import (
     candidate_payload,
     candidate_write_task,
 )
-from tasks_review.services.verification import candidates_verify
+from tasks_review.services.verification import candidate_verify, candidates_verify
 from trajectories.core import replay as core_replay
 from trajectories.models import Trajectory
 from trajectories.services import ingest_run_create, ingest_run_execute, replay_compute
@@ -106,6 +106,7 @@ class _Run:
         assert name in STAGES
         started = time.perf_counter()
         self.row.stage, self.row.stage_done, self.row.stage_total = name, 0, total
+        self.row.stage_started_at = timezone.now()
         self.save(force=True)
         yield
         self.timings[name] = round(time.perf_counter() - started, 3)
@@ -129,6 +130,7 @@ class _Run:
             stage=self.row.stage,
             stage_done=self.row.stage_done,
             stage_total=self.row.stage_total,
+            stage_started_at=self.row.stage_started_at,
             counts=self.row.counts,
             timings=self.row.timings,
         )
@@ -136,8 +138,16 @@ class _Run:
             self.progress(self.row)
 
 
-def pipeline_run_execute(*, run_id: int, progress: Progress | None = None) -> PipelineRun | None:
-    """Run every stage. Returns None when the run is not claimable (taken, finished, cancelled)."""
+def pipeline_run_execute(
+    *, run_id: int, progress: Progress | None = None, queued: bool = False
+) -> PipelineRun | None:
+    """Run every stage. Returns None when the run is not claimable (taken, finished, cancelled).
+
+    ``queued`` (the django-q2 path): the verify stage becomes one q2 job per candidate, ``jobs``
+    lanes at a time (``pipeline_verify_next``), and the last of them finishes the run; this
+    call then returns with the run still running. Otherwise candidates are verified here, in
+    ``jobs`` threads.
+    """
     if not _claim(run_id):
         return None
     run = _Run(PipelineRun.objects.get(id=run_id), progress)
@@ -149,6 +159,9 @@ def pipeline_run_execute(*, run_id: int, progress: Progress | None = None) -> Pi
         candidates = _stage_mine(run, replayed)
         if not run.config.pipeline.options.propose_only:
             written = _stage_write(run, candidates)
+            if settings.TRAJ2ENV["VERIFY"] and queued and written:
+                _stage_verify_queued(run, written)
+                return run.row
             if settings.TRAJ2ENV["VERIFY"]:
                 _stage_verify(run, written)
     except RunCancelled:
@@ -156,12 +169,16 @@ def pipeline_run_execute(*, run_id: int, progress: Progress | None = None) -> Pi
     except Exception as exc:
         log.exception("pipeline run %s failed", run_id)
         status, error = PipelineRun.Status.FAILED, f"{type(exc).__name__}: {exc}"
+    return _finish(run, status, error)
+
+
+def _finish(run: _Run, status: str, error: str = "") -> PipelineRun:
     run.row.status = status
     run.save(force=True)
     started = time.perf_counter()
     report = _report(run.row, run.counts, run.timings)
     run.timings["report"] = report["timings"]["report"] = round(time.perf_counter() - started, 3)
-    PipelineRun.objects.filter(id=run_id).update(
+    PipelineRun.objects.filter(id=run.row.id).update(
         status=status,
         error=error[:4000],
         finished_at=timezone.now(),
@@ -333,10 +350,111 @@ def _stage_verify(run: _Run, candidate_ids: list[int]) -> None:
             jobs=options.jobs,
             on_done=run.step,
         )
-        outcomes = Candidate.objects.filter(id__in=candidate_ids)
-        run.counts["kept"] = outcomes.filter(status=Candidate.Status.KEPT).count()
-        run.counts["dropped"] += outcomes.filter(status=Candidate.Status.DROPPED).count()
-        run.counts["ungraded"] = outcomes.filter(status=Candidate.Status.UNGRADED).count()
+        _count_outcomes(run)
+
+
+def _count_outcomes(run: _Run) -> None:
+    outcomes = Candidate.objects.filter(run=run.row, verify_started_at__isnull=False)
+    run.counts["kept"] = outcomes.filter(status=Candidate.Status.KEPT).count()
+    run.counts["dropped"] += outcomes.filter(status=Candidate.Status.DROPPED).count()
+    run.counts["ungraded"] = outcomes.filter(status=Candidate.Status.UNGRADED).count()
+
+
+def _stage_verify_queued(run: _Run, candidate_ids: list[int]) -> None:
+    from tasks_review.tasks import pipeline_verify_enqueue
+
+    run.row.stage, run.row.stage_done, run.row.stage_total = "verify", 0, len(candidate_ids)
+    run.row.stage_started_at = timezone.now()
+    run.save(force=True)
+    for _ in range(min(max(1, run.config.pipeline.options.jobs), len(candidate_ids))):
+        pipeline_verify_enqueue(run.row.id)
+
+
+def pipeline_verify_next(*, run_id: int) -> str:
+    """One lane step of a queued verify stage: verify the run's next candidate, queue the
+    lane's next step, and finish the run when nothing is left to verify. Never raises for a
+    candidate's sake (``candidate_verify`` records harness errors as ungraded)."""
+    from tasks_review.tasks import pipeline_verify_enqueue
+
+    run = PipelineRun.objects.get(id=run_id)
+    verified = None
+    if not run.finished and not run.cancel_requested:
+        for candidate_id in _waiting(run):
+            verified = candidate_verify(candidate_id=candidate_id, run_id=f"pipeline-{run_id}")
+            if verified is not None:
+                break
+    run.refresh_from_db()
+    S = Candidate.Status
+    pending = Candidate.objects.filter(run=run, status__in=(S.WRITTEN, S.VERIFYING))
+    PipelineRun.objects.filter(id=run_id, finished_at__isnull=True).update(
+        stage_done=max(0, run.stage_total - pending.count())
+    )
+    if not run.cancel_requested and pending.filter(status=S.WRITTEN).exists():
+        pipeline_verify_enqueue(run_id)
+        return f"verified {verified.id if verified else 'nothing'}; more queued"
+    if pending.filter(status=S.VERIFYING).exists():
+        return "another lane is still verifying"
+    # The last lane out finishes the run, exactly once.
+    if not PipelineRun.objects.filter(id=run_id, finished_at__isnull=True).update(
+        finished_at=timezone.now()
+    ):
+        return "already finished"
+    run.refresh_from_db()
+    state = _Run(run, None)
+    state.counts = dict(run.counts)
+    state.timings = dict(run.timings)
+    if run.stage_started_at:
+        state.timings["verify"] = round((timezone.now() - run.stage_started_at).total_seconds(), 3)
+    _count_outcomes(state)
+    status = PipelineRun.Status.CANCELLED if run.cancel_requested else PipelineRun.Status.DONE
+    _finish(state, status)
+    return f"finished the run ({status})"
+
+
+def pipeline_run_retry_ungraded(*, run_id: int, user: Any = None) -> list[int]:
+    """The finished run's ungraded candidates, for one retry job each (``candidate_retry``)."""
+    run = PipelineRun.objects.get(id=run_id)
+    if not run.finished:
+        raise IllegalTransition(f"run {run_id} is still {run.status}; its lanes retry nothing")
+    ids = list(
+        Candidate.objects.filter(run=run, status=Candidate.Status.UNGRADED)
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+    if not ids:
+        raise IllegalTransition(f"run {run_id} has no ungraded candidate")
+    return ids
+
+
+def candidate_retry(*, run_id: int, candidate_id: int) -> str:
+    """Verify an ungraded candidate again, then bring the run's counts and report up to date."""
+    verified = candidate_verify(candidate_id=candidate_id, run_id=f"pipeline-{run_id}")
+    run = PipelineRun.objects.get(id=run_id)
+    S = Candidate.Status
+    rows = Candidate.objects.filter(run=run)
+    counts = dict(run.counts)
+    counts.update(
+        kept=rows.filter(status=S.KEPT).count(),
+        ungraded=rows.filter(status=S.UNGRADED).count(),
+        dropped=rows.filter(status=S.DROPPED).count(),
+    )
+    report = _report(run, counts, dict(run.timings))
+    PipelineRun.objects.filter(id=run_id).update(counts=counts, report=report)
+    run.refresh_from_db()
+    _write_report(run)
+    return f"candidate {candidate_id}: {verified.status if verified else 'not claimable'}"
+
+
+def _waiting(run: PipelineRun) -> list[int]:
+    """The run's candidates a lane may take: written, or verifying under a worker that died."""
+    S = Candidate.Status
+    stale = timezone.now() - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
+    return list(
+        Candidate.objects.filter(run=run)
+        .filter(Q(status=S.WRITTEN) | Q(status=S.VERIFYING, verify_started_at__lt=stale))
+        .order_by("id")
+        .values_list("id", flat=True)[:20]
+    )
 
 
 def _report(run: PipelineRun, counts: dict[str, int], timings: dict[str, float]) -> dict[str, Any]:

@@ -14,8 +14,9 @@ from tasks_review.services.pipeline import (
     IllegalTransition,
     pipeline_run_cancel,
     pipeline_run_rerun,
+    pipeline_run_retry_ungraded,
 )
-from tasks_review.tasks import pipeline_run_enqueue
+from tasks_review.tasks import candidate_retry_enqueue, pipeline_run_enqueue
 
 can_view = permission_required("tasks_review.view_pipelinerun", raise_exception=True)
 can_run = permission_required("tasks_review.run_pipeline", raise_exception=True)
@@ -107,6 +108,20 @@ def run_rerun(request: HttpRequest, pk: int) -> HttpResponse:
     pipeline_run_enqueue(new.id)
     messages.success(request, f"Run {new.pk} queued with the same config.")
     return redirect("runs:detail", pk=new.pk)
+
+
+@require_POST
+@can_run
+def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
+    try:
+        ids = pipeline_run_retry_ungraded(run_id=pk, user=request.user)
+    except IllegalTransition as exc:
+        messages.error(request, str(exc))
+        return redirect("runs:detail", pk=pk)
+    for candidate_id in ids:
+        candidate_retry_enqueue(pk, candidate_id)
+    messages.success(request, f"Verifying {len(ids)} ungraded candidate(s) again.")
+    return redirect("runs:detail", pk=pk)
 
 
 @require_POST

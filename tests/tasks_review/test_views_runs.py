@@ -153,3 +153,110 @@ def test_a_rerun_runs_as_a_django_q2_job(
     new = PipelineRun.objects.exclude(id=old.id).get()
     assert new.status == "done" and new.counts["written"] == 4
     assert (tmp_path / "report.json").exists()
+
+
+def test_a_queued_run_verifies_each_candidate_in_its_own_q2_job_and_the_last_one_finishes_it(
+    people, q_sync, django_capture_on_commit_callbacks, tmp_path, settings, monkeypatch
+):
+    from django_q.tasks import async_task as real_async_task
+
+    from tasks_review.core.config import parse_config
+    from tasks_review.core.trials.model import MatrixResult, MatrixStatus
+    from tasks_review.services import verification
+    from tasks_review.services.pipeline import pipeline_run_create
+    from tasks_review.tasks import pipeline_run_enqueue
+    from tests.conftest import SAMPLES
+
+    settings.TRAJ2ENV = {
+        **settings.TRAJ2ENV,
+        "BASE_IMAGE": "x.org/b@sha256:" + "0" * 64,
+        "VERIFY": True,
+    }
+    verified: list[str] = []
+
+    def fake_matrix(task_dir, **_):
+        verified.append(task_dir)
+        return MatrixResult(task_dir=task_dir, status=MatrixStatus.KEPT)
+
+    monkeypatch.setattr(verification, "verify_task", fake_matrix)
+    jobs: list[str] = []
+
+    def counting(func, *args, **kwargs):
+        jobs.append(func)
+        return real_async_task(func, *args, **kwargs)
+
+    monkeypatch.setattr("tasks_review.tasks.async_task", counting)
+    options = {**CONFIG["pipeline"]["options"], "jobs": 2}
+    config = {
+        "source": {**CONFIG["source"], "path": str(SAMPLES)},
+        "pipeline": {**CONFIG["pipeline"], "options": options},
+        "output": {"destination": str(tmp_path)},
+    }
+    run = pipeline_run_create(config=parse_config(config, base_dir=tmp_path))
+    with django_capture_on_commit_callbacks(execute=True):
+        pipeline_run_enqueue(run.id)
+    run.refresh_from_db()
+    statuses = list(
+        Candidate.objects.filter(run=run).values_list("status", "drop_reason", "drop_detail")
+    )
+    assert run.status == "done", (run.error, statuses, jobs, run.counts)
+    assert len(verified) == 4 == len(set(verified)), (statuses, jobs)  # each candidate once
+    # The run's job, then one job per candidate plus the lanes' last look.
+    assert jobs[0] == "tasks_review.tasks.pipeline_run_job"
+    lane_jobs = [j for j in jobs if j == "tasks_review.tasks.pipeline_verify_job"]
+    assert 4 <= len(lane_jobs) <= 4 + 2
+    assert run.counts["kept"] == 4 and run.stage == "verify" and run.stage_done == 4
+    assert run.report["counts"]["kept"] == 4 and "verify" in run.report["timings"]
+    assert (tmp_path / "report.json").exists()
+    assert set(Candidate.objects.filter(run=run).values_list("status", flat=True)) == {"kept"}
+
+
+def test_ungraded_candidates_are_retried_one_q2_job_each_from_the_run_page(
+    client, people, q_sync, django_capture_on_commit_callbacks, tmp_path, settings, monkeypatch
+):
+    from tasks_review.core.trials.model import MatrixResult, MatrixStatus
+    from tasks_review.services import verification
+
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "VERIFY": True}
+    run = make_run(status="done", report={"counts": {}})
+    PipelineRun.objects.filter(id=run.id).update(destination=str(tmp_path))
+    rows = [
+        Candidate.objects.create(
+            run=run,
+            trajectory=make_trajectory(),
+            family="repair",
+            key=f"k{i}",
+            check_command="npm test",
+            status="ungraded",
+            fail_step=2,
+            pass_step=5,
+            task_dir=str(tmp_path / f"t{i}"),
+        )
+        for i in range(2)
+    ]
+    PipelineRun.objects.filter(id=run.id).update(counts={**empty_counts(), "ungraded": 2})
+    outcome = {"status": MatrixStatus.UNGRADED}
+    monkeypatch.setattr(
+        verification,
+        "verify_task",
+        lambda task_dir, **_: MatrixResult(task_dir=task_dir, status=outcome["status"]),
+    )
+    page = client.get(reverse("runs:detail", args=[run.pk]))
+    assert page.status_code == 302  # anonymous: to the login page
+    client.force_login(people.eve)
+    assert client.post(reverse("runs:retry", args=[run.pk])).status_code == 403
+    client.force_login(people.dave)
+    assert b"Retry 2 ungraded" in client.get(reverse("runs:detail", args=[run.pk])).content
+
+    outcome["status"] = MatrixStatus.KEPT  # the engine is back
+    with django_capture_on_commit_callbacks(execute=True) as queued:
+        client.post(reverse("runs:retry", args=[run.pk]))
+    assert len(queued) == 2  # one job per ungraded candidate
+    assert {c.status for c in Candidate.objects.filter(id__in=[r.id for r in rows])} == {"kept"}
+    run.refresh_from_db()
+    assert (run.counts["kept"], run.counts["ungraded"]) == (2, 0)
+    assert run.report["counts"]["kept"] == 2
+    page = client.get(reverse("runs:detail", args=[run.pk])).content
+    assert reverse("runs:retry", args=[run.pk]).encode() not in page  # nothing left to retry
+    response = client.post(reverse("runs:retry", args=[run.pk]), follow=True)
+    assert b"no ungraded candidate" in response.content
