@@ -55,6 +55,7 @@ from .verifier import (
     install_kit,
     list_entries,
     nonce,
+    put_solution,
     run_check,
     take_submission,
 )
@@ -64,6 +65,8 @@ ORACLE_REWARD = 1.0
 # them, on machines with two cores.
 MAX_CPUS = 1.0
 MAX_MEMORY_MB = 2048
+# Trials of one matrix run this many at a time (two containers each, one after the other).
+TRIAL_JOBS = 2
 
 
 class Cancelled(Exception):
@@ -216,7 +219,7 @@ def check_in_image(prepared: PreparedTask, *, engine: Engine, run_id: str) -> Ba
         start_results = copy_results(box, start_dir)
     with engine.sandbox(image, run_id=run_id, limits=prepared.limits) as box:
         install_kit(box, spec, owner=AGENT_UID, results=(ref_dir,))
-        box.put_files(SOLUTION_DIR, {"solve.sh": FileEntry(spec.solve_sh, executable=True)})
+        put_solution(box, spec)
         solved = box.exec(["bash", f"{SOLUTION_DIR}/solve.sh"], workdir=spec.project_dir)
         names = list_entries(box, spec.project_dir) if box.alive else []
         reference = take_submission(box, spec.project_dir, names)
@@ -306,7 +309,7 @@ def act(
 ) -> None:
     """What the agent does in its container: solve.sh, nothing (no-op), or a control's tampering."""
     if role is Role.ORACLE:
-        box.put_files(SOLUTION_DIR, {"solve.sh": FileEntry(spec.solve_sh, executable=True)})
+        put_solution(box, spec)
         acted = box.exec(["bash", f"{SOLUTION_DIR}/solve.sh"], workdir=spec.project_dir)
         logs.append(f"-- solve.sh (exit {acted.exit_code})\n{acted.stdout}{acted.stderr}")
         detail["solve_exit_code"] = acted.exit_code
@@ -371,7 +374,7 @@ def run_trial(
     context: ControlContext | None = None,
     engine: Engine,
     run_id: str,
-    naive: bool = True,
+    naive: bool = False,
 ) -> TrialRecord:
     """One trial: the agent's container, then the separate verifier's. Never raises InfraError."""
     spec = prepared.spec
@@ -482,13 +485,17 @@ def run_matrix(
     engine: Engine,
     run_id: str,
     baseline: Baseline | TrialDrop | None = None,
-    naive: bool = True,
+    naive: bool = False,
     cancel: threading.Event | None = None,
     progress: Callable[[TrialRecord], None] | None = None,
+    trial_jobs: int = TRIAL_JOBS,
 ) -> MatrixResult:
-    """Oracle x ``repeats``, the no-op and every control, in the candidate's own image.
+    """Oracle x ``repeats``, the no-op and every control, in the candidate's own image,
+    ``trial_jobs`` trials at a time; the result lists them in that order.
 
     Without ``baseline`` the check in the image runs first (and may drop the candidate).
+    ``naive`` also runs each control's check where the agent left it, trusting its exit
+    status, to record whether the control would fool such a grader (evidence, not a verdict).
     """
     started = time.monotonic()
     spec = prepared.spec
@@ -521,10 +528,12 @@ def run_matrix(
     plan: list[tuple[Role, int, Control | None]] = [(Role.ORACLE, i, None) for i in range(repeats)]
     plan.append((Role.NOOP, 0, None))
     plan += [(Role.CONTROL, 0, control) for control in controls]
-    trials: list[TrialRecord] = []
-    for role, repeat, control in plan:
-        if cancel is not None and cancel.is_set():
-            raise Cancelled(f"cancelled after {len(trials)} trials of {spec.task_dir}")
+    stop = cancel or threading.Event()
+
+    def one(item: tuple[Role, int, Control | None]) -> TrialRecord:
+        role, repeat, control = item
+        if stop.is_set():
+            raise Cancelled(f"cancelled before {control.name if control else role} of {spec.name}")
         reason = control.skip_reason(context) if control is not None else None
         if control is not None and reason is not None:
             trial = _skipped(control, reason)
@@ -540,9 +549,20 @@ def run_matrix(
                 run_id=run_id,
                 naive=naive,
             )
-        trials.append(trial)
         if progress is not None:
             progress(trial)
+        return trial
+
+    # Trials are independent containers: a few at once keep the engine busy while one waits
+    # on a container start or a copy (see docs/BENCHMARKS.md).
+    with ThreadPoolExecutor(max_workers=max(1, trial_jobs), thread_name_prefix="trial") as pool:
+        try:
+            trials = list(pool.map(one, plan))
+        except BaseException:
+            stop.set()
+            if cancel is None:  # run_matrices kills the containers of every matrix itself
+                _kill_own_containers(engine, run_id)
+            raise
     status, reasons = decide(trials)
     return MatrixResult(
         status=status,

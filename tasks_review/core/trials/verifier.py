@@ -38,7 +38,7 @@ from typing import Any
 from ..docker import ArchiveTooLarge, Engine, ExecResult, Extracted, FileEntry, InfraError, Limits
 from ..docker.base import PATH as IMAGE_PATH
 from ..docker.base import TASK_VENV
-from ..docker.engine import Sandbox
+from ..docker.engine import AGENT_UID, Sandbox
 from ..mining.files import is_project_source
 from .model import trim
 from .plan import GradingPlan
@@ -47,7 +47,9 @@ from .taskdir import TaskFolderError, TaskSpec
 
 KIT_DIR = "/opt/traj2env-grader"
 RESULTS_DIR = "/tmp/traj2env-results"
-SOLUTION_DIR = "/tmp/traj2env-solution"
+# Top-level folders, written with one archive at "/" (a missing destination costs two more
+# round trips; an entry for /tmp would reset its 1777 mode).
+SOLUTION_DIR = "/traj2env-solution"
 _KIT_SOURCES = Path(__file__).with_name("kit")
 _KIT_FILES = (
     "shim.py",
@@ -60,6 +62,7 @@ SUBMISSION_MAX_BYTES = 32 << 20
 SUBMISSION_MAX_ENTRIES = 20_000
 RESULTS_MAX_BYTES = 32 << 20
 TESTS_DIR = "/tests"  # where Harbor uploads tests/ in the verifier
+STAGING = "/traj2env-submission"  # a new top-level folder: /tmp's own mode must stay 1777
 VERIFIER_DIR = "/logs/verifier"
 # Folders of the pristine project the verifier keeps: the fresh repository and what the
 # build installed. The submission's own copies of them never cross.
@@ -99,7 +102,7 @@ def install_kit(
 
     ``then`` is more root shell for the same exec: every exec costs a round trip.
     """
-    box.put_files(KIT_DIR, kit_files(spec), owner=(0, 0))
+    box.put_files("/", {f"{KIT_DIR[1:]}/{n}": e for n, e in kit_files(spec).items()}, owner=(0, 0))
     folders = " ".join(shlex.quote(r) for r in results)
     script = (
         "set -e\n"
@@ -116,6 +119,11 @@ def install_kit(
     done = box.exec(["sh", "-c", script], user="root", timeout=60)
     if not done.ok:
         raise InfraError(f"setting up the grader kit failed: {done.stderr.strip()[-500:]}")
+
+
+def put_solution(box: Sandbox, spec: TaskSpec) -> None:
+    solve = FileEntry(spec.solve_sh, executable=True)
+    box.put_files("/", {f"{SOLUTION_DIR[1:]}/solve.sh": solve}, owner=(AGENT_UID, AGENT_UID))
 
 
 def check_env(*, user: str, results: str, run_nonce: str) -> dict[str, str]:
@@ -231,20 +239,24 @@ def grade_submission(
 ) -> Graded:
     """The separate verifier (see the module docstring). InfraError: ungraded."""
     tests = grading_files(spec, reference_passed)
+    # One archive and one command: the task's tests/ and the submission go in together, then
+    # the project is emptied (its fresh repository kept), the submission moved in, and the
+    # task's own grader run. Round trips are most of a trial's fixed cost.
+    staged = {f"{TESTS_DIR.lstrip('/')}/{name}": entry for name, entry in tests.items()}
+    staged.update({f"{STAGING.lstrip('/')}/{p}": e for p, e in submission.files.items()})
+    project = shlex.quote(spec.project_dir)
+    script = (
+        f"mkdir -p {project} && cd {project} "
+        "&& find . -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} + "
+        f"&& if [ -d {STAGING} ]; then cp -a {STAGING}/. . && rm -rf {STAGING}; fi "
+        f"|| {{ echo 'traj2env: laying the submission down failed' >&2; exit 99; }}\n"
+        f"exec bash {TESTS_DIR}/test.sh\n"
+    )
     with engine.sandbox(image, run_id=run_id, user="grader", limits=limits) as box:
-        project = shlex.quote(spec.project_dir)
-        reset = (
-            f"mkdir -p {project} && cd {project} "
-            "&& find . -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} +"
-        )
-        emptied = box.exec(["sh", "-c", reset], user="root", timeout=120)
-        if not emptied.ok:
-            raise InfraError(f"emptying the project failed: {emptied.stderr.strip()[-500:]}")
-        box.put_files(TESTS_DIR, tests, owner=(0, 0))
-        box.put_files(spec.project_dir, submission.files, owner=(0, 0))
-        ran = box.exec(
-            ["bash", f"{TESTS_DIR}/test.sh"], user="root", timeout=spec.check_timeout + 120
-        )
+        box.put_files("/", staged, owner=(0, 0))
+        ran = box.exec(["sh", "-c", script], user="root", timeout=spec.check_timeout + 120)
+        if ran.exit_code == 99:
+            raise InfraError(f"the verifier could not lay the submission down: {ran.stderr[-500:]}")
         if ran.timed_out:
             raise InfraError(f"the task's grader ran past {spec.check_timeout + 120:.0f} s")
         if box.alive:

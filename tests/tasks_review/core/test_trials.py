@@ -288,7 +288,12 @@ def sequential(engine, prepared):
     run_id = new_run_id()
     started = time.monotonic()
     results = run_matrices(
-        [prepared["python"], prepared["node"]], jobs=1, engine=engine, run_id=run_id
+        [prepared["python"], prepared["node"]],
+        jobs=1,
+        engine=engine,
+        run_id=run_id,
+        naive=True,
+        trial_jobs=1,
     )
     wall = time.monotonic() - started
     return {"python": results[0], "node": results[1], "wall": wall, "run_id": run_id}
@@ -663,7 +668,7 @@ def test_two_candidates_in_parallel_are_kept_and_finish_sooner(engine, prepared,
     run_id = new_run_id()
     started = time.monotonic()
     results = run_matrices(
-        [prepared["python"], prepared["node"]], jobs=2, engine=engine, run_id=run_id
+        [prepared["python"], prepared["node"]], jobs=2, engine=engine, run_id=run_id, naive=True
     )
     parallel = time.monotonic() - started
     assert [r.status for r in results] == [MatrixStatus.KEPT, MatrixStatus.KEPT]
