@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..docker import BuiltImage, Engine, FileEntry, InfraError, Limits
+from ..docker import BuiltImage, Engine, InfraError, Limits
 from ..docker import labels as lbl
 from ..docker.engine import AGENT_UID, Sandbox
 from .controls import CATALOGUE, NPM_SCRIPT, Control, ControlContext, source_files
@@ -88,7 +88,6 @@ class Baseline:
     """The check inside the image: failing on the start, passing on the reference."""
 
     plan: GradingPlan
-    reference_files: Mapping[str, FileEntry]  # the project after solve.sh
     reference_passed: Mapping[str, int]  # real test id -> times it passed on the reference
     start: Verdict
     reference: Verdict
@@ -261,7 +260,6 @@ def check_in_image(prepared: PreparedTask, *, engine: Engine, run_id: str) -> Ba
         )
     return Baseline(
         plan=plan,
-        reference_files=dict(reference.files),
         reference_passed=dict(ref_verdict.passed),
         start=start_verdict,
         reference=ref_verdict,

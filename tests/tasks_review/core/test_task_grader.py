@@ -146,3 +146,13 @@ def test_the_path_the_check_runs_with_has_the_kit_first_and_nothing_from_the_pro
 ):
     monkeypatch.setenv("PATH", "/app/node_modules/.bin:.:/usr/local/bin:/app:/usr/bin:/bin")
     assert grade.safe_path("/app", "/tmp/kit/bin") == "/tmp/kit/bin:/usr/local/bin:/usr/bin:/bin"
+
+
+def test_only_the_manifest_and_the_results_it_names_are_kept():
+    manifest = b'{"kind": "pytest", "result": "a.xml"}\nnot json\n{"kind": "x"}\n'
+    files = {
+        "invocations.jsonl": manifest,
+        "a.xml": b"<x/>",
+        **{f"junk{i}": b"" for i in range(300)},
+    }
+    assert set(grade.reported(files)) == {"invocations.jsonl", "a.xml"}

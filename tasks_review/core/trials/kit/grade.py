@@ -314,6 +314,19 @@ def read_results(folder):
     return files
 
 
+def reported(files):
+    """Only the manifest and the result files it names: what judging reads, and all that is
+    copied out (a folder the graded code stuffed with files must not make grading fail)."""
+    names = {judging.MANIFEST}
+    manifest = files.get(judging.MANIFEST, b"").decode("utf-8", "replace")
+    for line in manifest.splitlines()[: judging.MAX_INVOCATIONS]:
+        try:
+            names.add(str(json.loads(line)["result"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return {name: data for name, data in files.items() if name in names}
+
+
 def tail(path, limit=MAX_LOG):
     with open(path, "rb") as handle:
         handle.seek(0, os.SEEK_END)
@@ -354,7 +367,7 @@ def grade(config, verifier, out):
         exit_code, timed_out, seconds = run_check(
             config, kit, uid, gid, home, results, nonce, log_path
         )
-        files = read_results(results)
+        files = reported(read_results(results))
         output = tail(log_path)
     finally:
         shutil.rmtree(kit, ignore_errors=True)
