@@ -115,8 +115,20 @@ def candidate_write_task(
         shutil.rmtree(task_dir, ignore_errors=True)
         _drop(candidate, "harbor_lint_failed", "; ".join(problems))
         return False
+    update: dict[str, Any] = {}
+    if packages is not None:
+        # What the image installs, for the reviewer's page (the task folder has the lock).
+        pins = [line.split(" ", 1)[0] for line in packages.lock.splitlines() if line.strip()]
+        update["payload"] = {
+            **candidate.payload,
+            "python_packages": {
+                "pins": pins,
+                "resolved_before": packages.resolved_before,
+                "date_source": packages.date_source,
+            },
+        }
     Candidate.objects.filter(id=candidate.id).update(
-        status=Candidate.Status.WRITTEN, task_name=task_name, task_dir=str(task_dir)
+        status=Candidate.Status.WRITTEN, task_name=task_name, task_dir=str(task_dir), **update
     )
     return True
 

@@ -149,9 +149,7 @@ def test_a_second_run_on_the_same_files_mines_them_again(tmp_path):
     assert second.counts["trajectories"] == 4 and second.counts["written"] == 4
 
 
-def test_a_pytest_candidate_whose_wheels_cannot_be_had_offline_drops_at_write(
-    tmp_path, settings
-):
+def test_a_pytest_candidate_whose_wheels_cannot_be_had_offline_drops_at_write(tmp_path, settings):
     from tests.tasks_review.core.test_repair import fixed_python_story
 
     atif, _ = fixed_python_story().builder.build()
@@ -172,3 +170,30 @@ def test_a_pytest_candidate_whose_wheels_cannot_be_had_offline_drops_at_write(
     )
     assert "pytest" in candidate.drop_detail and "offline" in candidate.drop_detail
     assert not [p for p in (tmp_path / "out").iterdir() if p.is_dir()]  # no task folder
+
+
+def test_a_pytest_candidate_ships_the_wheels_pypi_had_on_the_trajectorys_date(tmp_path, settings):
+    import socket
+
+    from tests.tasks_review.core.test_repair import fixed_python_story
+
+    try:
+        socket.create_connection(("pypi.org", 443), timeout=5).close()
+    except OSError as exc:
+        pytest.skip(f"PyPI unreachable ({exc}): the wheelhouse cannot be filled")
+    atif, _ = fixed_python_story().builder.build()
+    for i, step in enumerate(atif["steps"]):  # the session ran on 1 June 2025
+        step["timestamp"] = f"2025-06-01T09:{i:02d}:00Z"
+    source = tmp_path / "sessions"
+    source.mkdir()
+    (source / "session.json").write_text(json.dumps(atif))
+    assert generate(config(tmp_path, source)) == 0
+    (candidate,) = Candidate.objects.all()
+    assert candidate.status == Candidate.Status.WRITTEN, candidate.drop_detail
+    packages = candidate.payload["python_packages"]
+    assert "pytest==8.3.5" in packages["pins"]  # the newest pytest before that morning
+    assert packages["date_source"] == "trajectory"
+    assert packages["resolved_before"] == "2025-06-01T09:00:00+00:00"
+    wheels = Path(candidate.task_dir) / "environment" / "wheels"
+    assert (wheels / "requirements.lock").read_text().startswith("iniconfig==")
+    assert len(list(wheels.glob("*.whl"))) == len(packages["pins"])

@@ -322,3 +322,20 @@ def test_trial_logs_belong_to_their_candidate(as_annotator):
     c, other = make_candidate(), make_candidate()
     trial = other.trials.first()
     assert as_annotator.get(f"/review/candidates/{c.pk}/trials/{trial.pk}/logs/").status_code == 404
+
+
+def test_the_desk_names_the_python_packages_the_image_installs_and_their_date(as_annotator):
+    packages = {
+        "pins": ["pluggy==1.6.0", "pytest==8.3.5"],
+        "resolved_before": "2025-06-01T00:00:00+00:00",
+        "date_source": "trajectory",
+    }
+    c = make_candidate(payload={"python_packages": packages})
+    html = as_annotator.get(f"/review/candidates/{c.pk}/").content.decode()
+    assert "<code>pluggy==1.6.0 pytest==8.3.5</code>" in html
+    assert "as on PyPI 2025-06-01" in html
+    plain = make_candidate()
+    assert (
+        "Python packages"
+        not in as_annotator.get(f"/review/candidates/{plain.pk}/").content.decode()
+    )
