@@ -5,7 +5,10 @@
       task.toml               Harbor TaskConfig (schema 1.4), validated by Harbor's own model
       environment/Dockerfile  FROM the pinned base image; the starting files in a fresh git repo
       environment/project/    the starting files (build context only)
-      tests/test.sh           the grader: restores the tests, runs the check, writes the reward
+      environment/wheels/     the project's Python packages and their lock, when it needs any
+      tests/test.sh           the grader's entry point (Harbor runs it as root)
+      tests/grading.json      the check, the reference's test files, the runners and rules
+      tests/grader/           grade.py and the kit: restore, run as grader, judge, reward
       solution/solve.sh       the oracle: turns the starting files into the reference, exactly
 
 Choices, and why:
@@ -17,14 +20,15 @@ Choices, and why:
   (Harbor empties ``/app`` in the verifier and uploads the submission there, dropping symlinks
   that leave it). A ``tests/Dockerfile`` would need the starting files a second time in its
   own build context and buys nothing here.
-* **The grader does not trust the submission.** ``test.sh`` puts the test files and test
-  configuration back to the reference's bytes, deletes pytest/Python start-up hooks the
-  reference does not have and symlinks outside installed dependencies, removes any
-  ``reward.json`` the code under test wrote (Harbor prefers it over ``reward.txt``), and runs
-  the check as the unprivileged ``agent`` user with a time limit. Everything runs inside
-  ``main``, which bash has parsed in full before the check starts. The price: an agent whose
-  own fix needed a different package.json (or other test configuration) than the reference's
-  is graded with the reference's.
+* **The grader does not trust the submission, and is the matrix's own.** ``grader/grade.py``
+  (standard library only; see ``trials/kit/grade.py``) removes symlinks, caches, dependency
+  folders and start-up hooks the reference lacks, puts the test files and test configuration
+  back to the reference's bytes, runs the check as an unprivileged ``grader`` user through
+  instrumented runners with two contradictory control tests, kills what it left running, and
+  judges by ``judging.py``, the rules the trial matrix applies (the matrix grades every trial
+  with this very ``test.sh``). It removes any ``reward.json`` (Harbor prefers it over
+  ``reward.txt``). The price: an agent whose own fix needed a different package.json (or
+  other test configuration) than the reference's is graded with the reference's.
 * **The project lives at ``/app``.** The recorded root differs per machine (and names people's
   home folders); the candidate's ``task_command`` already has it rewritten.
 * **Exact bytes for any name.** File contents travel base64-encoded in quoted here-documents
@@ -41,11 +45,12 @@ Choices, and why:
 
 ``harbor lint --select ALL`` passes on every task written here with no rule ignored: the agent
 runs as ``agent`` (root-agent), the verifier is separate (shared-verifier), the base image must
-carry an ``@sha256:`` digest (unpinned-image, enforced by ``write_task``), and neither script
-installs or downloads anything.
+carry an ``@sha256:`` digest (unpinned-image, enforced by ``write_task``), Python packages are
+installed at build time from the task's own hash-pinned wheels with ``--no-index``, and no
+script downloads anything.
 
-Images need bash, git, coreutils (base64, timeout) and ``runuser`` or ``su``: Debian-based
-language images have all of them.
+Images need bash, git, coreutils (base64) and python3 (3.8 or newer, for the grader; 3.11 with
+venv when the task carries wheels): Debian-based Python and Node images have them.
 """
 
 from __future__ import annotations
