@@ -39,9 +39,9 @@ from typing import Any
 from trajectories.core.blobs import BlobStore
 from trajectories.core.replay import (
     ChangeKind,
-    Command,
     Entry,
-    Replay,
+    ReplayResult,
+    ShellCommand,
     StateIndex,
     Status,
     is_tree,
@@ -143,7 +143,7 @@ class RepairCandidate:
 
 
 def find_repair_candidates(
-    replay: Replay,
+    replay: ReplayResult,
     index: StateIndex,
     blobs: BlobStore,
     atif: Mapping[str, Any],
@@ -158,7 +158,7 @@ def find_repair_candidates(
     candidates: list[RepairCandidate] = []
     drops: list[Drop] = []
     for failing, passing in check_pairs(replay.commands):
-        outcome = miner.judge(failing, passing)
+        outcome = miner.assess(failing, passing)
         if isinstance(outcome, Drop):
             drops.append(outcome)
         else:
@@ -166,7 +166,7 @@ def find_repair_candidates(
     return candidates, drops
 
 
-def check_pairs(commands: Sequence[Command]) -> Iterator[tuple[Command, Command]]:
+def check_pairs(commands: Sequence[ShellCommand]) -> Iterator[tuple[ShellCommand, ShellCommand]]:
     """(failing run, next passing run) of the same check, in trajectory order.
 
     Several failures before one pass yield one pair, with the last failure: its starting state
@@ -174,7 +174,7 @@ def check_pairs(commands: Sequence[Command]) -> Iterator[tuple[Command, Command]
     would pair the same reference with a state that already holds half the fix. Masked runs
     (the recorded status is not the check's own) and runs without a status say nothing.
     """
-    last_failure: dict[tuple[str, str | None, str | None], Command] = {}
+    last_failure: dict[tuple[str, str | None, str | None], ShellCommand] = {}
     for command in commands:
         check = command.check
         if check is None or check.masked or command.exit_code is None:
@@ -206,7 +206,7 @@ class _Fix:
 class _Miner:
     def __init__(
         self,
-        replay: Replay,
+        replay: ReplayResult,
         index: StateIndex,
         blobs: BlobStore,
         atif: Mapping[str, Any],
@@ -224,7 +224,7 @@ class _Miner:
         self.languages = frozenset(languages)
         self.project_dir = project_dir
 
-    def judge(self, failing: Command, passing: Command) -> RepairCandidate | Drop:
+    def assess(self, failing: ShellCommand, passing: ShellCommand) -> RepairCandidate | Drop:
         def drop(reason: DropReason, detail: str) -> Drop:
             return Drop(
                 family=FAMILY,
@@ -321,7 +321,7 @@ class _Miner:
 
     # -- the fix -------------------------------------------------------------------------------
 
-    def _fix(self, failing: Command, passing: Command) -> _Fix:
+    def _fix(self, failing: ShellCommand, passing: ShellCommand) -> _Fix:
         start_state = self.index.state_before_event(failing.event_index)
         ref_state = self.index.state_before_event(passing.event_index)
         window = self.replay.events[failing.event_index : passing.event_index]
@@ -411,7 +411,7 @@ class _Miner:
 
     # -- rules ---------------------------------------------------------------------------------
 
-    def _windows(self, failing: Command, passing: Command) -> str | None:
+    def _windows(self, failing: ShellCommand, passing: ShellCommand) -> str | None:
         if _WINDOWS.search(failing.command) or (
             failing.cwd_abs is not None and _WINDOWS.search(failing.cwd_abs)
         ):
@@ -422,7 +422,7 @@ class _Miner:
                     return f"event {event.index} ({event.tool}) wrote the Windows path {key}"
         return None
 
-    def _escapes(self, failing: Command, passing: Command, fix: _Fix) -> str | None:
+    def _escapes(self, failing: ShellCommand, passing: ShellCommand, fix: _Fix) -> str | None:
         check = failing.check
         if failing.cwd is None or check is None or check.cwd is None:
             return f"the check ran outside the project root {self.replay.root}"
@@ -436,14 +436,14 @@ class _Miner:
                     return f"event {event.index} ({event.tool}) changed {key} outside the project"
         return None
 
-    def _installs(self, failing: Command, passing: Command) -> list[str]:
+    def _installs(self, failing: ShellCommand, passing: ShellCommand) -> list[str]:
         return [
             c.command.strip()[:120]
             for c in self.replay.commands[failing.index + 1 : passing.index]
             if installs_packages(c.command)
         ]
 
-    def _lost_reads(self, failing: Command, language: str, fix: _Fix) -> list[str]:
+    def _lost_reads(self, failing: ShellCommand, language: str, fix: _Fix) -> list[str]:
         """Files the check is known to read whose content the replay does not know."""
         check = failing.check
         assert check is not None and check.cwd is not None
@@ -493,7 +493,7 @@ class _Miner:
     # -- the candidate -------------------------------------------------------------------------
 
     def _candidate(
-        self, failing: Command, passing: Command, language: str, fix: _Fix
+        self, failing: ShellCommand, passing: ShellCommand, language: str, fix: _Fix
     ) -> RepairCandidate:
         check = failing.check
         assert check is not None and check.cwd is not None and failing.cwd is not None

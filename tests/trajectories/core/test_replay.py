@@ -18,7 +18,7 @@ from trajectories.core.blobs import MemoryBlobs
 from trajectories.core.replay import (
     ChangeKind,
     Entry,
-    Replay,
+    ReplayResult,
     StateIndex,
     Status,
     event_after_step,
@@ -35,15 +35,15 @@ LOST, PARTIAL, UNCERTAIN = "<lost>", "<partial>", "<uncertain>"
 
 def run(
     b: AtifBuilder, *, side: bool = True, root: str | None = ROOT
-) -> tuple[Replay, MemoryBlobs]:
+) -> tuple[ReplayResult, MemoryBlobs]:
     atif, side_data = b.build()
     blobs = MemoryBlobs()
     return replay(atif, side_data if side else None, root=root, blobs=blobs), blobs
 
 
-def render(state: Mapping[str, Entry] | Replay, blobs: MemoryBlobs) -> dict[str, str]:
+def render(state: Mapping[str, Entry] | ReplayResult, blobs: MemoryBlobs) -> dict[str, str]:
     """A state as {path: text | LOST | PARTIAL | UNCERTAIN}."""
-    entries = state.final_state if isinstance(state, Replay) else state
+    entries = state.final_state if isinstance(state, ReplayResult) else state
     out = {}
     for path, entry in entries.items():
         if is_tree(path):

@@ -11,14 +11,14 @@ import json
 import pytest
 
 from trajectories.core.blobs import MemoryBlobs
-from trajectories.core.replay import Command, replay
+from trajectories.core.replay import ShellCommand, replay
 from trajectories.core.replay.checks import script_role
 from trajectories.core.replay.synthetic import AtifBuilder
 
 ROOT = "/repo"
 
 
-def only_command(b: AtifBuilder, *, side: bool = True) -> Command:
+def only_command(b: AtifBuilder, *, side: bool = True) -> ShellCommand:
     atif, side_data = b.build()
     result = replay(atif, side_data if side else None, root=ROOT, blobs=MemoryBlobs())
     (command,) = result.commands
@@ -184,7 +184,7 @@ def test_script_names_say_what_a_script_does(name, role):
 # -- exit status, per format ---------------------------------------------------------------------
 
 
-def claude(result: str, *, error: bool | None = None, side: object = None) -> Command:
+def claude(result: str, *, error: bool | None = None, side: object = None) -> ShellCommand:
     b = AtifBuilder("claude-code", root=ROOT)
     b.call("Bash", {"command": "pytest"}, result, error=error, side=side)
     return only_command(b)

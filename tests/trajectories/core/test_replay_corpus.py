@@ -15,7 +15,14 @@ from pathlib import Path
 import pytest
 
 from trajectories.core.blobs import MemoryBlobs
-from trajectories.core.replay import ChangeKind, Command, Replay, StateIndex, Status, replay
+from trajectories.core.replay import (
+    ChangeKind,
+    ReplayResult,
+    ShellCommand,
+    StateIndex,
+    Status,
+    replay,
+)
 from trajectories.core.replay.reads import parse_read
 
 formats = pytest.importorskip("trajectories.core.formats")
@@ -35,7 +42,7 @@ def loaded(path: Path):  # noqa: ANN201 - formats.Loaded
 
 
 @cache
-def replayed(path: Path) -> Replay:
+def replayed(path: Path) -> ReplayResult:
     result = loaded(path)
     return replay(result.atif, result.side_data, root=result.meta.cwd, blobs=MemoryBlobs())
 
@@ -46,7 +53,7 @@ def trajectories(corpus: Path) -> Iterator[Path]:
             yield path
 
 
-def fail_then_pass(commands: list[Command]) -> list[tuple[Command, Command]]:
+def fail_then_pass(commands: list[ShellCommand]) -> list[tuple[ShellCommand, ShellCommand]]:
     """Pairs (failing check, next passing run of the same kind of check in the same place).
 
     A masked failure (`mise run fmt && mise run test` failing in fmt) is not the check's own.

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from trajectories.core.blobs import MemoryBlobs
-from trajectories.core.replay import ChangeKind, Replay, replay
+from trajectories.core.replay import ChangeKind, ReplayResult, replay
 from trajectories.core.replay.reads import ShellRead, doubtful, interpret, parse_read
 from trajectories.core.replay.synthetic import AtifBuilder
 
@@ -52,7 +52,7 @@ def run(
     return call_id
 
 
-def replayed(b: AtifBuilder) -> tuple[Replay, MemoryBlobs]:
+def replayed(b: AtifBuilder) -> tuple[ReplayResult, MemoryBlobs]:
     atif, side = b.build()
     blobs = MemoryBlobs()
     return replay(atif, side, root=ROOT, blobs=blobs), blobs

@@ -33,10 +33,10 @@ from .model import (
     ChangeKind,
     Check,
     CheckKind,
-    Command,
     Entry,
     Event,
-    Replay,
+    ReplayResult,
+    ShellCommand,
     Status,
     is_tree,
     tree_dir,
@@ -122,7 +122,7 @@ def replay(
     *,
     root: str | None,
     blobs: BlobStore,
-) -> Replay:
+) -> ReplayResult:
     """Replay ``atif`` once; ``root`` is the session's project directory when known."""
     side = side_data or {}
     agent_info = _mapping(atif.get("agent"))
@@ -137,7 +137,7 @@ def replay(
     engine = _Engine(Paths(resolved_root), blobs, agent, side)
     for call in calls:
         engine.play(call)
-    return Replay(
+    return ReplayResult(
         root=engine.paths.root,
         agent=agent,
         step_ids=tuple(s.get("step_id", i + 1) for i, s in enumerate(steps)),
@@ -280,7 +280,7 @@ class _Engine:
         self.absent: set[str] = set()
         self.shell_cwd: str | None = paths.root
         self.events: list[Event] = []
-        self.commands: list[Command] = []
+        self.commands: list[ShellCommand] = []
         self.changes: dict[str, Change] = {}
 
     # -- one call ------------------------------------------------------------------------------
@@ -369,7 +369,7 @@ class _Engine:
         if status.outcome is Outcome.OK and status.exit_code == 0:
             self.shell_read(call, op.script, cwd, recorded_outputs)
         check = _pick_check(found, self.paths)
-        command = Command(
+        command = ShellCommand(
             index=len(self.commands),
             event_index=len(self.events),
             step_index=call.step_index,

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .model import TREE, Change, ChangeKind, Entry, Replay, Status, is_tree, tree_dir, under
+from .model import TREE, Change, ChangeKind, Entry, ReplayResult, Status, is_tree, tree_dir, under
 
 FORMAT = 1
 DEFAULT_EVERY = 128
@@ -129,7 +129,7 @@ class StateIndex:
         self.deltas = list(deltas)
 
     @classmethod
-    def build(cls, replay: Replay, *, every: int = DEFAULT_EVERY) -> StateIndex:
+    def build(cls, replay: ReplayResult, *, every: int = DEFAULT_EVERY) -> StateIndex:
         deltas: list[Delta] = [
             [(k, change_value(c)) for k, c in event.changes.items() if not c.flagged]
             for event in replay.events

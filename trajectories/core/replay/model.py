@@ -101,7 +101,7 @@ class Check:
 
 
 @dataclass(frozen=True, slots=True)
-class Command:
+class ShellCommand:
     index: int
     event_index: int
     step_index: int
@@ -129,12 +129,12 @@ class Event:
 
 
 @dataclass(frozen=True, slots=True)
-class Replay:
+class ReplayResult:
     root: str
     agent: str | None
     step_ids: tuple[Any, ...]
     events: tuple[Event, ...]
-    commands: tuple[Command, ...]
+    commands: tuple[ShellCommand, ...]
     final_state: Mapping[str, Entry]
 
     @property
@@ -142,7 +142,7 @@ class Replay:
         return len(self.step_ids)
 
     @property
-    def checks(self) -> tuple[Command, ...]:
+    def checks(self) -> tuple[ShellCommand, ...]:
         return tuple(c for c in self.commands if c.check is not None)
 
     def summary(self) -> dict[str, Any]:
