@@ -8,4 +8,7 @@ ensure_venv
 apt_install chromium nodejs mmdebstrap docker-registry
 export TRAJ2ENV_CHROMIUM="${TRAJ2ENV_CHROMIUM:-$(command -v chromium || true)}"
 "$PY" -m ruff check .
+# The layer contract (pyproject.toml [tool.importlinter]) and types over the core packages.
+"$VENV/bin/lint-imports" --no-logo --no-cache
+"$PY" -m mypy
 "$PY" -m pytest -n 2 "$@"
