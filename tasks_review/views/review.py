@@ -347,7 +347,6 @@ def audit(request: HttpRequest) -> HttpResponse:
     blinded = audit_reads.audit_blinded(events, request.user)
     query = request.GET.copy()
     query.pop("page", None)
-    partial = "results" if request.htmx and request.htmx.target == "audit-results" else None
     return render_page(
         request,
         "tasks_review/review/audit.html",
@@ -358,7 +357,8 @@ def audit(request: HttpRequest) -> HttpResponse:
             "facets": audit_reads.audit_facets(),
             "querystring": query.urlencode(),
         },
-        partial,
+        "results",
+        target="audit-results",
     )
 
 
