@@ -41,3 +41,10 @@ def sync_role_permissions(**_: object) -> None:
                 continue
             wanted.append(perm)
         group.permissions.set(wanted)
+
+
+# The review desk's permissions, by the names its services, selectors and views check.
+REVIEW = "tasks_review.review_candidate"
+ADJUDICATE = "tasks_review.adjudicate_candidate"
+EXPORT = "tasks_review.export_dataset"
+AUDIT = "tasks_review.view_audit"

@@ -5,10 +5,10 @@ from django.contrib.auth.decorators import permission_required
 from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
-from django_htmx.http import HttpResponseStopPolling
 
+from project.htmx import render_fragment, render_page, wants_fragment
 from tasks_review.models import STAGES, Candidate, PipelineRun
 from tasks_review.services.pipeline import (
     IllegalTransition,
@@ -25,10 +25,7 @@ can_run = permission_required("tasks_review.run_pipeline", raise_exception=True)
 @can_view
 def run_list(request: HttpRequest) -> HttpResponse:
     page = Paginator(PipelineRun.objects.all(), 30).get_page(request.GET.get("page"))
-    template = "tasks_review/runs/list.html"
-    if request.htmx:
-        template += "#runs"
-    return render(request, template, {"page": page})
+    return render_page(request, "tasks_review/runs/list.html", {"page": page}, "runs")
 
 
 def _stages(run: PipelineRun) -> list[dict]:
@@ -47,13 +44,14 @@ def _stages(run: PipelineRun) -> list[dict]:
 @can_view
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(PipelineRun, pk=pk)
-    if request.htmx and request.htmx.target == f"run-{run.pk}-progress":
-        response = render(
-            request, "tasks_review/runs/detail.html#progress", {"run": run, "stages": _stages(run)}
+    if wants_fragment(request, target=f"run-{run.pk}-progress"):
+        response = render_fragment(
+            request,
+            "tasks_review/runs/detail.html#progress",
+            {"run": run, "stages": _stages(run)},
+            stop_polling=run.finished,
         )
-        if run.finished:
-            # 286 stops the polling; the client then reloads the page's drop lists once.
-            response = HttpResponseStopPolling(response.content)
+        if run.finished:  # the page's drop lists are reloaded once, when polling stops
             response["HX-Refresh"] = "true"
         return response
     candidates = Candidate.objects.filter(run=run)
@@ -75,7 +73,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         )
         for d in drops
     }
-    return render(
+    return render_page(
         request,
         "tasks_review/runs/detail.html",
         {

@@ -2,7 +2,7 @@
 agreement, the audit log and dataset exports.
 
 Trajectory-derived text (instructions, file contents, logs) is untrusted: templates escape it and
-the only markup marked safe here is Pygments output, which escapes its input.
+the only markup marked safe is Pygments output, which escapes its input.
 """
 
 from __future__ import annotations
@@ -13,59 +13,42 @@ from typing import Any
 from django.contrib.auth.decorators import permission_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.cache import patch_vary_headers
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import HttpResponseStopPolling, push_url
-from pygments.lexers import DiffLexer
+from django_htmx.http import push_url
 
-from trajectories.stepper import highlighted
+from project.htmx import render_fragment, render_page, wants_fragment
 
-from .. import selectors
 from ..models import AuditEvent, Candidate, DatasetExport, Review, TrialRun
-from ..services import review as services
+from ..roles import ADJUDICATE, AUDIT, EXPORT, REVIEW
+from ..selectors import audit as audit_reads
+from ..selectors import desk, reviewable, reviewer_agreement, trials
+from ..selectors import disputes as dispute_reads
+from ..selectors import exports as export_reads
+from ..selectors import queue as queue_reads
+from ..services import exports as export_services
+from ..services import reservations, reviews
+from ..services.errors import ExportRefused, InvalidDecision, NotPermitted, ReviewError
 
-can_review = permission_required(services.REVIEW, raise_exception=True)
-can_adjudicate = permission_required(services.ADJUDICATE, raise_exception=True)
-can_export = permission_required(services.EXPORT, raise_exception=True)
-can_audit = permission_required("tasks_review.view_audit", raise_exception=True)
+can_review = permission_required(REVIEW, raise_exception=True)
+can_adjudicate = permission_required(ADJUDICATE, raise_exception=True)
+can_export = permission_required(EXPORT, raise_exception=True)
+can_audit = permission_required(AUDIT, raise_exception=True)
 
 PAGE_SIZE = 50
 AUDIT_PAGE_SIZE = 50
-_DIFF = DiffLexer(stripnl=False)
 # The reasons in the order the number keys pick them.
 REASONS = list(enumerate(Review.Reason.choices, start=1))
-
-
-def _fragment(request: HttpRequest) -> bool:
-    # A history-restore request after a cache miss wants the whole page, not the fragment.
-    return bool(request.htmx) and not request.htmx.history_restore_request
-
-
-def _render(
-    request: HttpRequest,
-    template: str,
-    context: dict[str, Any],
-    partial: str | None = None,
-    *,
-    status: int = 200,
-) -> HttpResponse:
-    if partial and _fragment(request):
-        template += f"#{partial}"
-        context["fragment"] = True
-    response = render(request, template, context, status=status)
-    patch_vary_headers(response, ["HX-Request"])  # never serve a cached fragment as the page
-    return response
 
 
 def _with_query(url: str, query: dict[str, str]) -> str:
     return f"{url}?{urlencode(query)}" if query else url
 
 
-def candidate_url(pk: int, filters: selectors.QueueFilters) -> str:
+def candidate_url(pk: int, filters: queue_reads.QueueFilters) -> str:
     return _with_query(reverse("review:candidate", args=[pk]), filters.query())
 
 
@@ -75,13 +58,12 @@ def candidate_url(pk: int, filters: selectors.QueueFilters) -> str:
 @can_review
 @require_GET
 def queue(request: HttpRequest) -> HttpResponse:
-    filters = selectors.QueueFilters.from_query(request.GET)
-    page = Paginator(selectors.queue_search(filters, request.user), PAGE_SIZE).get_page(
+    filters = queue_reads.QueueFilters.from_query(request.GET)
+    page = Paginator(queue_reads.queue_search(filters, request.user), PAGE_SIZE).get_page(
         request.GET.get("page")
     )
-    partial = "results" if request.htmx and request.htmx.target == "queue-results" else None
-    counts = selectors.queue_counts(filters, request.user)
-    return _render(
+    counts = queue_reads.queue_counts(filters, request.user)
+    return render_page(
         request,
         "tasks_review/review/queue.html",
         {
@@ -91,16 +73,17 @@ def queue(request: HttpRequest) -> HttpResponse:
             "counts": counts,
             "buckets": [
                 (key, label, urlencode(filters.query(review=key)), counts[key])
-                for key, label in selectors.BUCKETS.items()
+                for key, label in queue_reads.BUCKETS.items()
             ],
-            "facets": selectors.queue_facets(),
-            "sorts": [(key, label) for key, (label, _) in selectors.SORTS.items()],
+            "facets": queue_reads.queue_facets(),
+            "sorts": [(key, label) for key, (label, _) in queue_reads.SORTS.items()],
             "now": timezone.now(),
-            "needed": selectors.reviews_needed(),
-            "minutes": selectors.reservation_minutes(),
+            "needed": reviewable.reviews_needed(),
+            "minutes": reviewable.reservation_minutes(),
             "reasons": REASONS,
         },
-        partial,
+        "results",
+        target="queue-results",
     )
 
 
@@ -108,8 +91,8 @@ def queue(request: HttpRequest) -> HttpResponse:
 @require_POST
 def next_candidate(request: HttpRequest) -> HttpResponse:
     """Reserve the next candidate left for this reviewer and open it."""
-    filters = selectors.QueueFilters.from_query(request.GET)
-    candidate = services.candidate_reserve_next(user=request.user, filters=filters)
+    filters = queue_reads.QueueFilters.from_query(request.GET)
+    candidate = reservations.candidate_reserve_next(user=request.user, filters=filters)
     if candidate is None:
         return redirect(_with_query(reverse("review:queue"), {**filters.query(), "done": "1"}))
     return redirect(candidate_url(candidate.pk, filters))
@@ -120,14 +103,14 @@ def next_candidate(request: HttpRequest) -> HttpResponse:
 
 def _candidate(pk: int) -> Candidate:
     return get_object_or_404(
-        selectors.reviewable().select_related("trajectory", "reserved_by", "run"), pk=pk
+        reviewable.reviewable().select_related("trajectory", "reserved_by", "run"), pk=pk
     )
 
 
 def _desk_context(
     request: HttpRequest,
     candidate: Candidate,
-    filters: selectors.QueueFilters,
+    filters: queue_reads.QueueFilters,
     *,
     error: str = "",
     form: dict[str, str] | None = None,
@@ -135,36 +118,31 @@ def _desk_context(
 ) -> dict[str, Any]:
     user = request.user
     now = timezone.now()
-    reviews = selectors.reviews_for(candidate, user)
-    trials = selectors.trials_for(candidate)
-    changes, undiffed = selectors.reference_changes(candidate)
-    previous, following = selectors.neighbours(candidate.pk, user, now, filters)
-    disputed = candidate.review_status == Candidate.ReviewStatus.DISPUTED
-    can_adjudicate_here = (
-        disputed
-        and user.has_perm(services.ADJUDICATE)
-        and not any(r.reviewer_id == user.pk for r in candidate.reviews.all())
-    )
+    seen = desk.reviews_for(candidate, user)
+    trial_runs = trials.trials_for(candidate)
+    changes, undiffed = desk.reference_changes(candidate)
+    previous, following = queue_reads.neighbours(candidate.pk, user, now, filters)
+    can_adjudicate_here = dispute_reads.settle_refusal(candidate, user) is None
     can_decide = (
-        candidate.review_status == Candidate.ReviewStatus.PENDING and reviews.mine is None
+        candidate.review_status == Candidate.ReviewStatus.PENDING and seen.mine is None
     ) or can_adjudicate_here
-    held_by_other = selectors.held_by_other(candidate, user, now)
+    held_by_other = reviewable.held_by_other(candidate, user, now)
     query = filters.query()
     return {
         "candidate": candidate,
         "trajectory": candidate.trajectory,
         "filters": filters,
         "query": urlencode(query),
-        "reviews": reviews,
-        "trials": selectors.trial_rows(trials),
-        "trial_summary": selectors.trial_summary(trials),
-        "changes": [(c, highlighted(c.diff, _DIFF) if c.diff else None) for c in changes],
+        "reviews": seen,
+        "trials": trials.trial_rows(trial_runs),
+        "trial_summary": trials.trial_summary(trial_runs),
+        "changes": changes,
         "undiffed": undiffed,
-        "tree": selectors.start_tree(candidate),
+        "tree": desk.start_tree(candidate),
         "previous_url": candidate_url(previous, filters) if previous else None,
         "next_url": candidate_url(following, filters) if following else None,
         "queue_url": _with_query(reverse("review:queue"), query),
-        "held_by_me": selectors.held_by(candidate, user, now),
+        "held_by_me": reviewable.held_by(candidate, user, now),
         "held_by_other": held_by_other,
         "can_decide": can_decide and not held_by_other,
         "adjudicating": can_adjudicate_here,
@@ -187,27 +165,29 @@ def _desk_context(
 def _reserve_on_open(request: HttpRequest, candidate: Candidate) -> Candidate:
     """Opening a candidate one could work reserves it if free; anything else just shows it."""
     try:
-        return services.candidate_reserve(user=request.user, candidate_id=candidate.pk)
-    except services.ReviewError:
+        return reservations.candidate_reserve(user=request.user, candidate_id=candidate.pk)
+    except ReviewError:
         return candidate
 
 
 def _desk(
     request: HttpRequest,
     candidate: Candidate,
-    filters: selectors.QueueFilters,
+    filters: queue_reads.QueueFilters,
     *,
     status: int = 200,
     **extra: Any,
 ) -> HttpResponse:
     context = _desk_context(request, candidate, filters, **extra)
-    return _render(request, "tasks_review/review/candidate.html", context, "desk", status=status)
+    return render_page(
+        request, "tasks_review/review/candidate.html", context, "desk", status=status
+    )
 
 
 @can_review
 @require_GET
 def candidate_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    filters = selectors.QueueFilters.from_query(request.GET)
+    filters = queue_reads.QueueFilters.from_query(request.GET)
     candidate = _reserve_on_open(request, _candidate(pk))
     return _desk(request, candidate, filters)
 
@@ -215,7 +195,7 @@ def candidate_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def _after_decision(
     request: HttpRequest,
     next_pk: int | None,
-    filters: selectors.QueueFilters,
+    filters: queue_reads.QueueFilters,
     *,
     empty_url: str,
     notice: str,
@@ -223,16 +203,16 @@ def _after_decision(
     """The next candidate in place of the one just decided: a swap of the desk (and its URL)
     under htmx, a redirect without it."""
     if next_pk is None:
-        if not request.htmx:
+        if not wants_fragment(request):
             return redirect(empty_url)
-        response = render(
+        response = render_fragment(
             request,
             "tasks_review/review/candidate.html#empty",
-            {"queue_url": empty_url, "notice": notice, "fragment": True},
+            {"queue_url": empty_url, "notice": notice},
         )
         return push_url(response, empty_url)
     url = candidate_url(next_pk, filters)
-    if not request.htmx:
+    if not wants_fragment(request):
         return redirect(url)
     candidate = _candidate(next_pk)
     response = _desk(request, candidate, filters, notice=notice)
@@ -242,31 +222,31 @@ def _after_decision(
 def _refused(
     request: HttpRequest,
     pk: int,
-    filters: selectors.QueueFilters,
-    exc: services.ReviewError,
+    filters: queue_reads.QueueFilters,
+    exc: ReviewError,
 ) -> HttpResponse:
-    status = 422 if isinstance(exc, services.InvalidDecision) else 409
-    form = {k: request.POST.get(k, "") for k in ("decision", "reason", "comment")}
-    return _desk(request, _candidate(pk), filters, status=status, error=str(exc), form=form)
+    status = 422 if isinstance(exc, InvalidDecision) else 409
+    return _desk(
+        request, _candidate(pk), filters, status=status, error=str(exc), form=_posted(request)
+    )
+
+
+def _posted(request: HttpRequest) -> dict[str, str]:
+    """The decision form as posted: decision, reason and comment."""
+    return {k: request.POST.get(k, "") for k in ("decision", "reason", "comment")}
 
 
 @can_review
 @require_POST
 def decide(request: HttpRequest, pk: int) -> HttpResponse:
-    filters = selectors.QueueFilters.from_query(request.GET)
+    filters = queue_reads.QueueFilters.from_query(request.GET)
     try:
-        review = services.review_submit(
-            user=request.user,
-            candidate_id=pk,
-            decision=request.POST.get("decision", ""),
-            reason=request.POST.get("reason", ""),
-            comment=request.POST.get("comment", ""),
-        )
-    except services.NotPermitted:
+        review = reviews.review_submit(user=request.user, candidate_id=pk, **_posted(request))
+    except NotPermitted:
         raise
-    except services.ReviewError as exc:
+    except ReviewError as exc:
         return _refused(request, pk, filters, exc)
-    following = services.candidate_reserve_next(user=request.user, filters=filters, after=pk)
+    following = reservations.candidate_reserve_next(user=request.user, filters=filters, after=pk)
     return _after_decision(
         request,
         following.pk if following else None,
@@ -280,20 +260,14 @@ def decide(request: HttpRequest, pk: int) -> HttpResponse:
 @can_adjudicate
 @require_POST
 def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
-    filters = selectors.QueueFilters.from_query(request.GET)
+    filters = queue_reads.QueueFilters.from_query(request.GET)
     try:
-        review = services.review_adjudicate(
-            user=request.user,
-            candidate_id=pk,
-            decision=request.POST.get("decision", ""),
-            reason=request.POST.get("reason", ""),
-            comment=request.POST.get("comment", ""),
-        )
-    except services.NotPermitted:
+        review = reviews.review_adjudicate(user=request.user, candidate_id=pk, **_posted(request))
+    except NotPermitted:
         raise
-    except services.ReviewError as exc:
+    except ReviewError as exc:
         return _refused(request, pk, filters, exc)
-    following = selectors.next_dispute(pk, request.user, timezone.now())
+    following = dispute_reads.next_dispute(pk, request.user, timezone.now())
     if following is not None:
         following = _reserve_on_open(request, _candidate(following)).pk
     return _after_decision(
@@ -308,12 +282,12 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
 @can_review
 @require_POST
 def release(request: HttpRequest, pk: int) -> HttpResponse:
-    filters = selectors.QueueFilters.from_query(request.GET)
+    filters = queue_reads.QueueFilters.from_query(request.GET)
     try:
-        services.candidate_release(user=request.user, candidate_id=pk)
-    except services.NotPermitted:
+        reservations.candidate_release(user=request.user, candidate_id=pk)
+    except NotPermitted:
         raise
-    except services.ReviewError as exc:
+    except ReviewError as exc:
         return _refused(request, pk, filters, exc)
     return redirect(_with_query(reverse("review:queue"), filters.query()))
 
@@ -325,9 +299,9 @@ def trial_logs(request: HttpRequest, pk: int, trial_pk: int) -> HttpResponse:
         TrialRun.objects.select_related("candidate"),
         pk=trial_pk,
         candidate_id=pk,
-        candidate__status__in=selectors.REVIEWABLE,
+        candidate__status__in=reviewable.REVIEWABLE,
     )
-    return _render(
+    return render_page(
         request,
         "tasks_review/review/trial_logs.html",
         {"trial": trial, "candidate": trial.candidate},
@@ -341,8 +315,8 @@ def trial_logs(request: HttpRequest, pk: int, trial_pk: int) -> HttpResponse:
 @can_adjudicate
 @require_GET
 def disputes(request: HttpRequest) -> HttpResponse:
-    page = Paginator(selectors.disputes(), PAGE_SIZE).get_page(request.GET.get("page"))
-    return _render(
+    page = Paginator(dispute_reads.disputes(), PAGE_SIZE).get_page(request.GET.get("page"))
+    return render_page(
         request,
         "tasks_review/review/disputes.html",
         {"page": page, "now": timezone.now()},
@@ -352,10 +326,10 @@ def disputes(request: HttpRequest) -> HttpResponse:
 @can_audit
 @require_GET
 def agreement(request: HttpRequest) -> HttpResponse:
-    return _render(
+    return render_page(
         request,
         "tasks_review/review/agreement.html",
-        {"agreement": selectors.agreement(), "needed": selectors.reviews_needed()},
+        {"agreement": reviewer_agreement.agreement(), "needed": reviewable.reviews_needed()},
     )
 
 
@@ -365,26 +339,26 @@ def agreement(request: HttpRequest) -> HttpResponse:
 @can_audit
 @require_GET
 def audit(request: HttpRequest) -> HttpResponse:
-    filters = selectors.AuditFilters.from_query(request.GET)
-    page = Paginator(selectors.audit_search(filters), AUDIT_PAGE_SIZE).get_page(
+    filters = audit_reads.AuditFilters.from_query(request.GET)
+    page = Paginator(audit_reads.audit_search(filters), AUDIT_PAGE_SIZE).get_page(
         request.GET.get("page")
     )
     events = list(page.object_list)
-    blinded = selectors.audit_blinded(events, request.user)
+    blinded = audit_reads.audit_blinded(events, request.user)
     query = request.GET.copy()
     query.pop("page", None)
-    partial = "results" if request.htmx and request.htmx.target == "audit-results" else None
-    return _render(
+    return render_page(
         request,
         "tasks_review/review/audit.html",
         {
             "page": page,
             "events": [(e, e.pk in blinded, _changes(e)) for e in events],
             "filters": filters,
-            "facets": selectors.audit_facets(),
+            "facets": audit_reads.audit_facets(),
             "querystring": query.urlencode(),
         },
-        partial,
+        "results",
+        target="audit-results",
     )
 
 
@@ -414,8 +388,8 @@ def _json(value: Any) -> str:
 def exports(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         try:
-            services.dataset_export_create(user=request.user)
-        except services.ExportRefused as exc:
+            export_services.dataset_export_create(user=request.user)
+        except ExportRefused as exc:
             return _exports_page(request, error=str(exc), status=409)
         return redirect("review:exports")
     if request.method != "GET":
@@ -427,10 +401,10 @@ def _exports_page(request: HttpRequest, *, error: str = "", status: int = 200) -
     page = Paginator(DatasetExport.objects.select_related("created_by"), PAGE_SIZE).get_page(
         request.GET.get("page")
     )
-    return _render(
+    return render_page(
         request,
         "tasks_review/review/exports.html",
-        {"page": page, "ready": selectors.exportable().count(), "error": error},
+        {"page": page, "ready": export_reads.exportable().count(), "error": error},
         status=status,
     )
 
@@ -439,14 +413,15 @@ def _exports_page(request: HttpRequest, *, error: str = "", status: int = 200) -
 @require_GET
 def export_detail(request: HttpRequest, pk: int) -> HttpResponse:
     export = get_object_or_404(DatasetExport.objects.select_related("created_by"), pk=pk)
-    if not _fragment(request):
-        return _render(request, "tasks_review/review/export.html", {"export": export})
-    response = render(request, "tasks_review/partials/export_row.html", {"export": export})
-    patch_vary_headers(response, ["HX-Request"])
-    if export.status in (DatasetExport.Status.DONE, DatasetExport.Status.FAILED):
-        # 286 tells htmx to stop polling; the finished row still replaces the running one.
-        response.status_code = HttpResponseStopPolling.status_code
-    return response
+    if not wants_fragment(request):
+        return render_page(request, "tasks_review/review/export.html", {"export": export})
+    # The finished row still replaces the running one; then htmx stops polling.
+    return render_fragment(
+        request,
+        "tasks_review/partials/export_row.html",
+        {"export": export},
+        stop_polling=export.status in (DatasetExport.Status.DONE, DatasetExport.Status.FAILED),
+    )
 
 
 @can_export

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tasks_review.models import AuditEvent, Candidate, Review
-from tasks_review.services import review as services
+from tasks_review.services import exports, reviews
 from tests.tasks_review.factories import make_candidate
 from tests.trajectories.factories import make_trajectory
 
@@ -192,8 +192,8 @@ def test_an_adjudicator_settles_a_dispute_and_exports_the_dataset(
     Candidate.objects.filter(pk=c.pk).update(
         task_dir=str(make_task_dir(tmp_path / "tasks", "repair-invoice"))
     )
-    services.review_submit(user=people.alice, candidate_id=c.pk, decision="accept")
-    services.review_submit(
+    reviews.review_submit(user=people.alice, candidate_id=c.pk, decision="accept")
+    reviews.review_submit(
         user=people.bob, candidate_id=c.pk, decision="needs_fix", reason="too_hard"
     )
     login(people.dave)
@@ -211,7 +211,7 @@ def test_an_adjudicator_settles_a_dispute_and_exports_the_dataset(
     row = page.locator("tr.export-row").first
     assert row.locator(".status").inner_text() in ("queued", "running", "done")
     # No worker runs in this test: run the queued job as one would, and watch the row update.
-    services.dataset_export_execute(export_id=int(row.get_attribute("id").split("-")[1]))
+    exports.dataset_export_execute(export_id=int(row.get_attribute("id").split("-")[1]))
     page.wait_for_selector("tr.export-row .status-done")
     assert (tmp_path / "exports").is_dir()
     screenshot("review-exports")

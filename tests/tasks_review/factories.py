@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.utils import timezone
 
-from tasks_review.models import Candidate, PipelineRun, Review, TrialRun
+from tasks_review.models import AuditEvent, Candidate, PipelineRun, Review, TrialRun
 from tests.trajectories.factories import make_trajectory
 from trajectories.store import blob_put
 
@@ -119,3 +119,11 @@ def make_task_dir(root: Path, name: str) -> Path:
     solve.write_text("#!/bin/sh\ncp -r /solution/files/. /app/\n")
     solve.chmod(0o750)
     return task
+
+
+def audit_events(verb: str, candidate: Candidate | None = None) -> list[AuditEvent]:
+    """The audit rows of one verb, oldest first, about `candidate` when given."""
+    qs = AuditEvent.objects.filter(verb=verb).order_by("id")
+    if candidate is not None:
+        qs = qs.filter(target_type="candidate", target_id=str(candidate.pk))
+    return list(qs)

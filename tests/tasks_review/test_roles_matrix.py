@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
-from tasks_review.services import review as services
+from tasks_review.services import exports, reservations, reviews
 from tests.tasks_review.factories import make_candidate
 
 pytestmark = pytest.mark.django_db
@@ -25,17 +25,15 @@ def world(people, settings, tmp_path):
     settings.VAR_DIR = tmp_path
     pending = make_candidate()
     held = make_candidate()
-    services.candidate_reserve(user=people.alice, candidate_id=held.pk)
+    reservations.candidate_reserve(user=people.alice, candidate_id=held.pk)
     disputed = make_candidate()
     annotators = people.alice.groups.get()
     for name, decision, reason in (("frank", "accept", ""), ("grace", "reject", "duplicate")):
         user = User.objects.create_user(name)
         user.groups.add(annotators)
-        services.review_submit(
-            user=user, candidate_id=disputed.pk, decision=decision, reason=reason
-        )
-    export = services.dataset_export_create(user=people.dave, enqueue=False)
-    services.dataset_export_execute(export_id=export.pk)
+        reviews.review_submit(user=user, candidate_id=disputed.pk, decision=decision, reason=reason)
+    export = exports.dataset_export_create(user=people.dave, enqueue=False)
+    exports.dataset_export_execute(export_id=export.pk)
     trial = pending.trials.first()
     return {
         "pending": pending.pk,

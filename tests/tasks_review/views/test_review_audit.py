@@ -8,7 +8,7 @@ import re
 import pytest
 
 from tasks_review.models import AuditEvent
-from tasks_review.services import review as services
+from tasks_review.services import reservations, reviews
 from tests.tasks_review.factories import make_candidate
 
 pytestmark = pytest.mark.django_db
@@ -24,9 +24,9 @@ def history(people, settings):
     """alice reserves and accepts c1, bob rejects c2 (two reviews needed: both pending)."""
     settings.TRAJ2ENV = {**settings.TRAJ2ENV, "REVIEWS_PER_CANDIDATE": 2}
     c1, c2 = make_candidate(), make_candidate()
-    services.candidate_reserve(user=people.alice, candidate_id=c1.pk)
-    services.review_submit(user=people.alice, candidate_id=c1.pk, decision="accept")
-    services.review_submit(
+    reservations.candidate_reserve(user=people.alice, candidate_id=c1.pk)
+    reviews.review_submit(user=people.alice, candidate_id=c1.pk, decision="accept")
+    reviews.review_submit(
         user=people.bob, candidate_id=c2.pk, decision="reject", reason="duplicate"
     )
     return c1, c2
@@ -87,7 +87,7 @@ def test_an_unreviewed_pending_decision_stays_hidden_in_the_audit_log(people, cl
     client.force_login(people.carol)  # an approver cannot review: blind review does not bind her
     carol_sees = client.get(f"/review/audit/?target=candidate:{c1.pk}").content.decode()
     assert "hidden until" not in carol_sees and ">accept<" in carol_sees
-    services.review_submit(user=people.dave, candidate_id=c1.pk, decision="accept")
+    reviews.review_submit(user=people.dave, candidate_id=c1.pk, decision="accept")
     client.force_login(people.bob)  # decided now: no longer secret
     html = client.get(f"/review/audit/?target=candidate:{c1.pk}").content.decode()
     assert "hidden until" not in html
@@ -97,8 +97,8 @@ def test_the_audit_log_pages(people, client):
     for _ in range(3):
         c = make_candidate(trials=False)
         for _ in range(20):
-            services.candidate_reserve(user=people.alice, candidate_id=c.pk)
-            services.candidate_release(user=people.alice, candidate_id=c.pk)
+            reservations.candidate_reserve(user=people.alice, candidate_id=c.pk)
+            reservations.candidate_release(user=people.alice, candidate_id=c.pk)
     client.force_login(people.bob)
     first = client.get("/review/audit/")
     assert len(shown(first)) == 50 and "Page 1 of 3" in first.content.decode()

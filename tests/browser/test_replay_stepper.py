@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.trajectories.test_views_stepper import (
+from tests.trajectories.views.test_stepper import (
     FAILING_CHECK,
     FIX,
     PASSING_CHECK,

@@ -9,16 +9,11 @@ import re
 import pytest
 
 from tasks_review.models import AuditEvent, Candidate, Review, TrialRun
-from tasks_review.services import review as services
+from tasks_review.services import reservations, reviews
 from tests.tasks_review.factories import make_candidate, make_review
 
 pytestmark = pytest.mark.django_db
 HX = {"HX-Request": "true"}
-
-
-@pytest.fixture
-def two_reviews(settings):
-    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "REVIEWS_PER_CANDIDATE": 2}
 
 
 def desk_id(response) -> str:
@@ -93,7 +88,7 @@ def test_opening_a_candidate_reserves_it(people, client):
 
 def test_another_reviewer_sees_it_reserved_and_cannot_decide(people, client):
     c = make_candidate()
-    services.candidate_reserve(user=people.alice, candidate_id=c.pk)
+    reservations.candidate_reserve(user=people.alice, candidate_id=c.pk)
     client.force_login(people.bob)
     html = client.get(f"/review/candidates/{c.pk}/").content.decode()
     c.refresh_from_db()
@@ -132,7 +127,7 @@ def test_binary_and_missing_contents_are_described_not_diffed(as_annotator):
 
 def test_j_and_k_go_to_the_neighbours_in_the_queue_skipping_held_ones(people, client):
     a, held, b, c = (make_candidate() for _ in range(4))
-    services.candidate_reserve(user=people.bob, candidate_id=held.pk)
+    reservations.candidate_reserve(user=people.bob, candidate_id=held.pk)
     client.force_login(people.alice)
     html = client.get(f"/review/candidates/{b.pk}/?language=python").content.decode()
     prev = re.search(r'<a class="navbtn" data-key="k"[^>]*href="([^"]+)"', html).group(1)
@@ -221,7 +216,7 @@ def test_a_decision_missing_its_reason_is_shown_back_with_422(people, client):
 
 def test_deciding_a_candidate_held_by_another_is_refused_with_409(people, client):
     c = make_candidate()
-    services.candidate_reserve(user=people.alice, candidate_id=c.pk)
+    reservations.candidate_reserve(user=people.alice, candidate_id=c.pk)
     client.force_login(people.bob)
     response = client.post(f"/review/candidates/{c.pk}/decide/", {"decision": "accept"}, headers=HX)
     assert response.status_code == 409
@@ -254,8 +249,8 @@ def disputes(people, two_reviews):
     made = []
     for _ in range(2):
         c = make_candidate()
-        services.review_submit(user=people.alice, candidate_id=c.pk, decision="accept")
-        services.review_submit(
+        reviews.review_submit(user=people.alice, candidate_id=c.pk, decision="accept")
+        reviews.review_submit(
             user=people.dave,
             candidate_id=c.pk,
             decision="needs_fix",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tasks_review.models import Candidate
-from tasks_review.services import review as services
+from tasks_review.services import reservations
 from tests.tasks_review.factories import make_candidate, make_review
 from tests.trajectories.factories import make_trajectory
 
@@ -95,7 +95,7 @@ def test_sorting(people, client):
 
 def test_another_reviewers_reservation_shows_in_the_queue(people, client):
     c = make_candidate()
-    services.candidate_reserve(user=people.bob, candidate_id=c.pk)
+    reservations.candidate_reserve(user=people.bob, candidate_id=c.pk)
     client.force_login(people.alice)
     html = client.get("/review/").content.decode()
     assert "bob · until" in html

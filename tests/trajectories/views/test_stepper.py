@@ -12,11 +12,8 @@ from django.urls import reverse
 
 from tests.trajectories.factories import make_trajectory
 from tests.trajectories.test_replay_reads import stored
-from trajectories.core.replay import Entry, FileDiff, Status
 from trajectories.core.replay.synthetic import AtifBuilder, claude_code_session
 from trajectories.models import Trajectory
-from trajectories.replay_reads import StepFiles, files_diff
-from trajectories.stepper import _args, diff_view, tree_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -198,73 +195,6 @@ def test_the_step_list_shows_neighbours_with_check_outcomes(as_annotator, story)
     assert body.count('class="steprow src-') == 10  # all ten steps fit in the window
     assert body.count('<span class="dot dot-fail"') == 1
     assert body.count('<span class="dot dot-pass"') == 1
-
-
-# -- how files, diffs and arguments are presented --------------------------------------------------
-
-KNOWN_A, KNOWN_B = Entry("a" * 64, Status.KNOWN), Entry("b" * 64, Status.KNOWN)
-LOST = Entry(None, Status.LOST)
-
-
-def files_of(before: dict, after: dict) -> StepFiles:
-    return StepFiles(before=before, after=after, changes=files_diff(before, after))
-
-
-def test_the_tree_lists_directories_first_in_natural_order_with_markers_and_deletions():
-    before = {"src/mod_10.py": KNOWN_A, "src/old.py": KNOWN_A, "README.md": KNOWN_A}
-    after = {
-        "src/mod_10.py": KNOWN_A,
-        "src/mod_2.py": KNOWN_B,
-        "src/lib/x.py": LOST,
-        "src/**": LOST,
-        "README.md": KNOWN_A,
-    }
-    rows = [
-        (r.depth, r.name, r.kind, r.status, r.change) for r in tree_rows(files_of(before, after))
-    ]
-    assert rows == [
-        (0, "src", "dir", "", ""),
-        (1, "src/**", "marker", "uncertain", "uncertain"),
-        (1, "lib", "dir", "", ""),
-        (2, "x.py", "file", "lost", "lost"),
-        (1, "mod_2.py", "file", "known", "added"),
-        (1, "mod_10.py", "file", "known", ""),
-        (1, "old.py", "file", "deleted", "deleted"),
-        (0, "README.md", "file", "known", ""),
-    ]
-
-
-def test_a_diff_says_what_it_cannot_show():
-    def view(old, new, blobs=None, path="a.py"):
-        return diff_view(FileDiff(path, old, new), blobs or {})
-
-    text = {"a" * 64: b"one\n", "b" * 64: b"two\n"}
-    assert view(KNOWN_A, KNOWN_B, text).html and view(KNOWN_A, KNOWN_B, text).change == "modified"
-    recovered = view(LOST, KNOWN_B, text)
-    assert recovered.change == "recovered" and "unknown (lost)" in recovered.note
-    assert "+two" in recovered.html
-    binary = view(KNOWN_A, KNOWN_B, {"a" * 64: b"\0\1", "b" * 64: b"two\n"})
-    assert binary.html is None and binary.note == "Binary file (2 → 4 bytes)."
-    big = view(KNOWN_A, KNOWN_B, {"a" * 64: b"x" * (1 << 20), "b" * 64: b""})
-    assert big.html is None and big.note.startswith("Too large to diff")
-    gone = view(LOST, None)
-    assert gone.change == "deleted" and "unknown (lost)" in gone.note and gone.html is None
-    partial = view(KNOWN_A, Entry(None, Status.PARTIAL))
-    assert partial.html is None and "partial" in partial.note
-    cleared = view(LOST, None, path="build/**")
-    assert cleared.change == "cleared" and cleared.label == "build/**"
-
-
-def test_arguments_are_highlighted_by_what_they_are():
-    args = {a.key: a for a in _args({"command": "ls -la", "timeout": 30})}
-    assert '<span class="w"> </span>-la' in args["command"].html and args["timeout"].text == "30"
-    argv = _args({"command": ["bash", "-lc", "pytest -q && echo ok"]})[0]
-    assert "bash" not in argv.html and "pytest" in argv.html
-    write = {a.key: a for a in _args({"file_path": "/r/a.js", "content": "const x = 1;\n"})}
-    assert '<span class="kd">const</span>' in write["content"].html  # JavaScript, by file name
-    patch = _args('{"input": "*** Begin Patch\\n+added\\n"}')[0]
-    assert '<span class="gi">+added</span>' in patch.html
-    assert _args("not json <b>")[0].html.count("&lt;b&gt;") == 1
 
 
 # -- the file view ---------------------------------------------------------------------------------

@@ -1,0 +1,11 @@
+"""Reads of the review desk, one module per subject; callers import the module they read from.
+
+- `reviewable`: what is up for review, how many reviews decide it, who holds a candidate.
+- `queue`: the queue's filters, tabs, facets, and the next candidate to work.
+- `desk`: what the candidate page shows (blind reviews, the reference diff, the starting tree).
+- `trials`: a candidate's trial matrix as evidence.
+- `disputes`: disputed candidates and who may settle one.
+- `audit`: the audit log's search, and what blind review hides in it.
+- `exports`: what a dataset export takes.
+- `reviewer_agreement`: agreement between reviewers on their decisions.
+"""

@@ -1,0 +1,142 @@
+"""Exporting accepted tasks as a Harbor dataset folder: task folders copied with their modes,
+symlinks refused, a manifest, a status row and audit events."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+
+import pytest
+
+from tasks_review.models import AuditEvent, DatasetExport
+from tasks_review.services import errors, exports
+from tests.tasks_review.factories import make_task_dir
+
+pytestmark = pytest.mark.django_db
+
+
+def mode(path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def test_an_export_copies_each_accepted_task_folder_and_writes_a_manifest(
+    people, tmp_path, accepted
+):
+    a, b = accepted
+    dest = tmp_path / "out" / "dataset"
+    export = exports.dataset_export_create(user=people.bob, destination=dest, enqueue=False)
+    assert export.status == DatasetExport.Status.QUEUED
+    export = exports.dataset_export_execute(export_id=export.pk)
+    assert export.status == DatasetExport.Status.DONE and export.error == ""
+    assert export.task_count == 2 and export.finished_at is not None
+    assert sorted(p.name for p in dest.iterdir()) == [
+        "manifest.json",
+        "repair-invoice",
+        "repair-parser",
+    ]
+    task = dest / "repair-invoice"
+    assert (task / "instruction.md").read_text().startswith("The invoice total")
+    assert (task / "environment" / "Dockerfile").is_file()
+    assert mode(task / "tests" / "test.sh") == 0o755
+    assert mode(task / "solution" / "solve.sh") == 0o750
+    assert not list((tmp_path / "out").glob(".*partial*"))
+
+    manifest = json.loads((dest / "manifest.json").read_text())
+    assert manifest == export.manifest
+    assert manifest["format"] == "harbor-dataset" and manifest["export_id"] == export.pk
+    assert manifest["created_by"] == "bob" and manifest["task_count"] == 2
+    first = manifest["tasks"][0]
+    assert first["name"] == "repair-invoice" and first["candidate_id"] == a.pk
+    assert first["task_name"] == a.task_name and first["family"] == "repair"
+    assert first["source_trajectory_sha256"] == a.trajectory.source.sha256
+    assert first["files"] == 5
+    assert [(r["reviewer"], r["decision"], r["reason"]) for r in first["reviews"]] == [
+        ("alice", "accept", "good")
+    ]
+    assert first["trials"]["total"] == 6 and first["trials"]["passed"] == 6
+    assert first["trials"]["by_role"]["oracle"] == {
+        "expected": 1.0,
+        "rewards": [1.0, 1.0],
+        "statuses": ["graded", "graded"],
+    }
+    assert manifest["tasks"][1]["candidate_id"] == b.pk
+
+
+def test_an_export_is_audited_when_created_and_when_finished(people, tmp_path, accepted):
+    export = exports.dataset_export_create(
+        user=people.bob, destination=tmp_path / "d", enqueue=False
+    )
+    exports.dataset_export_execute(export_id=export.pk)
+    created, finished = AuditEvent.objects.filter(target_type="dataset_export").order_by("id")
+    assert (created.verb, created.actor, created.after["status"]) == (
+        "dataset_export.create",
+        people.bob,
+        "queued",
+    )
+    assert (finished.verb, finished.actor) == ("dataset_export.finish", people.bob)
+    assert finished.before == {"status": "running"}
+    assert finished.after["status"] == "done" and finished.after["tasks"] == 2
+
+
+def test_a_symlink_in_a_task_folder_fails_the_export_and_leaves_nothing(people, tmp_path, accepted):
+    a, _ = accepted
+    (tmp_path / "secret").write_text("host file")
+    os.symlink(tmp_path / "secret", os.path.join(a.task_dir, "tests", "data"))
+    dest = tmp_path / "out"
+    export = exports.dataset_export_create(user=people.bob, destination=dest, enqueue=False)
+    export = exports.dataset_export_execute(export_id=export.pk)
+    assert export.status == DatasetExport.Status.FAILED
+    assert "symlink in task folder" in export.error and export.manifest is None
+    assert not dest.exists()
+    assert list(tmp_path.glob(".*partial*")) == []
+    assert AuditEvent.objects.get(verb="dataset_export.finish").after["status"] == "failed"
+
+
+def test_a_symlinked_task_folder_or_directory_is_refused(tmp_path):
+    src = make_task_dir(tmp_path, "real")
+    os.symlink(src, tmp_path / "link")
+    with pytest.raises(errors.ExportRefused, match="not a task folder"):
+        exports.copy_task_folder(tmp_path / "link", tmp_path / "copy1")
+    os.symlink(src / "tests", src / "more-tests")
+    with pytest.raises(errors.ExportRefused, match="symlink"):
+        exports.copy_task_folder(src, tmp_path / "copy2")
+
+
+def test_the_default_destination_is_a_timestamped_folder_under_var_exports(
+    people, settings, tmp_path
+):
+    settings.VAR_DIR = tmp_path
+    first = exports.dataset_export_create(user=people.bob, enqueue=False)
+    second = exports.dataset_export_create(user=people.bob, enqueue=False)
+    assert re.fullmatch(re.escape(str(tmp_path / "exports")) + r"/\d{8}-\d{6}(-\w+)?", first.path)
+    assert second.path != first.path  # two exports in one second do not share a folder
+
+
+def test_a_used_destination_is_refused(people, tmp_path):
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("x")
+    with pytest.raises(errors.ExportRefused, match="already used"):
+        exports.dataset_export_create(user=people.bob, destination=tmp_path / "full")
+    exports.dataset_export_create(user=people.bob, destination=tmp_path / "new", enqueue=False)
+    with pytest.raises(errors.ExportRefused, match="already used"):
+        exports.dataset_export_create(user=people.bob, destination=tmp_path / "new")
+
+
+def test_an_export_runs_once_however_often_the_job_is_delivered(people, tmp_path, accepted):
+    export = exports.dataset_export_create(
+        user=people.bob, destination=tmp_path / "d", enqueue=False
+    )
+    exports.dataset_export_execute(export_id=export.pk)
+    again = exports.dataset_export_execute(export_id=export.pk)
+    assert again.status == DatasetExport.Status.DONE
+    assert AuditEvent.objects.filter(verb="dataset_export.finish").count() == 1
+    assert exports.dataset_export_execute(export_id=999_999) is None
+
+
+@pytest.mark.parametrize("who", ["alice", "carol", "eve"])
+def test_only_reviewers_and_admins_export(people, who, tmp_path):
+    with pytest.raises(errors.NotPermitted):
+        exports.dataset_export_create(user=getattr(people, who), destination=tmp_path / "x")
+    assert not DatasetExport.objects.exists()

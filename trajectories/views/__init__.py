@@ -1,0 +1,6 @@
+"""The trajectory pages: the list (`lists`), one trajectory (`detail`) and the replay stepper
+(`stepper`). Every one of them needs the role that may read trajectories."""
+
+from django.contrib.auth.decorators import permission_required
+
+can_review = permission_required("trajectories.review_trajectory", raise_exception=True)
