@@ -13,8 +13,8 @@ tool names are read by the replay's own ``classify`` so the two can never disagr
 
 What an action did comes from the replay, not from what the agent said it did:
 
-- ``reads``: files a read tool showed, or a reading program (``cat``, ``head``, ``sed -n`` …)
-  printed from a shell command that did not fail.
+- ``reads``: files a read tool showed, or a reading program (``cat``, ``head``, ``sed -n``,
+  ``grep`` …) printed from, in whole or in part, in a shell command that did not fail.
 - ``writes`` / ``edits``: the files the replay saw the call change, split by whether the file
   was known to exist before (an overwrite, an in-place edit, a deletion or a change whose
   content the replay lost is an edit; creating a file is a write). Tree markers (``python
@@ -75,8 +75,10 @@ SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "busybox"
 # Programs that print (or copy out) the files they are given.
 READERS = frozenset(
     "cat tac less more most head tail bat batcat nl sed awk gawk strings xxd od hexdump base64 "
-    "view vim vi nano jq yq source .".split()
+    "view vim vi nano jq yq source . grep egrep fgrep rg ag".split()
 )
+# Readers whose first operand is a script or pattern, not a file.
+_SCRIPTED = frozenset("sed awk gawk jq yq grep egrep fgrep rg ag".split())
 _SUBSTITUTION = re.compile(r"\$\(|<\(|>\(|`")
 
 
@@ -573,14 +575,13 @@ def read_targets(argv: Sequence[str]) -> list[str]:
     if not real or basename(real[0]) not in READERS:
         return targets
     program = basename(real[0])
-    operands = [w for w in real[1:] if not w.startswith("-") or w == "-"]
-    if program in ("sed", "awk", "gawk", "jq", "yq") and operands:
-        if program == "sed" and any(w == "-i" or w.startswith("-i") for w in real[1:]):
-            return targets  # sed -i edits; the replay records that as a change
-        operands = operands[1:]  # the script or filter comes first
-    if program in ("head", "tail"):
-        operands = [w for w in operands if not w.isdigit()]
-    return targets + [w for w in operands if w != "-"]
+    # Bare numbers are option values (head -n 5, grep -A 50), not files.
+    operands = [w for w in real[1:] if not w.startswith("-") and not w.isdigit()]
+    if program == "sed" and any(w.startswith("-i") for w in real[1:]):
+        return targets  # sed -i edits; the replay records that as a change
+    if program in _SCRIPTED:
+        operands = operands[1:]
+    return targets + operands
 
 
 # Options that select tests by name or package (pytest -k/-m, go -run, jest -t, vitest --run
