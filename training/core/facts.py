@@ -563,8 +563,13 @@ def walk_cwd(
             yield argv, cwd
 
 
-def read_targets(argv: Sequence[str]) -> list[str]:
-    """The files a simple command prints: a reader's file operands and any input redirection."""
+def read_targets(argv: Sequence[str], *, searches: bool = False) -> list[str]:
+    """The files a simple command prints: a reader's file operands and any input redirection.
+
+    Recursive searches (``grep -r``, ``rg``) are not reads of their operands unless
+    ``searches``: what they print from a folder says little about any one file, but a search
+    through a credential file still exposes it.
+    """
     targets: list[str] = []
     words = list(argv)
     if "<" in words:
@@ -581,7 +586,18 @@ def read_targets(argv: Sequence[str]) -> list[str]:
         return targets  # sed -i edits; the replay records that as a change
     if program in _SCRIPTED:
         operands = operands[1:]
+    searching = program in ("rg", "ag") or (program.endswith("grep") and _recursive(real[1:]))
+    if searching and not searches:
+        return targets
     return targets + operands
+
+
+def _recursive(args: Sequence[str]) -> bool:
+    return any(
+        a in ("--recursive", "--dereference-recursive")
+        or (a.startswith("-") and not a.startswith("--") and ("r" in a or "R" in a))
+        for a in args
+    )
 
 
 # Options that select tests by name or package (pytest -k/-m, go -run, jest -t, vitest --run

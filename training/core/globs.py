@@ -37,7 +37,15 @@ def glob_match(pattern: str, path: str) -> bool:
 
 
 def any_match(patterns: tuple[str, ...], path: str) -> bool:
-    return any(compile_glob(p).match(path) is not None for p in patterns)
+    return compile_any(patterns).match(path) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def compile_any(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One expression for several globs: a path is tested once, not once per pattern."""
+    if not patterns:
+        return re.compile(r"(?!)")
+    return re.compile("|".join(f"(?:{compile_glob(p).pattern})" for p in patterns), re.DOTALL)
 
 
 def _translate(pattern: str) -> str:

@@ -86,9 +86,16 @@ def test_shell_reads_come_from_reading_programs_that_did_not_fail():
         .run("sed -n '1,20p' lib/util.py")
         .run("cat missing.py", "No such file", exit_code=1)
         .run("grep -rn TODO src")
+        .run("grep -n -A 5 'def parse' lib/parse.py")
         .facts()
     )
-    assert [a.reads for a in facts.actions] == [("src/app.py",), ("lib/util.py",), (), ()]
+    assert [a.reads for a in facts.actions] == [
+        ("src/app.py",),
+        ("lib/util.py",),
+        (),
+        (),  # a recursive search is not a read
+        ("lib/parse.py",),
+    ]
 
 
 def test_claude_codes_shell_keeps_its_directory_between_calls():
