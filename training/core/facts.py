@@ -116,6 +116,14 @@ class Action:
 
 
 @dataclass(frozen=True, slots=True)
+class FileChange:
+    path: str
+    kind: str  # "written" (created), "edited" or "deleted"
+    step: int
+    event: int
+
+
+@dataclass(frozen=True, slots=True)
 class FinalFile:
     status: Status
     sha: str | None = None
@@ -155,6 +163,20 @@ class TrajectoryFacts:
             if any(not _prose(p) for p in (*action.writes, *action.edits, *action.deletes)):
                 return action.event
         return None
+
+    @property
+    def file_changes(self) -> tuple[FileChange, ...]:
+        """Every file change in order, with the step and event that made it."""
+        return tuple(
+            FileChange(path, kind, action.step, action.event)
+            for action in self.actions
+            for kind, paths in (
+                ("written", action.writes),
+                ("edited", action.edits),
+                ("deleted", action.deletes),
+            )
+            for path in paths
+        )
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

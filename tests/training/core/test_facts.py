@@ -16,6 +16,14 @@ PDFMINER = (
     "evolving-skills/jobs_copy/2026-04-13__04-01-12/pdfminer__pdfminer.six.1a8bd2f7.__icWVexc/"
     "agent/sessions/projects/-testbed/ca4291e5-5178-4fdb-972b-f6b4d6c26a65.jsonl"
 )
+OPENCLAW_TRIAL = (
+    "openclaw-harbor-15735640198/clawbench-19-kimi2.6/t4-browser-research-and-code__56zvvqY/"
+    "agent/trajectory.json"
+)
+TERMINUS_GOLDEN = (
+    "atif/harbor-fork-wrongbutworks/golden-terminus_2/"
+    "hello-world-context-summarization.trajectory.json"
+)
 CODEX_ROLLOUT = (
     "codex/codemie-code/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
 )
@@ -72,6 +80,11 @@ def test_shell_changes_split_into_writes_edits_and_deletes():
     assert heredoc.writes == ("notes.txt",)
     assert rm.deletes == ("old.log",)
     assert facts.last_edit_event == rm.event
+    assert [(c.path, c.kind, c.step) for c in facts.file_changes] == [
+        ("src/app.py", "edited", 1),
+        ("notes.txt", "written", 2),
+        ("old.log", "deleted", 3),
+    ]
 
 
 def test_writing_prose_after_the_last_code_edit_is_not_the_last_edit():
@@ -191,3 +204,25 @@ def test_real_codex_rollout_edits_through_apply_patch_and_runs_npm_test(corpus):
     tests = [a for a in facts.actions if a.check is not None and a.check.runner == "npm"]
     assert [a.exit_code for a in tests][:2] == [1, 0]
     assert all(a.cwd and a.cwd.startswith("/Users/Sample_User") for a in tests)
+
+
+@pytest.mark.corpus
+def test_real_harbor_atif_from_openclaw_and_terminus(corpus):
+    openclaw = corpus_facts(corpus, OPENCLAW_TRIAL)
+    assert openclaw.root == "/workspace"
+    by_step = {(a.step, str(a.kind), a.tool) for a in openclaw.actions}
+    assert {(17, "read", "read"), (19, "write", "write")} <= by_step
+    (rewrite,) = [a for a in openclaw.actions if a.edits]
+    assert rewrite.edits == ("report_client.py",)  # read at step 5, then written whole
+    directory = next(a for a in openclaw.actions if a.paths == ("docs",))
+    assert directory.ok is False and directory.reads == ()  # reading a folder failed
+    (check,) = [a for a in openclaw.actions if a.check is not None]
+    assert (check.step, check.exit_code, check.check.focused) == (22, 0, True)
+
+    terminus = corpus_facts(corpus, TERMINUS_GOLDEN)
+    shells = [a for a in terminus.actions if a.kind is ActionKind.SHELL]
+    assert [a.command for a in shells][-1] == "cat hello.txt"
+    assert shells[-1].reads == ("hello.txt",)
+    assert {a.tool for a in terminus.actions if a.kind is ActionKind.OTHER} == {
+        "mark_task_complete"
+    }

@@ -20,6 +20,10 @@ PDFMINER_TRIAL = (
 PDFMINER = PDFMINER_TRIAL + (
     "agent/sessions/projects/-testbed/ca4291e5-5178-4fdb-972b-f6b4d6c26a65.jsonl"
 )
+BLEACH_TRIAL = (
+    "evolving-skills/jobs_copy/2026-04-13__06-09-31/mozilla__bleach.73871d76.func_ba__kwVZBCH/"
+    "agent/trajectory.json"
+)
 ENTIREIO_FAIL_THEN_PASS = "claude-code/entireio-cli-checkpoints/4c/06989c549b/0/full.jsonl"
 
 
@@ -340,3 +344,16 @@ def test_real_session_whose_test_failed_then_passed_after_the_fix(corpus):
         corpus_facts(corpus, ENTIREIO_FAIL_THEN_PASS, context=repair),
     )
     assert tampered.reward == 0.0 and [h.step for h in tampered.forbidden_hits] == [8, 9, 10, 11]
+
+
+@pytest.mark.corpus
+def test_real_trial_that_says_all_tests_pass_with_only_piped_test_runs_is_self_report(corpus):
+    facts = corpus_facts(corpus, BLEACH_TRIAL)
+    assert "All 303 tests pass" in facts.final_message
+    result = evaluate(spec(evidence=[CHECK]), facts)
+    assert result.claimed_success and result.self_report_only and result.reward == 0.0
+    (evidence,) = result.evidence
+    assert evidence.note.endswith("its exit status was masked by a pipe")
+    assert evidence.near_step == 33  # python -m pytest tests/ -v --tb=short 2>&1 | tail -30
+    trusting = evaluate(spec(evidence=[CHECK | {"allow_masked": True}]), facts)
+    assert trusting.reward == 1.0 and not trusting.self_report_only
