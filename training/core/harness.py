@@ -3,7 +3,7 @@
 result = evaluate(spec, facts, blobs=blobs)
 result.reward, result.passed          # 0.5, False
 result.actions[1]                     # ActionResult(label='edit src/app.py', matched=False,
-                                      #   near_step=3, note='matched before the previous one' …)
+                                      #   near_step=3, note='matched only before the previous …')
 result.forbidden_hits, result.self_report_only, result.failure_modes
 
 Scoring follows the trainer seed's harness with our stricter rules (TRAINER-HARNESS.md):
