@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "django_q",
     "trajectories",
     "tasks_review",
+    "training",
 ]
 
 MIDDLEWARE = [

@@ -18,11 +18,15 @@ _LEAD = [
     "tasks_review.run_pipeline",
 ]
 
+# The training floor's (training/roles.py names them for its checks).
+_SEE_TRAINING = ["training.view_training"]
+_TRAIN = ["training.edit_behaviour", "training.run_eval"]
+
 ROLE_PERMISSIONS: dict[str, list[str]] = {
-    ANNOTATOR: _SEE + _REVIEW,
-    REVIEWER: _SEE + _REVIEW + _LEAD,
-    APPROVER: _SEE + ["tasks_review.view_audit"],
-    ADMIN: _SEE + _REVIEW + _LEAD + ["trajectories.add_ingestrun"],
+    ANNOTATOR: _SEE + _REVIEW + _SEE_TRAINING,
+    REVIEWER: _SEE + _REVIEW + _LEAD + _SEE_TRAINING + _TRAIN,
+    APPROVER: _SEE + ["tasks_review.view_audit"] + _SEE_TRAINING,
+    ADMIN: _SEE + _REVIEW + _LEAD + ["trajectories.add_ingestrun"] + _SEE_TRAINING + _TRAIN,
 }
 
 

@@ -1,0 +1,207 @@
+"""Eval runs: a behaviour version scored over the graded rollouts of its tasks, with progress.
+
+The harness (``training.core.harness``) scores each rollout from its stored facts and verified
+reward; results are rows; the summary groups them per agent / model / adapter / prompt version
+and split (``training.core.stats``). A run is a job: created queued, claimed by one worker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from tasks_review.services.audit import audit_event_record
+from training.core.facts import TrajectoryFacts
+from training.core.harness import evaluate
+from training.core.spec import load_spec
+from training.core.stats import Outcome, Split, aggregate
+from trajectories.store import DbBlobs
+
+from ..models import Behaviour, BehaviourVersion, EvalResult, EvalRun, Rollout
+from ..roles import RUN_EVAL
+from .errors import Invalid, NotFound, require
+
+CHUNK = 500
+GROUPS = ("agent", "model", "adapter", "prompt_version", "split")
+
+
+def eval_run_create(
+    *,
+    user: AbstractBaseUser | None,
+    behaviour_id: int,
+    version_number: int | None = None,
+    agent: str = "",
+    k: int = 1,
+) -> EvalRun:
+    """A queued eval run of the behaviour's latest version (or the one named)."""
+    if user is not None:
+        require(user, RUN_EVAL, "start eval runs")
+    if k < 1:
+        raise Invalid(f"k must be at least 1, not {k}")
+    behaviour = Behaviour.objects.filter(pk=behaviour_id).first()
+    if behaviour is None:
+        raise NotFound(f"behaviour {behaviour_id} does not exist")
+    versions = behaviour.versions.order_by("-number")
+    version = versions.filter(number=version_number).first() if version_number else versions.first()
+    if version is None:
+        raise NotFound(f"behaviour {behaviour.slug} has no version {version_number}")
+    with transaction.atomic():
+        run = EvalRun.objects.create(
+            version=version, agent=agent, k=k, created_by=user if _known(user) else None
+        )
+        audit_event_record(
+            actor=user,
+            verb="eval.create",
+            target=run,
+            before=None,
+            after={"behaviour": behaviour.slug, "version": version.number, "agent": agent, "k": k},
+        )
+    return run
+
+
+def _claim(run_id: int) -> bool:
+    """Take a queued run, or one whose worker died (running longer than the job time limit)."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
+    S = EvalRun.Status
+    return bool(
+        EvalRun.objects.filter(id=run_id)
+        .filter(Q(status=S.QUEUED) | Q(status=S.RUNNING, started_at__lt=stale))
+        .update(status=S.RUNNING, started_at=now, done=0, total=0, error="")
+    )
+
+
+def eval_run_execute(*, run_id: int) -> EvalRun | None:
+    """Score every graded rollout of the behaviour's tasks; None when the run was not claimable."""
+    if not _claim(run_id):
+        return None
+    run = EvalRun.objects.select_related("version__behaviour").get(pk=run_id)
+    try:
+        summary = _score(run)
+    except Exception as error:
+        EvalRun.objects.filter(pk=run.pk).update(
+            status=EvalRun.Status.FAILED,
+            error=f"{type(error).__name__}: {error}",
+            finished_at=timezone.now(),
+        )
+        raise
+    EvalRun.objects.filter(pk=run.pk).update(
+        status=EvalRun.Status.DONE, summary=summary, finished_at=timezone.now()
+    )
+    run.refresh_from_db()
+    return run
+
+
+def _score(run: EvalRun) -> dict[str, Any]:
+    version: BehaviourVersion = run.version
+    spec = load_spec({**version.spec, "version": version.number})
+    tasks = {t.candidate_id: t for t in version.behaviour.tasks.all()}
+    # A re-run after a dead worker starts over: results are per run, so clear the partial ones.
+    EvalResult.objects.filter(run=run).delete()
+    rollouts = Rollout.objects.filter(candidate_id__in=tasks, facts__isnull=False)
+    if run.agent:
+        rollouts = rollouts.filter(agent=run.agent)
+    graded = rollouts.filter(grade=Rollout.Grade.GRADED)
+    skipped = rollouts.count() - graded.count()
+    total = graded.count()
+    EvalRun.objects.filter(pk=run.pk).update(total=total)
+    blobs = DbBlobs()
+    outcomes: list[Outcome] = []
+    fields = (
+        "id",
+        "candidate_id",
+        "facts",
+        "reward",
+        "agent",
+        "model",
+        "adapter",
+        "prompt_version",
+    )
+    done = 0
+    batch: list[EvalResult] = []
+    for row in graded.order_by("id").values(*fields).iterator(chunk_size=CHUNK):
+        task = tasks[row["candidate_id"]]
+        facts = replace(TrajectoryFacts.from_dict(row["facts"]), verified_reward=row["reward"])
+        result = evaluate(spec, facts, blobs=blobs)
+        batch.append(
+            EvalResult(
+                run=run,
+                rollout_id=row["id"],
+                task=task,
+                split=task.split,
+                reward=result.reward,
+                passed=result.passed,
+                self_report_only=result.self_report_only,
+                forbidden_hits=len(result.forbidden_hits),
+                detail=result.to_dict(),
+            )
+        )
+        outcomes.append(
+            Outcome(
+                task=str(task.candidate_id),
+                reward=result.reward,
+                passed=result.passed,
+                agent=row["agent"],
+                model=row["model"],
+                adapter=row["adapter"],
+                prompt_version=row["prompt_version"],
+                split=Split(task.split),
+                forbidden_hits=int(bool(result.forbidden_hits)),
+                self_report_only=result.self_report_only,
+            )
+        )
+        if len(batch) >= CHUNK:
+            done = _flush(run, batch, done)
+    _flush(run, batch, done)
+    return _summary(run, outcomes, skipped=skipped)
+
+
+def _flush(run: EvalRun, batch: list[EvalResult], done: int) -> int:
+    """Write a chunk of results and the progress the run's page shows; the new done count."""
+    if batch:
+        EvalResult.objects.bulk_create(batch)
+        done += len(batch)
+        EvalRun.objects.filter(pk=run.pk).update(done=done)
+        batch.clear()
+    return done
+
+
+def _summary(run: EvalRun, outcomes: list[Outcome], *, skipped: int) -> dict[str, Any]:
+    groups = [g.to_dict(GROUPS) for g in aggregate(outcomes, k=run.k, by=GROUPS)]
+    failed = sum(1 for o in outcomes if not o.passed)
+    warnings = []
+    if skipped:
+        warnings.append(
+            f"{skipped} rollout(s) not graded yet (or ungraded): their verified reward is "
+            "unknown, so they were not scored"
+        )
+    if not outcomes:
+        warnings.append("no graded rollout of this behaviour's tasks: nothing to score")
+    return {
+        "behaviour": run.version.behaviour.slug,
+        "version": run.version.number,
+        "agent": run.agent or None,
+        "k": run.k,
+        "rollouts": len(outcomes),
+        "passed": len(outcomes) - failed,
+        "failed": failed,
+        "average_reward": round(sum(o.reward for o in outcomes) / len(outcomes), 3)
+        if outcomes
+        else None,
+        # Like the seed's evalGatePassed (no task failed), and never vacuous: nothing scored fails.
+        "gate_passed": bool(outcomes) and failed == 0,
+        "skipped_ungraded": skipped,
+        "groups": groups,
+        "warnings": warnings,
+    }
+
+
+def _known(user: AbstractBaseUser | None) -> bool:
+    return user is not None and user.is_authenticated
