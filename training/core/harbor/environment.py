@@ -193,9 +193,10 @@ class OfflineDockerEnvironment(BaseEnvironment):
         info = engine.image(image)
         self._image_user = (info.user if info else "") or "root"
         with self._lock:
+            # stop() may have run while the image was built; then nothing may start after it.
             if self._stopped:
                 raise RuntimeError("the environment was stopped while it was starting")
-            self._box = self._containers.enter_context(
+            box = self._box = self._containers.enter_context(
                 engine.sandbox(
                     image,
                     run_id=self.run_id,
@@ -204,7 +205,7 @@ class OfflineDockerEnvironment(BaseEnvironment):
                     env=self._startup_env() or None,
                 )
             )
-        probe = self._box.exec(["sh", "-c", "command -v timeout"], user="root", timeout=60)
+        probe = box.exec(["sh", "-c", "command -v timeout"], user="root", timeout=60)
         self._has_timeout = probe.ok
 
     def _image(self, engine: Engine, force_build: bool) -> str:

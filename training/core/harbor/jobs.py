@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -208,7 +209,10 @@ def _model[M: (TrialResult, TrialConfig)](
     if not path.is_file():
         return None
     try:
-        return model.model_validate_json(path.read_bytes())
+        with warnings.catch_warnings():
+            # Older Harbors' fields (mounts_json ...) are expected here, not news.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return model.model_validate_json(path.read_bytes())
     except (OSError, ValidationError, ValueError) as exc:
         first = str(exc).splitlines()
         problems.append(f"{path.name} unreadable: {' '.join(first[:3])[:300]}")
