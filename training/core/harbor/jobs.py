@@ -155,7 +155,7 @@ def read_trial(folder: Path, *, project_dir: str = PROJECT_DIR) -> JobTrial:
     ingest = harbor_trial(paths.result_path) if paths.result_path.is_file() else None
     if ingest is not None and ingest.root != paths.trial_dir:
         ingest = None  # a folder further up, not this trial
-    file_rewards = _file_rewards(paths, problems)
+    file_rewards = _file_rewards(paths, _step_names(result), problems)
     rewards = _rewards(result)
     reward = ingest.reward if ingest else rewards.get("reward", file_rewards.get("reward"))
     if reward is None and result is not None and not result.recorded_exceptions():
@@ -224,12 +224,18 @@ def _rewards(result: TrialResult | None) -> dict[str, float]:
     return {key: float(value) for key, value in rewards.items()}
 
 
-def _file_rewards(paths: TrialPaths, problems: list[str]) -> dict[str, float]:
+def _step_names(result: TrialResult | None) -> list[str]:
+    return [step.step_name for step in (result.step_results or [])] if result else []
+
+
+def _file_rewards(paths: TrialPaths, steps: list[str], problems: list[str]) -> dict[str, float]:
     """reward.json (flat key -> number) or reward.txt (one number), as Harbor's verifier reads
-    them; a multi-step trial's come from its last step with a verifier folder."""
+    them; a multi-step trial's come from its last step (in result.json's order) that has them."""
     folders = [paths.verifier_dir]
     if paths.steps_dir.is_dir():
-        folders += sorted((p / "verifier" for p in paths.steps_dir.iterdir()), reverse=True)
+        on_disk = sorted(p.name for p in paths.steps_dir.iterdir())
+        ordered = [n for n in steps if n in on_disk] + [n for n in on_disk if n not in steps]
+        folders += [paths.step_verifier_dir(name) for name in reversed(ordered)]
     for folder in folders:
         data = _json(folder / "reward.json")
         if isinstance(data, dict):

@@ -14,6 +14,7 @@ from harbor.models.trial.result import (
     AgentInfo,
     ExceptionInfo,
     ModelInfo,
+    StepResult,
     TimingInfo,
     TrialResult,
 )
@@ -41,6 +42,7 @@ def write_trial(
     files: dict[str, str] | None = None,
     exception: str | None = None,
     result: bool = True,
+    steps: tuple[str, ...] = (),
 ) -> Path:
     """A trial folder laid out as Harbor writes one, its JSON through Harbor's own models."""
     folder.mkdir(parents=True)
@@ -66,6 +68,7 @@ def write_trial(
                 exception_traceback="Traceback ...",
                 occurred_at=STARTED,
             ),
+            step_results=[StepResult(step_name=name) for name in steps] or None,
             started_at=STARTED,
             finished_at=STARTED + timedelta(seconds=90),
             agent_execution=TimingInfo(
@@ -205,6 +208,15 @@ def test_reward_json_is_read_before_reward_txt_and_a_disagreement_shows(tmp_path
     trial = read_trial(folder)
     assert trial.file_rewards == {"reward": 0.0, "tests": 0.5}
     assert trial.rewards_agree is False and trial.reward == 1.0  # result.json's, as ingested
+
+
+def test_a_multi_step_trials_reward_files_come_from_its_last_step_in_harbors_order(tmp_path):
+    folder = write_trial(
+        tmp_path / "t__5",
+        steps=("write", "check"),  # run in this order; "check" sorts first by name
+        files={"steps/write/verifier/reward.txt": "0", "steps/check/verifier/reward.txt": "1"},
+    )
+    assert read_trial(folder).file_rewards == {"reward": 1.0}
 
 
 # -- the corpus: trial folders written by two Harbor forks ---------------------------------------
