@@ -87,6 +87,7 @@ class ImageInfo:
     repo_digests: tuple[str, ...] = ()
     labels: Mapping[str, str] = field(default_factory=dict)
     size: int = 0
+    user: str = ""  # the image's USER ("" is root); only an inspect result carries it
 
     @classmethod
     def from_api(cls, attrs: Mapping[str, Any]) -> ImageInfo:
@@ -101,6 +102,7 @@ class ImageInfo:
             ),
             labels=dict(labels or {}),
             size=int(attrs.get("Size") or 0),
+            user=str(config.get("User") or ""),
         )
 
 

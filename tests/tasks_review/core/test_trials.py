@@ -681,57 +681,6 @@ def test_two_candidates_in_parallel_are_kept_and_finish_sooner(engine, prepared,
     assert parallel < sequential["wall"] * 0.95  # measured 0.73-0.81: two cores, unequal matrices
 
 
-# -- Harbor ---------------------------------------------------------------------------------------
-
-
-def _compose_v2() -> bool:
-    try:
-        done = subprocess.run(
-            ["docker", "compose", "version"], capture_output=True, check=False, timeout=30
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
-
-
-@pytest.mark.docker
-def test_harbor_runs_the_oracle_of_a_kept_task_to_full_reward(tasks, sequential, tmp_path):
-    if not _compose_v2():
-        pytest.skip(
-            "docker compose v2 is absent here, so `harbor run -a oracle --env docker` can't run"
-        )
-    from harbor.models.trial.result import TrialResult
-
-    assert sequential["python"].kept
-    jobs = tmp_path / "jobs"
-    subprocess.run(
-        [
-            str(REPO / ".venv" / "bin" / "harbor"),
-            "run",
-            "-p",
-            str(tasks["python"]),
-            "-a",
-            "oracle",
-            "--env",
-            "docker",
-            "-o",
-            str(jobs),
-            "-q",
-        ],
-        check=True,
-        timeout=900,
-    )
-    rewards = []
-    for path in jobs.rglob("result.json"):
-        try:
-            trial = TrialResult.model_validate_json(path.read_text())
-        except ValueError:
-            continue  # the job's own summary
-        if trial.verifier_result and trial.verifier_result.rewards:
-            rewards.append(trial.verifier_result.rewards.get("reward"))
-    assert rewards == [1.0]
-
-
 # -- the task's own grader (tests/test.sh), as Harbor runs it ------------------------------------
 
 DISAGREE = "the task's grader wrote reward"
