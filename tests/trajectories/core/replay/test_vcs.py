@@ -114,3 +114,20 @@ def test_a_patch_the_replay_cannot_read_or_reverse_loses_the_directory():
 def test_codex_apply_patch_run_from_the_shell_applies():
     command = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: c.py\n+c\n*** End Patch\nEOF"
     assert after(command, files=KNOWN) == {**KNOWN, "c.py": "c\n"}
+
+
+def test_git_dash_c_runs_git_elsewhere_and_leaves_the_shell_where_it_was():
+    assert after("git -C src restore a.py && echo x > c.txt", files=KNOWN) == {
+        **KNOWN,
+        "src/a.py": LOST,
+        "c.txt": "x\n",
+    }
+
+
+def test_patch_dash_d_applies_in_that_directory_and_leaves_the_shell_where_it_was():
+    files = {"src/a.py": "one\ntwo\n", "fix.patch": DIFF}
+    assert after("patch -d src -p1 < fix.patch && echo x > after.txt", files=files) == {
+        "src/a.py": "one\ndeux\n",
+        "fix.patch": DIFF,
+        "after.txt": "x\n",
+    }

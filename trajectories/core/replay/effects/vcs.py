@@ -39,6 +39,11 @@ _GH_WRITES = {"pr checkout", "repo clone", "repo fork", "run download", "release
 
 @handles("git")
 def git(sh: Shell, call: Call) -> Handled:
+    _git(sh, call)
+    return call.cwd, None  # `git -C dir` runs there; the shell stays where it was
+
+
+def _git(sh: Shell, call: Call) -> None:
     cwd = call.cwd
     rest = call.words[1:]
     while rest and rest[0].value.startswith("-"):
@@ -51,12 +56,12 @@ def git(sh: Shell, call: Call) -> Handled:
         else:
             rest = rest[1:]
     if not rest:
-        return cwd, None
+        return
     sub, operands = rest[0].value, list(rest[1:])
     values = [w.value for w in operands]
     worktree = sh.files.absolute(".", None)  # the project root, all a revision switch may touch
     if sub in _GIT_READ_ONLY:
-        return cwd, None
+        return
     if sub == "mv":
         move_or_copy(sh, [w for w in operands if not w.value.startswith("-")], cwd, copy=False)
     elif sub == "rm":
@@ -67,7 +72,7 @@ def git(sh: Shell, call: Call) -> Handled:
                     sh.remove(w, cwd, recursive)
     elif sub == "restore":
         if set(values) & {"--staged", "-S"} and not set(values) & {"--worktree", "-W"}:
-            return cwd, None
+            return
         targets = [w for w in operands if not w.value.startswith("-") and w.value != "--"]
         sh.lose_all(targets or None, cwd, "git restore")
     elif sub == "checkout":
@@ -75,14 +80,14 @@ def git(sh: Shell, call: Call) -> Handled:
         if paths is not None:
             sh.lose_all(paths, cwd, "git checkout of paths")
         elif values and values[0] in ("-b", "-B") and len(values) <= 2:
-            return cwd, None  # a new branch at HEAD leaves the worktree alone
+            return  # a new branch at HEAD leaves the worktree alone
         elif len(values) == 1 and values[0] == ".":
             sh.emit(LostTree(cwd, "git checkout ."))
         else:
             sh.emit(LostTree(worktree, "git checkout switched revision"))
     elif sub == "switch":
         if values and values[0] in ("-c", "-C", "--create") and len(values) <= 2:
-            return cwd, None
+            return
         sh.emit(LostTree(worktree, "git switch"))
     elif sub == "reset":
         if "--hard" in values or "--merge" in values or "--keep" in values:
@@ -108,7 +113,6 @@ def git(sh: Shell, call: Call) -> Handled:
         sh.emit(LostTree(cwd, f"git {sub} writes files"))
     else:
         sh.emit(LostTree(worktree, f"git {sub}"))
-    return cwd, None
 
 
 def _patch_from(
@@ -147,8 +151,10 @@ def gh(sh: Shell, call: Call) -> Handled:
 
 @handles("patch")
 def patch(sh: Shell, call: Call) -> Handled:
-    words, cwd = call.words, call.cwd
+    words = call.words
+    where = call.cwd  # `-d dir`: patch changes there before anything else, the shell does not
     strip = 0
+    reverse = False
     operands: list[Word] = []
     skip = False
     patch_file: Word | None = None
@@ -163,21 +169,23 @@ def patch(sh: Shell, call: Call) -> Handled:
             patch_file = words[i + 1]
             skip = True
         elif w.value in ("-d", "--directory") and i + 1 < len(words):
-            cwd = sh.path(words[i + 1], cwd)
+            where = sh.path(words[i + 1], call.cwd)
             skip = True
         elif w.value in ("-R", "--reverse"):
-            sh.emit(LostTree(cwd, "patch -R"))
-            return cwd, None
+            reverse = True
         elif not w.value.startswith("-"):
             operands.append(w)
+    if reverse:
+        sh.emit(LostTree(where, "patch -R"))
+        return call.cwd, None
     if patch_file is None and len(operands) >= 2:
         patch_file = operands[1]
     text = call.stdin
     if patch_file is not None:
-        path = sh.path(patch_file, cwd)
+        path = sh.path(patch_file, where)
         text = sh.files.text(path) if path else None
-    sh.emit(UnifiedPatch(text, cwd, strip))
-    return cwd, None
+    sh.emit(UnifiedPatch(text, where, strip))
+    return call.cwd, None
 
 
 # The names agents call Codex's patch tool by.
