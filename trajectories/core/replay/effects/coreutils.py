@@ -9,6 +9,7 @@ act on paths that are not in the command line, so their directories become uncer
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 from typing import TYPE_CHECKING
 
 from .. import checks
@@ -158,31 +159,22 @@ def rmdir(sh: Shell, call: Call) -> Handled:
 
 @handles("mkdir")
 def mkdir(sh: Shell, call: Call) -> Handled:
-    for w in call.words[1:]:
-        if w.value.startswith("-"):
-            continue
-        path = sh.path(w, call.cwd)
-        if path:
-            sh.emit(MakeDir(path))
+    for path in _operand_paths(sh, call):
+        sh.emit(MakeDir(path))
     return call.cwd, None
 
 
 @handles("touch")
 def touch(sh: Shell, call: Call) -> Handled:
-    skip = False
-    for w in call.words[1:]:
-        if skip:
-            skip = False
-            continue
-        if w.value in ("-d", "-t", "-r", "--date", "--reference"):
-            skip = True
-            continue
-        if w.value.startswith("-"):
-            continue
-        path = sh.path(w, call.cwd)
-        if path:
-            sh.emit(Touch(path))
+    for path in _operand_paths(sh, call, valued={"-d", "-t", "-r", "--date", "--reference"}):
+        sh.emit(Touch(path))
     return call.cwd, None
+
+
+def _operand_paths(sh: Shell, call: Call, valued: Set[str] = frozenset()) -> list[str]:
+    """The resolvable paths among the operands, skipping options and the values ``valued`` take."""
+    words = _drop_valued(list(call.words[1:]), valued)
+    return [p for w in words if not w.value.startswith("-") and (p := sh.path(w, call.cwd))]
 
 
 @handles("mv")
@@ -201,10 +193,8 @@ def cp(sh: Shell, call: Call) -> Handled:
 def install(sh: Shell, call: Call) -> Handled:
     words = list(call.words[1:])
     if any(w.value in ("-d", "--directory") for w in words):
-        for w in words:
-            path = None if w.value.startswith("-") else sh.path(w, call.cwd)
-            if path:
-                sh.emit(MakeDir(path))
+        for path in _operand_paths(sh, call):
+            sh.emit(MakeDir(path))
         return call.cwd, None
     move_or_copy(sh, _drop_valued(words, {"-m", "-o", "-g", "--mode"}), call.cwd, copy=True)
     return call.cwd, None
@@ -293,7 +283,7 @@ def chmod(sh: Shell, call: Call) -> Handled:
     return call.cwd, None  # modes are not content
 
 
-def _drop_valued(words: list[Word], valued: set[str]) -> list[Word]:
+def _drop_valued(words: list[Word], valued: Set[str]) -> list[Word]:
     out: list[Word] = []
     skip = False
     for w in words:

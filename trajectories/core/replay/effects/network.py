@@ -28,8 +28,7 @@ def curl(sh: Shell, call: Call) -> Handled:
         elif v in ("-O", "--remote-name") or (
             v.startswith("-") and not v.startswith("--") and "O" in v
         ):
-            url = next((u for u in values if "://" in u), "")
-            name = posixpath.basename(urlparse(url).path)
+            name = _remote_name(values)
             target = sh.files.absolute(name, cwd) if name else None
             if target:
                 sh.emit(Write(target, None, reason="downloaded by curl"))
@@ -49,9 +48,13 @@ def wget(sh: Shell, call: Call) -> Handled:
             return cwd, None
         if v.startswith("-qO") or v == "-qO-":
             return cwd, None
-    url = next((u for u in values if "://" in u), "")
-    name = posixpath.basename(urlparse(url).path) or "index.html"
-    target = sh.files.absolute(name, cwd)
+    target = sh.files.absolute(_remote_name(values) or "index.html", cwd)
     if target:
         sh.emit(Write(target, None, reason="downloaded by wget"))
     return cwd, None
+
+
+def _remote_name(values: list[str]) -> str:
+    """The file name the first URL's path ends in ("" for none): what -O and wget save as."""
+    url = next((u for u in values if "://" in u), "")
+    return posixpath.basename(urlparse(url).path)
