@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import zlib
 
+from .core.blobs import sha256_hex
 from .models import Blob
-
-
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 class DbBlobs:
@@ -36,7 +32,10 @@ class DbBlobs:
     def get(self, sha: str) -> bytes:
         if sha in self._pending:
             return self._pending[sha]
-        return Blob.objects.get(sha256=sha).content()
+        try:
+            return Blob.objects.get(sha256=sha).content()
+        except Blob.DoesNotExist:
+            raise KeyError(sha) from None
 
     def has(self, sha: str) -> bool:
         return (

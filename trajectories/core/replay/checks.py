@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from .model import CheckKind
-from .programs import basename, python_module, unwrap
+from .programs import NODE_PACKAGE_MANAGERS, basename, python_module, unwrap
 
 Role = Literal["test", "typecheck", "build", "lint", "format"]
 
@@ -31,8 +31,6 @@ class CheckSpec:
     chdir: str | None = None  # `make -C dir`, `npm --prefix dir`, `go -C dir`: runs there
 
 
-_NODE_SCRIPT_RUNNERS = {"npm", "pnpm", "yarn", "bun"}
-_TASK_RUNNERS = {"make", "gmake", "just", "mise", "task"}
 # Builtin subcommands of package managers: `yarn install` is not the script "install".
 _PM_BUILTINS = {
     "install",
@@ -141,7 +139,7 @@ def script_call(argv: list[str]) -> ScriptCall | None:
     """
     args, chdir = _split_chdir(unwrap(argv))
     found = _script(args)
-    if found is None or (found[0] in _NODE_SCRIPT_RUNNERS and found[1] in _PM_BUILTINS):
+    if found is None or (found[0] in NODE_PACKAGE_MANAGERS and found[1] in _PM_BUILTINS):
         return None
     return ScriptCall(found[0], found[1], chdir)
 
@@ -152,7 +150,7 @@ def _script(argv: list[str]) -> tuple[str, str] | None:
         return None
     runner = basename(argv[0])
     rest = [a for a in argv[1:] if not a.startswith("-")]
-    if runner in _NODE_SCRIPT_RUNNERS:
+    if runner in NODE_PACKAGE_MANAGERS:
         args = argv[1:]
         while args and args[0].startswith("-"):
             args = args[2:] if args[0] in ("--filter", "-w", "--workspace") else args[1:]
@@ -345,11 +343,11 @@ def _recognise(args: list[str]) -> CheckSpec | None:
     if called is not None:
         runner, target = called
         role = script_role(target)
-        if runner in _NODE_SCRIPT_RUNNERS and target in _PM_BUILTINS:
+        if runner in NODE_PACKAGE_MANAGERS and target in _PM_BUILTINS:
             return None
         if role is None or role == "format":
             return None
-        language = "node" if runner in _NODE_SCRIPT_RUNNERS else None
+        language = "node" if runner in NODE_PACKAGE_MANAGERS else None
         if runner in ("make", "gmake") and target == "check":  # GNU convention: runs the tests
             return CheckSpec(CheckKind.TEST, language, runner, target)
         return CheckSpec(_ROLE_KIND[role], language, runner, target or None)

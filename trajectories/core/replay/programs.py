@@ -1,7 +1,8 @@
-"""Seeing through command wrappers: ``timeout 60 uv run pytest`` runs pytest.
+"""Which program a command runs: ``timeout 60 uv run pytest`` runs pytest.
 
-Both check recognition and file-effect classification look at the program that really runs,
-so the unwrapping lives here once.
+Check recognition, file effects, shell reads, trial planning and mining all look at the program
+that really runs, so the unwrapping and the name normalising (``python3.12`` is ``python``) live
+here once, with the families of program names more than one of them needs.
 """
 
 from __future__ import annotations
@@ -9,6 +10,9 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
+
+# Package managers that also run the project's package.json scripts (`npm run x`, `yarn x`).
+NODE_PACKAGE_MANAGERS = frozenset({"npm", "pnpm", "yarn", "bun"})
 
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _DURATION = re.compile(r"^\d+(\.\d+)?[smhd]?$")

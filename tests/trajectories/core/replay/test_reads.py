@@ -14,7 +14,7 @@ from trajectories.core.replay import ChangeKind, ReplayResult, replay
 from trajectories.core.replay.reads import ShellRead, doubtful, interpret, parse_read
 from trajectories.core.replay.synthetic import AtifBuilder
 
-from .test_replay import LOST, PARTIAL, ROOT, bash, numbered, render
+from .helpers import LOST, PARTIAL, ROOT, bash, numbered, render
 
 SOURCE = "export const a = 1;\n\nexport function f() {\n  return a;\n}\n"
 
