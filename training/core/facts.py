@@ -41,7 +41,7 @@ from typing import Any
 
 from trajectories.core.blobs import BlobStore
 from trajectories.core.replay import ChangeKind, ReplayResult, ShellCommand, Status, replay
-from trajectories.core.replay.engine import _collect_calls
+from trajectories.core.replay.engine import collect_calls
 from trajectories.core.replay.model import CheckKind, Event, is_tree, tree_dir
 from trajectories.core.replay.paths import Paths
 from trajectories.core.replay.programs import basename, python_module, unwrap
@@ -259,7 +259,7 @@ def build_facts(
     side = side_data or {}
     steps = [s for s in (atif.get("steps") or []) if isinstance(s, Mapping)]
     tool_results = side.get("tool_results")
-    calls = _collect_calls(steps, tool_results if isinstance(tool_results, Mapping) else {})
+    calls = collect_calls(steps, tool_results if isinstance(tool_results, Mapping) else {})
     if len(calls) != len(result.events):
         raise ValueError(
             f"the replay has {len(result.events)} events for {len(calls)} tool calls: "

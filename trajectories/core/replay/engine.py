@@ -129,7 +129,7 @@ def replay(
     agent = _str(agent_info.get("name"))
     steps = [s for s in (atif.get("steps") or []) if isinstance(s, Mapping)]
     side_cwd = _mapping(side.get("cwd"))
-    calls = _collect_calls(steps, _mapping(side.get("tool_results")))
+    calls = collect_calls(steps, _mapping(side.get("tool_results")))
     for call in calls:
         call.op = classify(call.name, call.args, agent)
     _link_sessions(calls)
@@ -202,7 +202,7 @@ def _link_sessions(calls: Sequence[_Call]) -> None:
                 del open_sessions[call.op.session]
 
 
-def _collect_calls(
+def collect_calls(
     steps: Sequence[Mapping[str, Any]], side_results: Mapping[str, Any]
 ) -> list[_Call]:
     calls: list[_Call] = []
