@@ -1,0 +1,311 @@
+"""Rollouts: a `harbor run` jobs folder read into rows, and each re-graded from the world it left.
+
+Reading (`rollout_import_execute`) links every trial to the kept task it ran, ingests the agent's
+trajectory like any other, and stores the facts the eval harness scores (the replay, with the
+final files replaced by the collected ``/app``). Grading (`rollouts_regrade`) runs the task's own
+separate verifier in Docker over the collected ``/app``, once per task for all its rollouts;
+Harbor's reward stays beside ours and a disagreement shows. Both are jobs: rows claimed by one
+worker, progress on the row.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from tasks_review.core.docker import Engine, InfraError
+from tasks_review.core.trials.taskdir import read_tree
+from tasks_review.models import Candidate
+from tasks_review.services.audit import audit_event_record
+from training.core.facts import TaskContext, TrajectoryFacts, facts_of, with_world
+from training.core.harbor.jobs import JobTrial, read_jobs, task_digest
+from training.core.harbor.regrade import TaskGrader
+from trajectories.models import Trajectory
+from trajectories.services import ingest_run_create, ingest_run_execute
+from trajectories.store import DbBlobs
+
+from ..models import Rollout, RolloutImport
+from ..roles import RUN_EVAL
+from .errors import Invalid, require
+
+log = logging.getLogger(__name__)
+MAX_WORLD_FILES = 5000
+MAX_WORLD_BYTES = 50 << 20
+
+
+def rollout_import_create(*, user: AbstractBaseUser | None, path: str | Path) -> RolloutImport:
+    if user is not None:
+        require(user, RUN_EVAL, "import rollouts")
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        raise Invalid(f"{folder} is not a folder (give the jobs folder `harbor run -o` wrote)")
+    with transaction.atomic():
+        row = RolloutImport.objects.create(
+            path=str(folder.resolve()), created_by=user if _known(user) else None
+        )
+        audit_event_record(
+            actor=user, verb="rollouts.import", target=row, before=None, after={"path": row.path}
+        )
+    return row
+
+
+def _claim(import_id: int) -> bool:
+    now = timezone.now()
+    stale = now - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
+    S = RolloutImport.Status
+    return bool(
+        RolloutImport.objects.filter(id=import_id)
+        .filter(Q(status=S.QUEUED) | Q(status=S.RUNNING, started_at__lt=stale))
+        .update(status=S.RUNNING, started_at=now, done=0, total=0, error="")
+    )
+
+
+def rollout_import_execute(*, import_id: int) -> RolloutImport | None:
+    """Read the jobs folder into rollouts; None when the row is gone or another worker has it.
+
+    Re-importing a folder updates its rollouts (trial names are unique) and adds nothing twice.
+    """
+    if not _claim(import_id):
+        return None
+    row = RolloutImport.objects.get(pk=import_id)
+    try:
+        trials = read_jobs(Path(row.path))
+        RolloutImport.objects.filter(pk=row.pk).update(total=len(trials))
+        kept = _kept_tasks()
+        summary: dict[str, Any] = {"trials": len(trials), "rollouts": [], "skipped": []}
+        for n, trial in enumerate(trials, start=1):
+            outcome = _import_trial(row, trial, kept)
+            key = "rollouts" if isinstance(outcome, int) else "skipped"
+            summary[key].append(
+                outcome if isinstance(outcome, int) else {"trial": trial.trial_name, **outcome}
+            )
+            RolloutImport.objects.filter(pk=row.pk).update(done=n)
+    except Exception as exc:
+        log.exception("rollout import %s failed", import_id)
+        RolloutImport.objects.filter(pk=row.pk).update(
+            status=RolloutImport.Status.FAILED,
+            error=f"{type(exc).__name__}: {exc}"[:2000],
+            finished_at=timezone.now(),
+        )
+        raise
+    RolloutImport.objects.filter(pk=row.pk).update(
+        status=RolloutImport.Status.DONE, summary=summary, finished_at=timezone.now()
+    )
+    row.refresh_from_db()
+    return row
+
+
+class _KeptTasks:
+    """Kept tasks by Harbor's content digest of their folder and by task name."""
+
+    def __init__(self, candidates: list[Candidate]) -> None:
+        self.by_name = {c.task_name: c for c in candidates if c.task_name}
+        self._candidates = candidates
+        self._by_digest: dict[str, Candidate] | None = None
+
+    def by_digest(self, digest: str) -> Candidate | None:
+        if self._by_digest is None:  # hashing every kept folder is only worth it when asked
+            self._by_digest = {}
+            for candidate in self._candidates:
+                folder = Path(candidate.task_dir)
+                if candidate.task_dir and folder.is_dir():
+                    self._by_digest[task_digest(folder)] = candidate
+        return self._by_digest.get(digest)
+
+
+def _kept_tasks() -> _KeptTasks:
+    return _KeptTasks(list(Candidate.objects.filter(status=Candidate.Status.KEPT).order_by("id")))
+
+
+def _import_trial(row: RolloutImport, trial: JobTrial, kept: _KeptTasks) -> int | dict[str, str]:
+    """The rollout's id, or why the trial was passed over."""
+    candidate = (kept.by_digest(trial.task_digest) if trial.task_digest else None) or (
+        kept.by_name.get(trial.task_name or "")
+    )
+    if candidate is None:
+        return {
+            "reason": "unknown_task",
+            "detail": f"{trial.task_name or 'no task name'}: not a kept task of this installation",
+        }
+    trajectory = _ingest_agent_log(trial)
+    facts = _facts(trajectory, trial, candidate)
+    agent = trial.agent
+    kwargs = agent.kwargs or {}
+    rollout, _created = Rollout.objects.update_or_create(
+        trial_name=trial.trial_name,
+        defaults={
+            "candidate": candidate,
+            "trajectory": trajectory,
+            "source": row,
+            "trial_dir": str(trial.folder),
+            "app_dir": str(trial.app_dir) if trial.app_dir else "",
+            "agent": agent.name or agent.import_path or "unknown",
+            "model": agent.model or "",
+            "adapter": str(kwargs.get("adapter", "")),
+            "prompt_version": str(kwargs.get("prompt_version", "")),
+            "harbor_reward": trial.reward,
+            "reward": None,
+            "grade": Rollout.Grade.PENDING,
+            "grade_detail": {"problems": list(trial.problems)} if trial.problems else {},
+            "facts": facts.to_dict() if facts else None,
+        },
+    )
+    return rollout.pk
+
+
+def _ingest_agent_log(trial: JobTrial) -> Trajectory | None:
+    """The trial's agent trajectory, ingested like any other (the same bytes twice add nothing)."""
+    for path in (*trial.trajectories, *trial.sessions):
+        run = ingest_run_create(paths=[path])
+        summary = ingest_run_execute(run_id=run.pk)
+        ids = (summary.trajectory_ids + summary.duplicate_ids) if summary else []
+        if ids:
+            return Trajectory.objects.get(pk=ids[0])
+    return None
+
+
+def _facts(
+    trajectory: Trajectory | None, trial: JobTrial, candidate: Candidate
+) -> TrajectoryFacts | None:
+    """What the harness scores: the replay of what the agent did, in the world it left behind."""
+    blobs = DbBlobs()
+    context = TaskContext(
+        test_files=tuple((candidate.payload or {}).get("test_paths") or ()),
+        network_allowed=False,  # kept tasks run with no network
+    )
+    if trajectory is not None:
+        atif = json.loads(trajectory.atif.content())
+        side = json.loads(trajectory.side_data.content()) if trajectory.side_data else {}
+        facts = facts_of(atif, side, root=trajectory.cwd or None, blobs=blobs, context=context)
+    else:
+        # An agent that left no log (Harbor's nop): nothing it did can earn an action.
+        facts = TrajectoryFacts(
+            root="/app", agent=None, n_steps=0, actions=(), final_files={}, context=context
+        )
+    world = _world(trial.app_dir)
+    if world is not None:
+        facts = with_world(facts, world, blobs)
+    blobs.flush()
+    return facts
+
+
+def _world(app_dir: Path | None) -> dict[str, bytes] | None:
+    """The collected project's source files, as the grader takes them; None when there is none
+    or it is too big to stand for the world (file evidence then stays unknown)."""
+    if app_dir is None or not app_dir.is_dir():
+        return None
+    files = read_tree(app_dir)
+    if len(files) > MAX_WORLD_FILES or sum(len(e.data) for e in files.values()) > MAX_WORLD_BYTES:
+        return None
+    return {path: entry.data for path, entry in files.items()}
+
+
+def _claim_grading(rollout_ids: list[int]) -> list[int]:
+    """Take pending rollouts (or ones a dead worker left grading); the ids this worker holds."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
+    G = Rollout.Grade
+    held = []
+    for rollout_id in rollout_ids:
+        claimed = (
+            Rollout.objects.filter(pk=rollout_id)
+            .filter(Q(grade=G.PENDING) | Q(grade=G.GRADING, grade_started_at__lt=stale))
+            .update(grade=G.GRADING, grade_started_at=now)
+        )
+        if claimed:
+            held.append(rollout_id)
+    return held
+
+
+def rollouts_pending_by_task(rollout_ids: list[int] | None = None) -> dict[int, list[int]]:
+    """Pending rollouts grouped by kept task: one grading job each, so a task is prepared once."""
+    rows = Rollout.objects.filter(grade=Rollout.Grade.PENDING)
+    if rollout_ids is not None:
+        rows = rows.filter(pk__in=rollout_ids)
+    grouped: dict[int, list[int]] = defaultdict(list)
+    for pk, candidate_id in rows.order_by("id").values_list("pk", "candidate_id"):
+        grouped[candidate_id].append(pk)
+    return dict(grouped)
+
+
+def rollouts_regrade(
+    *, candidate_id: int, rollout_ids: list[int], engine: Engine | None = None
+) -> dict[str, int]:
+    """Grade the rollouts of one task from their collected /app; counts by outcome.
+
+    Infrastructure failures leave a rollout ungraded with the reason, never scored.
+    """
+    held = _claim_grading(rollout_ids)
+    counts = {"graded": 0, "ungraded": 0, "not_claimed": len(rollout_ids) - len(held)}
+    if not held:
+        return counts
+    candidate = Candidate.objects.filter(pk=candidate_id).first()
+    grader: TaskGrader | None = None
+    problem = ""
+    if candidate is None or not candidate.task_dir:
+        problem = f"the kept task (candidate {candidate_id}) is gone"
+    else:
+        try:
+            engine = engine or Engine.from_env()
+            grader = TaskGrader.prepare(
+                Path(candidate.task_dir), engine=engine, run_id=f"regrade-{candidate_id}"
+            )
+        except InfraError as exc:
+            problem = f"Docker is not usable: {exc}"
+    for rollout in Rollout.objects.filter(pk__in=held).order_by("id"):
+        if grader is None:
+            _ungraded(rollout, problem)
+            counts["ungraded"] += 1
+            continue
+        app = Path(rollout.app_dir) if rollout.app_dir else None
+        result = grader.grade(app, harbor_reward=rollout.harbor_reward)
+        detail = {
+            "evidence": dict(result.evidence),
+            "seconds": round(result.seconds, 3),
+            "agrees_with_harbor": result.agrees,
+        }
+        if result.reward is None:
+            _ungraded(rollout, str(result.evidence.get("infra_error") or "the grader failed"))
+            counts["ungraded"] += 1
+            continue
+        Rollout.objects.filter(pk=rollout.pk).update(
+            reward=result.reward, grade=Rollout.Grade.GRADED, grade_detail=detail
+        )
+        counts["graded"] += 1
+    return counts
+
+
+def _ungraded(rollout: Rollout, why: str) -> None:
+    Rollout.objects.filter(pk=rollout.pk).update(
+        reward=None, grade=Rollout.Grade.UNGRADED, grade_detail={"reason": why}
+    )
+
+
+def rollout_regrade_again(*, user: AbstractBaseUser, rollout_id: int) -> Rollout:
+    """Put an ungraded (or graded) rollout back in line for grading."""
+    require(user, RUN_EVAL, "re-grade rollouts")
+    with transaction.atomic():
+        rollout = Rollout.objects.select_for_update().filter(pk=rollout_id).first()
+        if rollout is None:
+            raise Invalid(f"rollout {rollout_id} does not exist")
+        before = {"grade": rollout.grade, "reward": rollout.reward}
+        rollout.grade, rollout.reward = Rollout.Grade.PENDING, None
+        rollout.save(update_fields=["grade", "reward"])
+        audit_event_record(
+            actor=user, verb="rollout.regrade", target=rollout, before=before, after=None
+        )
+    return rollout
+
+
+def _known(user: AbstractBaseUser | None) -> bool:
+    return user is not None and user.is_authenticated
