@@ -193,7 +193,15 @@ def evaluate_gate(
     """The verdict on ``outcomes`` (adapter and base rollouts of held-out tasks, one row per
     behaviour each was scored against) for the adapter trained for behaviour ``gated``."""
     by_behaviour: dict[str, list[RolloutOutcome]] = defaultdict(list)
+    scored: set[tuple[str, str]] = set()
     for outcome in outcomes:
+        # A rollout counted twice (a join gone wrong upstream) would tilt the verdict silently.
+        if outcome.rollout:
+            if (outcome.rollout, outcome.behaviour) in scored:
+                raise ValueError(
+                    f"rollout {outcome.rollout} is scored twice for {outcome.behaviour}"
+                )
+            scored.add((outcome.rollout, outcome.behaviour))
         by_behaviour[outcome.behaviour].append(outcome)
     by_behaviour.setdefault(gated, [])
     order = [gated] + sorted(b for b in by_behaviour if b != gated)

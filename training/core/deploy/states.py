@@ -138,6 +138,9 @@ class Approval:
     ceiling: Mapping[str, int]  # basis points per behaviour this approval covers
     gate: str  # the verdict's summary as the approver saw it
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ceiling", MappingProxyType(dict(sorted(self.ceiling.items()))))
+
 
 @dataclass(frozen=True, slots=True)
 class PendingDrill:
@@ -159,6 +162,9 @@ class Drill:
 
 @dataclass(frozen=True, slots=True)
 class Deployment:
+    """One deployment as the rules see it. The service builds it from its row, calls one
+    transition, and saves the fields that changed with the audit event, in one transaction."""
+
     adapter: AdapterVersion
     proposer: str
     requested: Mapping[str, int]  # basis points per behaviour, as proposed

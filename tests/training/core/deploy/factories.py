@@ -61,7 +61,7 @@ def runs(
             side=side,
             passed=ok,
             reward=1.0 if ok else 0.0,
-            rollout=f"{side}-{behaviour}-{i}",
+            rollout=f"{side}-{behaviour}-{task}-{i}",
         )
         for i, ok in enumerate(passes)
     ]

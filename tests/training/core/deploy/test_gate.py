@@ -1,4 +1,5 @@
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -37,7 +38,7 @@ def test_an_adapter_better_than_base_everywhere_passes_with_the_numbers_behind_i
     assert (repair.adapter.passed, repair.base.passed) == (3, 1)
     assert (repair.adapter.pass_rate, repair.base.pass_rate, repair.delta) == (0.75, 0.25, 0.5)
     assert (repair.adapter.mean_reward, repair.base.mean_reward) == (0.75, 0.25)
-    assert repair.adapter.rollout_ids == tuple(f"adapter-{REPAIR}-{i}" for i in range(4))
+    assert repair.adapter.rollout_ids == tuple(f"adapter-{REPAIR}-t-{i}" for i in range(4))
     assert repair.failures == ()
 
 
@@ -199,12 +200,21 @@ def test_every_failed_rule_of_a_row_is_listed():
     ]
 
 
+def test_a_rollout_scored_twice_for_one_behaviour_is_refused():
+    rows = runs(REPAIR, Side.ADAPTER, [True] * 4) + runs(REPAIR, Side.BASE, [True] * 4)
+    with pytest.raises(ValueError, match=f"rollout adapter-{REPAIR}-t-0 is scored twice"):
+        gate(rows + rows[:1])
+    # The same rollout scored for two behaviours is what the gate expects.
+    again = [replace(row, behaviour=TAMPER) for row in rows]
+    assert [row.adapter.rollouts for row in gate(rows + again).rows] == [4, 4]
+
+
 def test_the_verdict_serialises_to_json_for_the_approval_record():
     verdict = gate(runs(REPAIR, Side.ADAPTER, [True] * 4) + runs(REPAIR, Side.BASE, [True] * 4))
     data = json.loads(json.dumps(verdict.to_dict()))
     assert data["adapter"] == ADAPTER and data["passed"] is True
     assert data["thresholds"] == {"min_rollouts": 4, "min_pass_rate": 0.6, "tolerance": 0.05}
-    assert data["rows"][0]["adapter"]["rollout_ids"][0] == f"adapter-{REPAIR}-0"
+    assert data["rows"][0]["adapter"]["rollout_ids"][0] == f"adapter-{REPAIR}-t-0"
 
 
 @pytest.mark.parametrize(
