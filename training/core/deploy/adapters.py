@@ -1,0 +1,134 @@
+"""An adapter version as registered: who made it from what, where its weights are, and checks.
+
+>>> adapter = AdapterVersion(
+...     name="failing-test-repair-lora", version="1.2.0", behaviour="failing-test-repair",
+...     eval_suite="repair-held-out", base_model="Qwen/Qwen2.5-Coder-7B-Instruct",
+...     training_plan="plan-7", dataset_sha256="a" * 64,
+...     artifact_uri="s3://adapters/failing-test-repair-lora/1.2.0", artifact_sha256="b" * 64,
+...     rank=16, registrar="alice")
+>>> adapter.key, adapter.served_name
+('failing-test-repair-lora@1.2.0', 'failing-test-repair-lora-v1.2.0')
+>>> from dataclasses import replace
+>>> registration_conflicts(adapter, replace(adapter, registrar="bob"))
+()
+>>> registration_conflicts(adapter, replace(adapter, artifact_sha256="c" * 64))
+('artifact_sha256',)
+
+Versions are immutable: the database refuses a second row with the same (name, version), and
+``registration_conflicts`` says whether a repeated registration is the same version (idempotent)
+or a different one reusing the number (refused). The registrar is not part of the identity: the
+same weights registered again by someone else are still the same version, and the record keeps
+its first registrar, the one the approval rule is about.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields
+from urllib.parse import urlsplit
+
+SLUG = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*$")
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+# N, N.N or N.N.N without leading zeros, so "1.01" and "1.1" cannot both exist as different
+# versions that people read as one.
+VERSION = re.compile(r"^(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*)){0,2}$")
+# Where trained weights live. Plain http is refused: the sha256 is checked after download, but
+# a tampered artifact should not even be fetchable from a spoofed host.
+ARTIFACT_SCHEMES = ("file", "s3", "gs", "hf", "https")
+
+
+class AdapterError(ValueError):
+    """A registration that cannot be accepted; ``field`` names the field at fault."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        self.message = message
+        super().__init__(f"{field}: {message}")
+
+
+@dataclass(frozen=True, slots=True)
+class AdapterVersion:
+    name: str  # starts with the behaviour's slug: every served model name says what it changes
+    version: str
+    behaviour: str  # the behaviour it was trained for (slug)
+    eval_suite: str  # the eval suite whose held-out tasks gate it (slug)
+    base_model: str
+    training_plan: str  # the plan's id
+    dataset_sha256: str  # the training export's snapshot
+    artifact_uri: str
+    artifact_sha256: str
+    rank: int  # LoRA rank r, for the server's maximum rank
+    registrar: str
+
+    def __post_init__(self) -> None:
+        for name in ("behaviour", "eval_suite", "name"):
+            if not SLUG.match(getattr(self, name)):
+                raise AdapterError(
+                    name, "use lowercase letters, digits and single . _ - between them"
+                )
+        if self.name != self.behaviour and not self.name.startswith(self.behaviour + "-"):
+            raise AdapterError(
+                "name", f"must start with its behaviour's slug {self.behaviour!r} and a dash"
+            )
+        if not VERSION.match(self.version):
+            raise AdapterError("version", "use N, N.N or N.N.N with no leading zeros")
+        for name in ("dataset_sha256", "artifact_sha256"):
+            if not SHA256.match(getattr(self, name)):
+                raise AdapterError(name, "must be 64 lowercase hexadecimal digits")
+        for name in ("base_model", "training_plan", "registrar"):
+            value = getattr(self, name)
+            if not value or value != value.strip():
+                raise AdapterError(name, "is required, without surrounding spaces")
+        if isinstance(self.rank, bool) or not isinstance(self.rank, int) or self.rank < 1:
+            raise AdapterError("rank", "must be a positive integer")
+        _check_uri(self.artifact_uri)
+
+    @property
+    def key(self) -> str:
+        """The identity a database row, a gate verdict and an audit event refer to."""
+        return f"{self.name}@{self.version}"
+
+    @property
+    def served_name(self) -> str:
+        """The model name vLLM and LiteLLM serve this version under. Unique per (name, version):
+        a version never contains ``-v``, so no other pair can produce the same string."""
+        return f"{self.name}-v{self.version}"
+
+
+def version_key(version: str) -> tuple[int, int, int]:
+    """Numeric order of versions: ``1.10`` comes after ``1.9``, ``1`` equals ``1.0.0``."""
+    if not VERSION.match(version):
+        raise AdapterError("version", f"{version!r} is not N, N.N or N.N.N")
+    parts = [int(p) for p in version.split(".")] + [0, 0]
+    return parts[0], parts[1], parts[2]
+
+
+IDENTITY_FIELDS = tuple(f.name for f in fields(AdapterVersion) if f.name != "registrar")
+
+
+def registration_conflicts(existing: AdapterVersion, candidate: AdapterVersion) -> tuple[str, ...]:
+    """The identity fields in which ``candidate`` differs from the ``existing`` registration of
+    the same (name, version); empty when registering it again changes nothing."""
+    if existing.key != candidate.key:
+        raise ValueError(f"{candidate.key} is not a registration of {existing.key}")
+    return tuple(
+        name for name in IDENTITY_FIELDS if getattr(existing, name) != getattr(candidate, name)
+    )
+
+
+def _check_uri(uri: str) -> None:
+    parts = urlsplit(uri)
+    if parts.scheme not in ARTIFACT_SCHEMES:
+        raise AdapterError(
+            "artifact_uri", f"scheme must be one of {', '.join(ARTIFACT_SCHEMES)}, not {uri!r}"
+        )
+    # URIs are stored and shown on pages: credentials or signed query strings would leak.
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise AdapterError("artifact_uri", "must not carry credentials, a query or a fragment")
+    if parts.scheme == "file":
+        if parts.netloc not in ("", "localhost") or not parts.path.startswith("/"):
+            raise AdapterError("artifact_uri", "file URIs need an absolute path (file:///...)")
+        if len(parts.path) < 2:
+            raise AdapterError("artifact_uri", "file URIs need a path below /")
+    elif not parts.netloc or parts.path in ("", "/"):
+        raise AdapterError("artifact_uri", f"{parts.scheme} URIs need a host or bucket and a path")
