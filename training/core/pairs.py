@@ -44,7 +44,7 @@ Step = Mapping[str, Any]
 _SPACE = re.compile(r"\s+")
 
 
-def _text(content: Any) -> str:
+def content_text(content: Any) -> str:
     """A message or observation's text: a string, or the text parts of ATIF content parts."""
     if content is None:
         return ""
@@ -98,8 +98,8 @@ def step_key(step: Step) -> tuple[Any, ...]:
     ids = _call_ids(step)
     return (
         step.get("source"),
-        _normalise(_text(step.get("message")), ids),
-        _normalise(_text(step.get("reasoning_content")), ids),
+        _normalise(content_text(step.get("message")), ids),
+        _normalise(content_text(step.get("reasoning_content")), ids),
         _calls(step),
     )
 
