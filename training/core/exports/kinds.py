@@ -135,7 +135,8 @@ def sft_rows(request: ExportRequest) -> Built:
 
 
 def openai_rows(request: ExportRequest) -> Built:
-    """Rollouts that passed, in OpenAI's chat fine-tuning format (``tools`` only when known)."""
+    """Rollouts that passed, in OpenAI's chat fine-tuning format. ``tools`` is left out of a
+    row whose agent called none (the parquet then reads it as None)."""
     return _conversations(request, openai_message, empty_tools=False)
 
 
