@@ -1,6 +1,6 @@
 """One redactor for everything the product shows or writes: pages, task files, training exports.
 
->>> r = redact("export OPENAI_API_KEY=sk-proj-" + "a1B2" * 8 + "  # mail me: ann@example.org")
+>>> r = redact("export OPENAI_API_KEY=sk-proj-" + "a1B2" * 8 + "  # mail me: ann@corp.eu")
 >>> r.value
 'export OPENAI_API_KEY=[REDACTED:openai_api_key]  # mail me: [REDACTED:email]'
 >>> r.counts
@@ -16,7 +16,8 @@ reads its settings from a baseline) plus what it misses or stops short on: newer
 (OpenAI ``sk-proj-``, Anthropic, GitHub ``github_pat_``, Hugging Face, npm, Google, Stripe keys
 longer than its 24 characters), whole JWTs (its pattern ends before the signature), bearer
 headers, private-key blocks (it matches only the BEGIN line), passwords in URLs and ``curl -u``,
-``.env``-style assignments and e-mail addresses. Its entropy and keyword plugins are left out on
+``.env``-style assignments and e-mail addresses (but not those at the domains reserved for
+examples, which fill test fixtures). Its entropy and keyword plugins are left out on
 purpose: they flag every git sha and much ordinary code, and a redactor that rewrites code in
 training data teaches the wrong thing. Overlapping findings merge into one replacement typed by
 the most specific rule, so no fragment of a secret survives between two partial matches.
@@ -135,9 +136,17 @@ def _assignment_keep(text: str, m: re.Match[str], start: int, end: int) -> bool:
     return _plausible_value(text[start:end])
 
 
+# Domains reserved for documentation and tests (RFC 2606, RFC 6761): nobody's address.
+_RESERVED_DOMAIN = re.compile(
+    r"@(?:[a-z0-9\-]+\.)*(?:example\.(?:com|net|org)|[a-z0-9\-]+\.(?:example|test|invalid|localhost))$"
+)
+
+
 def _email_keep(text: str, m: re.Match[str], start: int, end: int) -> bool:
     if text.startswith(":", end):
         return False  # git@github.com:owner/repo is a remote, not a person
+    if _RESERVED_DOMAIN.search(m.group(0)):
+        return False  # user@example.com in a test fixture
     # In scheme://user:password@host the password is the URL rule's and the host no address.
     before = text[max(0, start - 300) : start]
     return re.search(r"://[^\s/@]*:$", before) is None

@@ -92,7 +92,7 @@ PLANTED: list[tuple[str, str, str]] = [
     ("secret_assignment", "Tr0ub4dor3", "database:\n  password: {s}\n  host: db\n"),
     ("secret_assignment", "letmein99", "mysql --password {s} -h db"),
     ("email", "ann.smith+ci@example.co.uk", "Signed-off-by: Ann <{s}>"),
-    ("email", "ops@corp.example.com", "mailto:{s}"),
+    ("email", "ops@corp.acme.io", "mailto:{s}"),
 ]
 
 
@@ -144,6 +144,7 @@ NEAR_MISSES = [
     "hf_hub_download(repo_id='gpt2', filename='config.json')",
     "matrix = x@W.T  # decorators: @property",
     "sha256:" + "ab" * 32,
+    "assert linkify('mail user@example.com') and ci@build.test",
     "-----BEGIN RSA PRIVATE KEY----- is what the parser looks for",
 ]
 
@@ -230,7 +231,7 @@ def test_data_gives_the_same_strings_as_redacting_each_alone():
     # redact_data sends a structure's strings through the rules in one pass; no finding may
     # reach across from one string into the next, with or without a NUL in the data.
     strings = [ctx.format(s=secret) for _, secret, ctx in PLANTED] + NEAR_MISSES
-    strings += ["-u ops:pa55-w0rd-x", "password: hunter22", "ann@example.org", "x\x00y"]
+    strings += ["-u ops:pa55-w0rd-x", "password: hunter22", "ann@corp.eu", "x\x00y"]
     for batch in (strings, strings[:-1]):
         result = redact_data(batch)
         assert result.value == [redact(s).value for s in batch]
