@@ -1,0 +1,554 @@
+"""One redactor for everything the product shows or writes: pages, task files, training exports.
+
+>>> r = redact("export OPENAI_API_KEY=sk-proj-" + "a1B2" * 8 + "  # mail me: ann@corp.eu")
+>>> r.value
+'export OPENAI_API_KEY=[REDACTED:openai_api_key]  # mail me: [REDACTED:email]'
+>>> r.counts
+{'email': 1, 'openai_api_key': 1}
+>>> redact_data({"password": "hunter2", "cmd": ["echo", "ok"]}).value
+{'password': '[REDACTED:secret_assignment]', 'cmd': ['echo', 'ok']}
+>>> still_has_secrets(r.value)
+()
+
+Built on detect-secrets' maintained provider patterns (its regex plugins' ``denylist``, used for
+their spans rather than through its file scanner, which reports values without positions and
+reads its settings from a baseline) plus what it misses or stops short on: newer token shapes
+(OpenAI ``sk-proj-``, Anthropic, GitHub ``github_pat_``, Hugging Face, npm, Google, Stripe keys
+longer than its 24 characters), whole JWTs (its pattern ends before the signature), bearer
+headers, private-key blocks (it matches only the BEGIN line), passwords in URLs and ``curl -u``,
+``.env``-style assignments and e-mail addresses (but not those at the domains reserved for
+examples, which fill test fixtures). Its entropy and keyword plugins are left out on
+purpose: they flag every git sha and much ordinary code, and a redactor that rewrites code in
+training data teaches the wrong thing. Overlapping findings merge into one replacement typed by
+the most specific rule, so no fragment of a secret survives between two partial matches.
+
+Replacements are deterministic (``[REDACTED:<type>]``) and leave every other character as it was.
+Speed comes from the shape of the patterns, not from skipping text: each starts with a literal
+(left boundaries are checked in code, since a leading lookbehind disables the regex engine's
+literal search), case-insensitive ones run on the lowercased text, repeats are bounded, and a rule
+whose marker is absent does not run (benchmarks/bench_redact.py measures MB/s).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from detect_secrets.filters.heuristic import (
+    is_not_alphanumeric_string,
+    is_prefixed_with_dollar_sign,
+    is_templated_secret,
+)
+from detect_secrets.plugins.aws import AWSKeyDetector
+from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+from detect_secrets.plugins.basic_auth import BasicAuthDetector
+from detect_secrets.plugins.discord import DiscordBotTokenDetector
+from detect_secrets.plugins.github_token import GitHubTokenDetector
+from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+from detect_secrets.plugins.jwt import JwtTokenDetector
+from detect_secrets.plugins.openai import OpenAIDetector
+from detect_secrets.plugins.pypi_token import PypiTokenDetector
+from detect_secrets.plugins.sendgrid import SendGridDetector
+from detect_secrets.plugins.slack import SlackDetector
+from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+from detect_secrets.plugins.stripe import StripeDetector
+from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+TOKEN = "[REDACTED:{}]"
+_TOKEN_RE = re.compile(r"\[redacted:[a-z0-9_]+\]")  # matched on the lowercased text
+
+# (text, match, start, end) of a finding -> keep it? The match is on the text the rule ran on.
+Validator = Callable[[str, re.Match[str], int, int], bool]
+
+
+@dataclass(frozen=True)
+class Redacted[T]:
+    """What came out of the redactor, and how many replacements of each type it made."""
+
+    value: T
+    counts: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+@dataclass(frozen=True)
+class _Rule:
+    kind: str  # the type in the replacement token and in the counts
+    pattern: re.Pattern[str]
+    # The part of the match that is secret (for alternatives, the first group that took part);
+    # the rest of the match, quotes included, stays as it was.
+    group: int | str | tuple[str, ...] = 0
+    # Lowercase literals one of which must occur for the rule to run, for patterns that cannot
+    # start with a literal (the others find their prefix as fast as a substring test would).
+    hints: tuple[str, ...] = ()
+    folded: bool = False  # the pattern is lowercase and runs on the lowercased text
+    not_after: str = ""  # characters that must not precede the match (a left boundary)
+    extend_left: str = ""  # characters the finding extends over to its left (up to 64)
+    keep: Validator | None = None
+
+
+_TOKEN_CHARS = string.ascii_letters + string.digits + "_-"
+_LOCAL_PART = string.ascii_letters + string.digits + "._%+-"
+
+_PLACEHOLDER_WORDS = frozenset(
+    "none null nil true false undefined required optional str string int secret password "
+    "token redacted hidden masked example changeme_later your_token your_password".split()
+)
+_CODE_VALUE = re.compile(
+    r"[()\[\]{}<>$`]|^(?:os\.environ|os\.getenv|process\.env|env\.|self\.|settings\.)"
+    r"|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$"
+)
+
+
+def _plausible_value(value: str) -> bool:
+    """Whether an assigned value could be a secret rather than a placeholder or a piece of code
+    (detect-secrets' own false-positive filters, then ours)."""
+    v = value.strip().strip("\"'")
+    if len(v) < 2 or v.startswith("[REDACTED:"):
+        return False
+    if is_templated_secret(v) or is_prefixed_with_dollar_sign(v) or is_not_alphanumeric_string(v):
+        return False
+    if v.lower() in _PLACEHOLDER_WORDS or set(v.lower()) <= {"x", "*", ".", "-"}:
+        return False
+    return not _CODE_VALUE.search(v)
+
+
+def _value_keep(text: str, m: re.Match[str], start: int, end: int) -> bool:
+    return _plausible_value(text[start:end])
+
+
+_YAML_KEY_LINE = re.compile(r"[ \t]*(?:-[ \t]+)?[A-Za-z0-9_.\-]*$")
+
+
+def _assignment_keep(text: str, m: re.Match[str], start: int, end: int) -> bool:
+    if m.lastgroup == "y":
+        # An unquoted `name: value` counts only as a config line, its key first on the line, so
+        # prose such as "Password: hunter" keeps its words.
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if not _YAML_KEY_LINE.match(text, line_start, m.start()):
+            return False
+    return _plausible_value(text[start:end])
+
+
+# Domains reserved for documentation and tests (RFC 2606, RFC 6761): nobody's address.
+_RESERVED_DOMAIN = re.compile(
+    r"@(?:[a-z0-9\-]+\.)*(?:example\.(?:com|net|org)|[a-z0-9\-]+\.(?:example|test|invalid|localhost))$"
+)
+
+
+def _email_keep(text: str, m: re.Match[str], start: int, end: int) -> bool:
+    if text.startswith(":", end):
+        return False  # git@github.com:owner/repo is a remote, not a person
+    if _RESERVED_DOMAIN.search(m.group(0)):
+        return False  # user@example.com in a test fixture
+    # In scheme://user:password@host the password is the URL rule's and the host no address.
+    before = text[max(0, start - 300) : start]
+    return re.search(r"://[^\s/@]*:$", before) is None
+
+
+def _jwt_keep(text: str, m: re.Match[str], start: int, end: int) -> bool:
+    return bool(JwtTokenDetector.is_formally_valid(text[start:end]))
+
+
+def _bearer_keep(text: str, m: re.Match[str], start: int, end: int) -> bool:
+    """A bearer value is a credential when it looks like one (digits, or long): "Bearer
+    authentication_scheme" in prose is not."""
+    value = text[start:end]
+    return len(value) >= 32 or any(ch.isdigit() for ch in value)
+
+
+_SECRET_NAME = (
+    r"(?:secret|token|passw(?:or)?d|passphrase|api_?key|apikey|access_?key|private_?key|"
+    r"auth_?key|secret_?key|client_?secret|credentials?)"
+)
+# What may follow a secret's name: `=value` in double quotes, single quotes or none (.env, shell,
+# code, URL queries, --flag=value), `"name": "value"` (JSON), or `name: value` (a YAML line).
+# Only what is inside the quotes is replaced. Possessive repeats (`{1,512}+`) give up at once
+# instead of backtracking through a value with no closing quote.
+_ASSIGNMENT_TAIL = (
+    r"(?:[\"']?[ \t]*=(?!=)[ \t]*"
+    r"(?:\"(?P<v1>[^\"\n]{1,512}+)\"|'(?P<v2>[^'\n]{1,512}+)'|(?P<v3>[^\s\"'`,;)}\]]{1,512}))"
+    r"|[\"'][ \t]*:[ \t]*(?:\"(?P<j1>[^\"\n]{1,512}+)\"|'(?P<j2>[^'\n]{1,512}+)')"
+    r"|[ \t]*:[ \t]*(?P<y>[^\s\"'#]{1,512}+)[ \t]*$)"
+)
+
+
+def _specific_rules() -> list[_Rule]:
+    """Token shapes detect-secrets lacks or cuts short, then secrets known by their header."""
+    c = re.compile
+    return [
+        # A whole PEM / OpenSSH / PGP block with its headers; escaped newlines (a key inside a
+        # JSON string) count as newlines. A block cut off before its END line loses its body.
+        _Rule(
+            "private_key",
+            c(
+                r"-----BEGIN ([A-Z0-9 ]{0,40})PRIVATE KEY((?: BLOCK)?)-----"
+                r"(?:(?!-----)[A-Za-z0-9+/=\s\\:,.\-]){16,16384}-----END \1PRIVATE KEY\2-----"
+            ),
+        ),
+        _Rule(
+            "private_key",
+            c(
+                r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+                r"(?:(?:\\r\\n|\\n|\r?\n)[A-Za-z0-9+/=]{20,128})+"
+            ),
+        ),
+        _Rule(
+            "anthropic_api_key",
+            c(r"sk-ant-[A-Za-z0-9_\-]{20,300}"),
+            not_after=_TOKEN_CHARS,
+        ),
+        _Rule(
+            "openai_api_key",
+            c(r"sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,300}"),
+            not_after=_TOKEN_CHARS,
+        ),
+        _Rule(
+            "github_token",
+            c(r"github_pat_[A-Za-z0-9_]{22,255}"),
+            not_after=_TOKEN_CHARS,
+        ),
+        _Rule(
+            "github_token",
+            c(r"gh[pousr]_[A-Za-z0-9]{30,255}"),
+            not_after=_TOKEN_CHARS,
+        ),
+        _Rule(
+            "huggingface_token",
+            c(r"hf_[A-Za-z0-9]{30,64}(?![A-Za-z0-9])"),
+            not_after=_TOKEN_CHARS,
+        ),
+        _Rule(
+            "npm_token",
+            c(r"npm_[A-Za-z0-9]{36,64}(?![A-Za-z0-9])"),
+            not_after=_TOKEN_CHARS,
+        ),
+        _Rule(
+            "google_api_key",
+            c(r"AIza[0-9A-Za-z_\-]{35}"),
+            not_after=_TOKEN_CHARS,
+        ),
+        _Rule(
+            "stripe_key",
+            c(r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,255}"),
+            not_after=_TOKEN_CHARS,
+        ),
+        _Rule(
+            "slack_token",
+            c(r"x(?:ox[abposre]|app)-[A-Za-z0-9\-]{10,255}"),
+            not_after=_TOKEN_CHARS,
+        ),
+        _Rule(
+            "jwt",
+            c(r"eyJ[A-Za-z0-9_\-]{8,4096}\.eyJ[A-Za-z0-9_\-]{8,8192}\.[A-Za-z0-9_\-]{0,2048}"),
+            not_after=_TOKEN_CHARS,
+            keep=_jwt_keep,
+        ),
+        _Rule(
+            "aws_secret_access_key",
+            c(
+                r"aws_?secret_?(?:access_?)?key[\"']?[ \t]*[=:][ \t]*[\"']?"
+                r"(?P<v>[a-z0-9/+=]{40})(?![a-z0-9/+=])"
+            ),
+            group="v",
+            folded=True,
+        ),
+        _Rule(
+            "bearer_token",
+            c(r"bearer[ \t]+(?P<v>[a-z0-9\-._~+/]{16,4096}=*)"),
+            group="v",
+            folded=True,
+            not_after=string.ascii_letters + string.digits,
+            keep=_bearer_keep,
+        ),
+        _Rule(
+            "bearer_token",
+            c(r"authorization\"?[ \t]*[:=][ \t]*\"?token[ \t]+(?P<v>[a-z0-9\-._~+/]{16,4096}=*)"),
+            group="v",
+            folded=True,
+            keep=_bearer_keep,
+        ),
+        _Rule(
+            "basic_auth",
+            c(r"authorization\"?[ \t]*[:=][ \t]*\"?basic[ \t]+(?P<v>[a-z0-9+/]{12,4096}={0,2})"),
+            group="v",
+            folded=True,
+        ),
+        # scheme://user:password@host; detect-secrets' BasicAuth pattern finds most of these too
+        # and its findings merge with these.
+        _Rule(
+            "url_password",
+            c(r"://[^\s:/?#@'\"<>]{1,256}:(?P<v>[^\s/?#@'\"<>]{1,256})@"),
+            group="v",
+            keep=_value_keep,
+        ),
+        _Rule(
+            "url_password",
+            c(r"-(?:u|-user)[ \t]+[^\s:'\"]{1,128}:(?P<v>[^\s'\"]{1,256})"),
+            group="v",
+            not_after="".join(chr(i) for i in range(33, 127)),  # only after a space or at start
+            keep=_value_keep,
+        ),
+    ]
+
+
+def _detect_secrets_rules() -> list[_Rule]:
+    """detect-secrets' provider plugins: each regex with the type we report and the part of its
+    match that is the secret. Its own ``findall`` yields capture groups, which for GitHub is only
+    the ``ghp`` prefix, so spans are taken here. Its case-insensitive patterns are all lowercase
+    and run on the lowercased text. Left out: Mailchimp and Telegram, whose patterns start with a
+    character class (slow at every position, and no provider the product meets), Artifactory,
+    IBM, Cloudant and SoftLayer, whose assignment patterns fire on prose."""
+    aws_id, aws_secret = AWSKeyDetector.denylist
+    slack_token, slack_webhook = SlackDetector.denylist
+    table: list[tuple[str, re.Pattern[str], int]] = [
+        ("aws_access_key_id", aws_id, 0),
+        ("aws_secret_access_key", aws_secret, 1),
+        ("azure_storage_key", AzureStorageKeyDetector.denylist[0], 0),
+        ("url_password", BasicAuthDetector.denylist[0], 1),
+        ("discord_bot_token", DiscordBotTokenDetector.denylist[0], 0),
+        ("github_token", GitHubTokenDetector.denylist[0], 0),
+        ("openai_api_key", OpenAIDetector.denylist[0], 0),
+        ("pypi_token", PypiTokenDetector.denylist[0], 0),
+        ("pypi_token", PypiTokenDetector.denylist[1], 0),
+        ("sendgrid_api_key", SendGridDetector.denylist[0], 0),
+        ("slack_token", slack_token, 0),
+        ("slack_webhook", slack_webhook, 0),
+        ("square_oauth_secret", SquareOAuthDetector.denylist[0], 0),
+        ("stripe_key", StripeDetector.denylist[0], 0),
+        ("twilio_api_key", TwilioKeyDetector.denylist[0], 0),
+        ("twilio_api_key", TwilioKeyDetector.denylist[1], 0),
+    ]
+    table += [("gitlab_token", p, 0) for p in GitLabTokenDetector.denylist]
+    rules = []
+    for kind, pattern, group in table:
+        # A case-insensitive pattern matches the lowercased text once its own letters are
+        # lowercased, which lets the engine search for its literal prefix; an escape such as \S
+        # would change meaning, so such a pattern stays as it is.
+        folded = bool(pattern.flags & re.IGNORECASE) and not re.search(r"\\[A-Z]", pattern.pattern)
+        if folded:
+            pattern = re.compile(pattern.pattern.lower(), pattern.flags & ~re.IGNORECASE)
+        rules.append(_Rule(kind, pattern, group, folded=folded))
+    return rules
+
+
+def _generic_rules() -> list[_Rule]:
+    """Secrets known by their context rather than their shape."""
+    c = re.compile
+    return [
+        _Rule(
+            "secret_assignment",
+            c(_SECRET_NAME + _ASSIGNMENT_TAIL, re.MULTILINE),
+            group=("v1", "v2", "v3", "j1", "j2", "y"),
+            hints=("=", ":"),
+            folded=True,
+            keep=_assignment_keep,
+        ),
+        _Rule(
+            "secret_assignment",
+            c(
+                r"--[a-z\-]{0,32}(?:password|passwd|token|secret|api-key|apikey)[ \t]+"
+                r"(?P<v>[^\s\-]\S{0,511})"
+            ),
+            group="v",
+            folded=True,
+            keep=_value_keep,
+        ),
+        # Found at its @ and extended left over the local part: a pattern starting at the local
+        # part would be tried at every letter of the text.
+        _Rule(
+            "email",
+            c(r"@(?:[a-z0-9\-]{1,63}\.){1,8}[a-z]{2,24}(?![a-z0-9\-])"),
+            hints=("@",),
+            folded=True,
+            extend_left=_LOCAL_PART,
+            keep=_email_keep,
+        ),
+    ]
+
+
+# Order is priority: when findings overlap, the merged replacement takes the earliest rule's type.
+_RULES: tuple[_Rule, ...] = tuple(_specific_rules() + _detect_secrets_rules() + _generic_rules())
+
+
+@dataclass(frozen=True)
+class _Span:
+    start: int
+    end: int
+    rank: int
+    kind: str
+
+
+def _fold(text: str) -> str:
+    """ASCII letters lowercased, every index unchanged (``str.lower`` can change the length of
+    a few non-ASCII strings, such as a dotted capital I)."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    return text.translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def _find(text: str) -> list[_Span]:
+    if not text:
+        return []
+    folded = _fold(text)
+    present: dict[str, bool] = {}
+
+    def occurs(hint: str) -> bool:
+        if hint not in present:
+            present[hint] = hint in folded
+        return present[hint]
+
+    existing = [m.span() for m in _TOKEN_RE.finditer(folded)] if "[redacted:" in folded else []
+    found: list[_Span] = []
+    for rank, rule in enumerate(_RULES):
+        if rule.hints and not any(occurs(h) for h in rule.hints):
+            continue
+        for m in rule.pattern.finditer(folded if rule.folded else text):
+            if rule.not_after and m.start() > 0 and text[m.start() - 1] in rule.not_after:
+                continue
+            start, end = _span(m, rule.group)
+            if start < 0 or start == end:
+                continue
+            if rule.extend_left:
+                stop = max(0, start - 64)
+                while start > stop and text[start - 1] in rule.extend_left:
+                    start -= 1
+                if start == m.start():
+                    continue
+            if rule.keep is not None and not rule.keep(text, m, start, end):
+                continue
+            if any(s < end and start < e for s, e in existing):
+                continue  # already a replacement token: redaction is idempotent
+            found.append(_Span(start, end, rank, rule.kind))
+    return _merge(found)
+
+
+def _span(m: re.Match[str], group: int | str | tuple[str, ...]) -> tuple[int, int]:
+    if not isinstance(group, tuple):
+        return m.span(group)
+    for name in group:
+        if m.start(name) >= 0:
+            return m.span(name)
+    return (-1, -1)
+
+
+def _merge(spans: list[_Span]) -> list[_Span]:
+    """Union overlapping findings; the merged span is typed by its highest-priority part."""
+    merged: list[_Span] = []
+    for span in sorted(spans, key=lambda s: (s.start, -s.end, s.rank)):
+        if merged and span.start < merged[-1].end:
+            last = merged[-1]
+            best = last if last.rank <= span.rank else span
+            merged[-1] = _Span(last.start, max(last.end, span.end), best.rank, best.kind)
+        else:
+            merged.append(span)
+    return merged
+
+
+def redact(text: str) -> Redacted[str]:
+    """Replace every secret in ``text`` with ``[REDACTED:<type>]`` and count them by type."""
+    spans = _find(text)
+    if not spans:
+        return Redacted(text, {})
+    out: list[str] = []
+    pos = 0
+    for span in spans:
+        out.append(text[pos : span.start])
+        out.append(TOKEN.format(span.kind))
+        pos = span.end
+    out.append(text[pos:])
+    return Redacted("".join(out), _sorted_counts(Counter(s.kind for s in spans)))
+
+
+def still_has_secrets(text: str) -> tuple[str, ...]:
+    """The types of secret still present in ``text`` (empty when clean). Run over what is about
+    to be written, after redaction: escaping, joining and fields that never went through
+    ``redact`` can each let one through."""
+    return tuple(sorted({span.kind for span in _find(text)}))
+
+
+_SECRET_KEY = re.compile(rf"[A-Za-z0-9_.\-]{{0,64}}?{_SECRET_NAME}", re.IGNORECASE)
+
+
+def redact_data[T](data: T) -> Redacted[T]:
+    """Redact every string inside JSON-like data (dicts, lists, tuples); keys are kept. A string
+    under a key that names a secret (``"password"``, ``"GITHUB_TOKEN"``) is replaced whole."""
+    counts: Counter[str] = Counter()
+    strings: list[str] = []
+
+    def whole(value: str, key: str | None) -> bool:
+        return (
+            key is not None and _SECRET_KEY.fullmatch(key) is not None and _plausible_value(value)
+        )
+
+    def collect(value: Any, key: str | None) -> None:
+        if isinstance(value, str):
+            if whole(value, key):
+                counts["secret_assignment"] += 1
+            else:
+                strings.append(value)
+        elif isinstance(value, Mapping):
+            for k, v in value.items():
+                collect(v, k if isinstance(k, str) else None)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                collect(v, None)
+
+    collect(data, None)
+    redacted = iter(_redact_many(strings, counts))
+
+    def rebuild(value: Any, key: str | None) -> Any:
+        if isinstance(value, str):
+            return TOKEN.format("secret_assignment") if whole(value, key) else next(redacted)
+        if isinstance(value, Mapping):
+            return {k: rebuild(v, k if isinstance(k, str) else None) for k, v in value.items()}
+        if isinstance(value, list):
+            return [rebuild(v, None) for v in value]
+        if isinstance(value, tuple):
+            return tuple(rebuild(v, None) for v in value)
+        return value
+
+    return Redacted(rebuild(data, None), _sorted_counts(counts))
+
+
+# No pattern crosses a NUL between newlines (no character class or repeat admits NUL, and none
+# spans lines but the private-key body, which stops at NUL), so the strings of one structure can
+# go through the rules in one pass instead of paying the per-call cost for every short string.
+_SEPARATOR = "\n\x00\n"
+
+
+def _redact_many(strings: list[str], counts: Counter[str]) -> list[str]:
+    if not any("\x00" in s for s in strings):
+        joined = redact(_SEPARATOR.join(strings))
+        parts = joined.value.split(_SEPARATOR)
+        if len(parts) == len(strings):
+            counts.update(joined.counts)
+            return parts
+    out = []
+    for s in strings:
+        r = redact(s)
+        counts.update(r.counts)
+        out.append(r.value)
+    return out
+
+
+def merge_counts(counts: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    """Sum several redaction counts into one, sorted by type (a manifest's redaction report)."""
+    total: Counter[str] = Counter()
+    for c in counts:
+        total.update(c)
+    return _sorted_counts(total)
+
+
+def _sorted_counts(counts: Counter[str]) -> dict[str, int]:
+    return {k: counts[k] for k in sorted(counts) if counts[k]}
