@@ -23,11 +23,8 @@ from django.utils import timezone
 from tasks_review.core.config import GenerateConfig, parse_config
 from tasks_review.core.mining.repair import RepairCandidate, find_repair_candidates
 from tasks_review.models import STAGES, Candidate, PipelineRun, empty_counts
-from tasks_review.services.taskwriting import (
-    base_image_ref,
-    candidate_payload,
-    candidate_write_task,
-)
+from tasks_review.services.images import base_image_ref
+from tasks_review.services.taskwriting import candidate_payload, candidate_write_task
 from tasks_review.services.verification import candidate_verify, candidates_verify
 from trajectories.core import replay as core_replay
 from trajectories.models import Trajectory
