@@ -31,12 +31,14 @@ def _enqueue(func: str, *args: object, cluster: str, **options: object) -> None:
     transaction.on_commit(partial(async_task, func, *args, cluster=cluster, **options))
 
 
-def _docker() -> str:
+def _docker_cluster() -> str:
     return settings.Q_DOCKER_CLUSTER
 
 
 def pipeline_run_enqueue(run_id: int) -> None:
-    _enqueue("tasks_review.tasks.pipeline_run_job", run_id, group="pipeline", cluster=_docker())
+    _enqueue(
+        "tasks_review.tasks.pipeline_run_job", run_id, group="pipeline", cluster=_docker_cluster()
+    )
 
 
 def pipeline_run_job(run_id: int) -> str:
@@ -53,7 +55,7 @@ def pipeline_verify_enqueue(run_id: int) -> None:
         "tasks_review.tasks.pipeline_verify_job",
         run_id,
         group=f"verify-run-{run_id}",
-        cluster=_docker(),
+        cluster=_docker_cluster(),
     )
 
 
@@ -75,7 +77,7 @@ def candidate_retry_enqueue(run_id: int, candidate_id: int) -> None:
         run_id,
         candidate_id,
         group=f"verify-run-{run_id}",
-        cluster=_docker(),
+        cluster=_docker_cluster(),
     )
 
 
