@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -47,6 +48,21 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None or raw.strip() == "":
         return default
     return [part.strip() for part in raw.split(",") if part.strip()]
+
+
+def q_cluster_limits(prefix: str) -> dict[str, int]:
+    """A django-q2 cluster's limits from PREFIX_WORKERS, _TIMEOUT, _RETRY and _MAX_ATTEMPTS."""
+    limits = {
+        "workers": env_int(f"{prefix}_WORKERS", 2, minimum=1),
+        "timeout": env_int(f"{prefix}_TIMEOUT", 1800, minimum=10),
+        "retry": env_int(f"{prefix}_RETRY", 2000, minimum=20),
+        "max_attempts": env_int(f"{prefix}_MAX_ATTEMPTS", 3, minimum=1),
+    }
+    if limits["retry"] <= limits["timeout"]:
+        raise ImproperlyConfigured(
+            f"{prefix}_RETRY must be larger than {prefix}_TIMEOUT (django-q2 would run a job twice)"
+        )
+    return limits
 
 
 DEBUG = env_bool("DEBUG", False)
@@ -134,21 +150,28 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "static"
 
 # django-q2: the ORM broker by default (embedded, no extra service); Redis when Q_REDIS_URL is set.
-# timeout < retry so a job is never handed to a second worker while the first still runs it;
+# Two clusters, one queue each: Docker work (pipeline runs, which build images, and their
+# verifications) on `docker`, so a long trial matrix never delays a replay on the default one.
+# A worker serves the cluster Q_CLUSTER_NAME names (`Q_CLUSTER_NAME=docker manage.py qcluster`);
+# django-q2 then takes that cluster's ALT_CLUSTERS entry over the defaults below. Every cluster:
+# timeout < retry, so a job is never handed to a second worker while the first still runs it;
 # max_attempts bounds a job that keeps killing its worker.
-Q_CLUSTER: dict[str, object] = {
+Q_DOCKER_CLUSTER = "docker"
+Q_CLUSTER: dict[str, Any] = {
+    # The default cluster's queue, and the salt that signs every cluster's jobs.
     "name": "traj2env",
-    "workers": env_int("Q_WORKERS", 2, minimum=1),
-    "timeout": env_int("Q_TIMEOUT", 1800, minimum=10),
-    "retry": env_int("Q_RETRY", 2000, minimum=20),
-    "max_attempts": env_int("Q_MAX_ATTEMPTS", 3, minimum=1),
+    **q_cluster_limits("Q"),
     "ack_failures": True,
     "catch_up": False,
     "label": "Jobs",
+    "ALT_CLUSTERS": {Q_DOCKER_CLUSTER: q_cluster_limits("Q_DOCKER")},
 }
-if Q_CLUSTER["retry"] <= Q_CLUSTER["timeout"]:  # type: ignore[operator]
+_cluster_name = os.environ.get("Q_CLUSTER_NAME")
+if _cluster_name and _cluster_name not in {Q_CLUSTER["name"], Q_DOCKER_CLUSTER}:
+    # django-q2 would serve a queue of that name, which nothing fills.
     raise ImproperlyConfigured(
-        "Q_RETRY must be larger than Q_TIMEOUT (django-q2 would run a job twice)"
+        f"Q_CLUSTER_NAME={_cluster_name!r} names no cluster (use {Q_CLUSTER['name']} or "
+        f"{Q_DOCKER_CLUSTER})"
     )
 if os.environ.get("Q_REDIS_URL"):
     Q_CLUSTER["redis"] = os.environ["Q_REDIS_URL"]

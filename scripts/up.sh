@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the embedded default (SQLite, the local Docker engine): set up, build the base
 # image offline when missing, turn the bundled samples into verified tasks, and serve the review
-# desk and a worker on 127.0.0.1.
+# desk and its workers on 127.0.0.1.
 source "$(dirname "$0")/lib.sh"
 PORT="${PORT:-8000}"
 
@@ -19,8 +19,13 @@ else
 fi
 "$PY" manage.py collectstatic --noinput -v 0
 
-say "starting a worker (django-q2) and the web app on http://127.0.0.1:$PORT/"
+say "starting the django-q2 workers (default and docker queues) and the web app on http://127.0.0.1:$PORT/"
+# One worker per cluster: replays and light jobs on the default queue, Docker work (pipeline runs,
+# their verifications) on the docker one. The cluster comes from Q_CLUSTER_NAME: `qcluster --name`
+# is read after django-q2 has loaded its settings, so on Linux it serves the default queue.
 "$PY" manage.py qcluster &
 WORKER=$!
-trap 'kill $WORKER 2>/dev/null; wait $WORKER 2>/dev/null' EXIT INT TERM
+Q_CLUSTER_NAME=docker "$PY" manage.py qcluster &
+DOCKER_WORKER=$!
+trap 'kill $WORKER $DOCKER_WORKER 2>/dev/null; wait $WORKER $DOCKER_WORKER 2>/dev/null' EXIT INT TERM
 "$PY" manage.py runserver --insecure --noreload "127.0.0.1:$PORT"

@@ -1,62 +1,108 @@
-"""django-q2 jobs for pipeline runs. They take ids and claim their rows.
+"""django-q2 jobs of the tasks_review app, and the only module here that enqueues.
 
-A run is one job up to its verify stage; verification is then one job per candidate, run in
-``jobs`` lanes (each job queues its lane's next), so the q2 time limit bounds one candidate's
-trial matrix, not a whole run.
+Jobs take ids, call services, and queue what a service says comes next (``Next``); services
+never enqueue. Docker work runs on the docker cluster, so a long trial matrix never delays a
+replay: a run's job (it builds images), its verify lanes and candidate retries. Verification is
+one job per candidate, in ``jobs`` lanes (each lane's job queues its next), so the q2 time limit
+bounds one candidate's trial matrix, not a whole run.
 """
 
 from __future__ import annotations
 
 from functools import partial
 
+from django.conf import settings
 from django.db import transaction
 from django_q.tasks import async_task
 
+from tasks_review.models import DatasetExport, PipelineRun
+from tasks_review.services.pipeline import (
+    Next,
+    candidate_retry,
+    pipeline_run_execute_queued,
+    pipeline_verify_next,
+)
+from tasks_review.services.review import dataset_export_execute
+from trajectories.tasks import default_cluster, unless_gone
+
+
+def _enqueue(func: str, *args: object, cluster: str, **options: object) -> None:
+    # After commit: a worker that starts first must find the rows.
+    transaction.on_commit(partial(async_task, func, *args, cluster=cluster, **options))
+
+
+def _docker_cluster() -> str:
+    return settings.Q_DOCKER_CLUSTER
+
 
 def pipeline_run_enqueue(run_id: int) -> None:
-    transaction.on_commit(
-        partial(async_task, "tasks_review.tasks.pipeline_run_job", run_id, group="pipeline")
+    _enqueue(
+        "tasks_review.tasks.pipeline_run_job", run_id, group="pipeline", cluster=_docker_cluster()
     )
 
 
 def pipeline_run_job(run_id: int) -> str:
-    from tasks_review.services.pipeline import pipeline_run_execute
-
-    run = pipeline_run_execute(run_id=run_id, queued=True)
-    return "not claimed" if run is None else run.status
+    return unless_gone(
+        PipelineRun,
+        run_id,
+        lambda: _queue_next(run_id, pipeline_run_execute_queued(run_id=run_id)),
+    )
 
 
 def pipeline_verify_enqueue(run_id: int) -> None:
     """One more lane step of a run's verify stage: a job that verifies one candidate."""
-    transaction.on_commit(
-        partial(
-            async_task,
-            "tasks_review.tasks.pipeline_verify_job",
-            run_id,
-            group=f"verify-run-{run_id}",
-        )
+    _enqueue(
+        "tasks_review.tasks.pipeline_verify_job",
+        run_id,
+        group=f"verify-run-{run_id}",
+        cluster=_docker_cluster(),
     )
 
 
 def pipeline_verify_job(run_id: int) -> str:
-    from tasks_review.services.pipeline import pipeline_verify_next
+    return unless_gone(
+        PipelineRun, run_id, lambda: _queue_next(run_id, pipeline_verify_next(run_id=run_id))
+    )
 
-    return pipeline_verify_next(run_id=run_id)
+
+def _queue_next(run_id: int, step: Next) -> str:
+    for _ in range(step.lanes):
+        pipeline_verify_enqueue(run_id)
+    return step.summary
 
 
 def candidate_retry_enqueue(run_id: int, candidate_id: int) -> None:
-    transaction.on_commit(
-        partial(
-            async_task,
-            "tasks_review.tasks.candidate_retry_job",
-            run_id,
-            candidate_id,
-            group=f"verify-run-{run_id}",
-        )
+    _enqueue(
+        "tasks_review.tasks.candidate_retry_job",
+        run_id,
+        candidate_id,
+        group=f"verify-run-{run_id}",
+        cluster=_docker_cluster(),
     )
 
 
 def candidate_retry_job(run_id: int, candidate_id: int) -> str:
-    from tasks_review.services.pipeline import candidate_retry
+    # The run is the row that matters: a deleted candidate is simply not claimable.
+    return unless_gone(
+        PipelineRun,
+        run_id,
+        lambda: candidate_retry(run_id=run_id, candidate_id=candidate_id),
+    )
 
-    return candidate_retry(run_id=run_id, candidate_id=candidate_id)
+
+def dataset_export_enqueue(export_id: int) -> None:
+    """Ready for ``dataset_export_create``, which still enqueues by itself for now."""
+    _enqueue(
+        "tasks_review.tasks.dataset_export_job",
+        export_id,
+        task_name=f"dataset-export-{export_id}",
+        cluster=default_cluster(),
+    )
+
+
+def dataset_export_job(export_id: int) -> str:
+    def export() -> str:
+        done = dataset_export_execute(export_id=export_id)
+        return "not claimed" if done is None else done.status
+
+    return unless_gone(DatasetExport, export_id, export)

@@ -2,6 +2,7 @@
 
 Stages: ingest → replay → mine → write (→ build → verify, with Docker) → report. Each stage
 reads and writes rows; the core packages do the work. A run can be cancelled between items.
+Functions a django-q2 job calls return a ``Next``: what the job must queue after them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,13 @@ from django.utils import timezone
 from tasks_review.core.config import GenerateConfig, parse_config
 from tasks_review.core.mining.repair import RepairCandidate, find_repair_candidates
 from tasks_review.models import STAGES, Candidate, PipelineRun, empty_counts
-from tasks_review.services.taskwriting import (
-    base_image_ref,
-    candidate_payload,
-    candidate_write_task,
+from tasks_review.services.images import base_image_ref
+from tasks_review.services.taskwriting import candidate_payload, candidate_write_task
+from tasks_review.services.verification import (
+    candidate_verify,
+    candidates_verify,
+    stale_claims_before,
 )
-from tasks_review.services.verification import candidate_verify, candidates_verify
 from trajectories.core import replay as core_replay
 from trajectories.models import Trajectory
 from trajectories.services import ingest_run_create, ingest_run_execute, replay_compute
@@ -44,6 +46,15 @@ class RunCancelled(Exception):
 
 class IllegalTransition(Exception):
     pass
+
+
+@dataclass(frozen=True, slots=True)
+class Next:
+    """What a queued job leaves to its caller: ``lanes`` more verify jobs of the run to queue
+    (0: none), and a line for the job's result."""
+
+    summary: str
+    lanes: int = 0
 
 
 def pipeline_run_create(
@@ -81,11 +92,10 @@ def pipeline_run_rerun(*, run_id: int, user: Any = None) -> PipelineRun:
 
 def _claim(run_id: int) -> bool:
     now = timezone.now()
-    stale = now - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
     S = PipelineRun.Status
     return bool(
         PipelineRun.objects.filter(id=run_id, cancel_requested=False)
-        .filter(Q(status=S.QUEUED) | Q(status=S.RUNNING, started_at__lt=stale))
+        .filter(Q(status=S.QUEUED) | Q(status=S.RUNNING, started_at__lt=stale_claims_before()))
         .update(status=S.RUNNING, started_at=now, counts=empty_counts(), timings={}, error="")
     )
 
@@ -138,18 +148,30 @@ class _Run:
             self.progress(self.row)
 
 
-def pipeline_run_execute(
-    *, run_id: int, progress: Progress | None = None, queued: bool = False
-) -> PipelineRun | None:
-    """Run every stage. Returns None when the run is not claimable (taken, finished, cancelled).
+def pipeline_run_execute(*, run_id: int, progress: Progress | None = None) -> PipelineRun | None:
+    """Run every stage here, verifying ``jobs`` candidates at a time in threads (the generate
+    command). Returns None when the run is not claimable (taken, finished, cancelled)."""
+    run, _ = _execute(run_id, progress, queued=False)
+    return run
 
-    ``queued`` (the django-q2 path): the verify stage becomes one q2 job per candidate, ``jobs``
-    lanes at a time (``pipeline_verify_next``), and the last of them finishes the run; this
-    call then returns with the run still running. Otherwise candidates are verified here, in
-    ``jobs`` threads.
-    """
+
+def pipeline_run_execute_queued(*, run_id: int) -> Next:
+    """The django-q2 path: every stage up to verify, which becomes one job per candidate in
+    ``jobs`` lanes (``Next.lanes``; each is a ``pipeline_verify_next``). The last of them
+    finishes the run, which stays running until then."""
+    run, lanes = _execute(run_id, None, queued=True)
+    if run is None:
+        return Next("not claimed")
+    if lanes:
+        return Next(f"verifying {run.stage_total} candidates in {lanes} lanes", lanes=lanes)
+    return Next(run.status)
+
+
+def _execute(
+    run_id: int, progress: Progress | None, *, queued: bool
+) -> tuple[PipelineRun | None, int]:
     if not _claim(run_id):
-        return None
+        return None, 0
     run = _Run(PipelineRun.objects.get(id=run_id), progress)
     status = PipelineRun.Status.DONE
     error = ""
@@ -160,8 +182,7 @@ def pipeline_run_execute(
         if not run.config.pipeline.options.propose_only:
             written = _stage_write(run, candidates)
             if settings.TRAJ2ENV["VERIFY"] and queued and written:
-                _stage_verify_queued(run, written)
-                return run.row
+                return run.row, _stage_verify_queued(run, written)
             if settings.TRAJ2ENV["VERIFY"]:
                 _stage_verify(run, written)
     except RunCancelled:
@@ -169,7 +190,7 @@ def pipeline_run_execute(
     except Exception as exc:
         log.exception("pipeline run %s failed", run_id)
         status, error = PipelineRun.Status.FAILED, f"{type(exc).__name__}: {exc}"
-    return _finish(run, status, error)
+    return _finish(run, status, error), 0
 
 
 def _finish(run: _Run, status: str, error: str = "") -> PipelineRun:
@@ -360,22 +381,18 @@ def _count_outcomes(run: _Run) -> None:
     run.counts["ungraded"] = outcomes.filter(status=Candidate.Status.UNGRADED).count()
 
 
-def _stage_verify_queued(run: _Run, candidate_ids: list[int]) -> None:
-    from tasks_review.tasks import pipeline_verify_enqueue
-
+def _stage_verify_queued(run: _Run, candidate_ids: list[int]) -> int:
+    """Enter the verify stage; the number of lanes to start."""
     run.row.stage, run.row.stage_done, run.row.stage_total = "verify", 0, len(candidate_ids)
     run.row.stage_started_at = timezone.now()
     run.save(force=True)
-    for _ in range(min(max(1, run.config.pipeline.options.jobs), len(candidate_ids))):
-        pipeline_verify_enqueue(run.row.id)
+    return min(max(1, run.config.pipeline.options.jobs), len(candidate_ids))
 
 
-def pipeline_verify_next(*, run_id: int) -> str:
-    """One lane step of a queued verify stage: verify the run's next candidate, queue the
+def pipeline_verify_next(*, run_id: int) -> Next:
+    """One lane step of a queued verify stage: verify the run's next candidate, ask for the
     lane's next step, and finish the run when nothing is left to verify. Never raises for a
     candidate's sake (``candidate_verify`` records harness errors as ungraded)."""
-    from tasks_review.tasks import pipeline_verify_enqueue
-
     run = PipelineRun.objects.get(id=run_id)
     verified = None
     if not run.finished and not run.cancel_requested:
@@ -390,15 +407,14 @@ def pipeline_verify_next(*, run_id: int) -> str:
         stage_done=max(0, run.stage_total - pending.count())
     )
     if not run.cancel_requested and pending.filter(status=S.WRITTEN).exists():
-        pipeline_verify_enqueue(run_id)
-        return f"verified {verified.id if verified else 'nothing'}; more queued"
+        return Next(f"verified {verified.id if verified else 'nothing'}; more to verify", lanes=1)
     if pending.filter(status=S.VERIFYING).exists():
-        return "another lane is still verifying"
+        return Next("another lane is still verifying")
     # The last lane out finishes the run, exactly once.
     if not PipelineRun.objects.filter(id=run_id, finished_at__isnull=True).update(
         finished_at=timezone.now()
     ):
-        return "already finished"
+        return Next("already finished")
     run.refresh_from_db()
     state = _Run(run, None)
     state.counts = dict(run.counts)
@@ -408,7 +424,7 @@ def pipeline_verify_next(*, run_id: int) -> str:
     _count_outcomes(state)
     status = PipelineRun.Status.CANCELLED if run.cancel_requested else PipelineRun.Status.DONE
     _finish(state, status)
-    return f"finished the run ({status})"
+    return Next(f"finished the run ({status})")
 
 
 def pipeline_run_retry_ungraded(*, run_id: int, user: Any = None) -> list[int]:
@@ -448,7 +464,7 @@ def candidate_retry(*, run_id: int, candidate_id: int) -> str:
 def _waiting(run: PipelineRun) -> list[int]:
     """The run's candidates a lane may take: written, or verifying under a worker that died."""
     S = Candidate.Status
-    stale = timezone.now() - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
+    stale = stale_claims_before()
     return list(
         Candidate.objects.filter(run=run)
         .filter(Q(status=S.WRITTEN) | Q(status=S.VERIFYING, verify_started_at__lt=stale))

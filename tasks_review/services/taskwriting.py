@@ -28,10 +28,6 @@ from trajectories.store import DbBlobs
 STAGE = "write"
 
 
-class NoBaseImage(RuntimeError):
-    """No pinned base image is configured or bootstrapped: a setup error, not a drop."""
-
-
 def candidate_payload(candidate: RepairCandidate) -> dict[str, Any]:
     return json.loads(json.dumps(dataclasses.asdict(candidate)))
 
@@ -44,26 +40,6 @@ def candidate_from_payload(payload: dict[str, Any]) -> RepairCandidate:
         if k in fields
     }
     return RepairCandidate(**values)
-
-
-def base_image_ref() -> str:
-    """The FROM reference for task Dockerfiles: a configured public image, else the base image
-    built offline by bootstrap (a no-op when the engine already has it)."""
-    configured = settings.TRAJ2ENV.get("BASE_IMAGE")
-    if configured:
-        return configured
-    from tasks_review.core.docker import InfraError, bootstrap
-    from tasks_review.management.commands.images import base_image_spec
-
-    try:
-        record = bootstrap(base_image_spec())
-    except InfraError as exc:
-        raise NoBaseImage(f"no base image: {exc}") from None
-    if not record.pinned_ref:
-        raise NoBaseImage(
-            "no base image: run `python manage.py images bootstrap` (or set TRAJ2ENV_BASE_IMAGE)"
-        )
-    return record.pinned_ref
 
 
 def lint_problems(task_dir: Path) -> list[str]:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import logging
 import shutil
-from datetime import timedelta
+import threading
+from collections.abc import Callable
+from contextlib import suppress
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +16,10 @@ from django.db import close_old_connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from tasks_review.core.trials.matrix import verify_task
+from tasks_review.core.docker import Engine, InfraError
+from tasks_review.core.docker import labels as lbl
+from tasks_review.core.pool import run_each
+from tasks_review.core.trials.matrix import Cancelled, verify_task
 from tasks_review.core.trials.model import MatrixResult, MatrixStatus, TrialStatus
 from tasks_review.models import Candidate, TrialRun
 
@@ -27,28 +33,49 @@ _STATUS = {
 }
 
 
+def stale_claims_before() -> datetime:
+    """Docker work (runs, verifications) claimed before this belongs to a worker that died:
+    the docker cluster stops a job at its timeout."""
+    timeout = settings.Q_CLUSTER["ALT_CLUSTERS"][settings.Q_DOCKER_CLUSTER]["timeout"]
+    return timezone.now() - timedelta(seconds=timeout)
+
+
 def _claim(candidate_id: int) -> bool:
     """WRITTEN or UNGRADED (a retry) -> VERIFYING; a stale VERIFYING is one whose worker died."""
     S = Candidate.Status
-    now = timezone.now()
-    stale = now - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
     return bool(
         Candidate.objects.filter(id=candidate_id)
         .filter(
             Q(status__in=(S.WRITTEN, S.UNGRADED))
-            | Q(status=S.VERIFYING, verify_started_at__lt=stale)
+            | Q(status=S.VERIFYING, verify_started_at__lt=stale_claims_before())
         )
-        .update(status=S.VERIFYING, verify_started_at=now)
+        .update(status=S.VERIFYING, verify_started_at=timezone.now())
     )
 
 
-def candidate_verify(*, candidate_id: int, run_id: str, engine: Any = None) -> Candidate | None:
-    """Run the candidate's trial matrix and record every trial. None when not claimable."""
+def candidate_verify(
+    *,
+    candidate_id: int,
+    run_id: str,
+    engine: Engine | None = None,
+    cancel: threading.Event | None = None,
+) -> Candidate | None:
+    """Run the candidate's trial matrix and record every trial. None when not claimable or
+    deleted meanwhile. ``cancel`` stops the matrix between trials; the candidate is then
+    ungraded, for a retry."""
     if not _claim(candidate_id):
         return None
-    candidate = Candidate.objects.get(id=candidate_id)
+    candidate = Candidate.objects.filter(id=candidate_id).first()
+    if candidate is None:
+        return None
     try:
-        result = verify_task(candidate.task_dir, run_id=run_id, engine=engine)
+        result = verify_task(candidate.task_dir, run_id=run_id, engine=engine, cancel=cancel)
+    except Cancelled as exc:
+        result = MatrixResult(
+            task_dir=candidate.task_dir,
+            status=MatrixStatus.UNGRADED,
+            reasons=(f"verification cancelled: {exc}",),
+        )
     except Exception as exc:  # a bug in the harness must not read as a verdict on the task
         log.exception("verifying candidate %s", candidate_id)
         result = MatrixResult(
@@ -57,12 +84,15 @@ def candidate_verify(*, candidate_id: int, run_id: str, engine: Any = None) -> C
             reasons=(f"harness error: {type(exc).__name__}: {exc}",),
         )
     _record(candidate, result)
-    candidate.refresh_from_db()
-    return candidate
+    return Candidate.objects.filter(id=candidate_id).first()
 
 
 @transaction.atomic
 def _record(candidate: Candidate, result: MatrixResult) -> None:
+    # Locked first: a candidate deleted while its matrix ran (with its run) gets no trials.
+    if not Candidate.objects.select_for_update().filter(id=candidate.id).exists():
+        log.info("candidate %s was deleted during its verification", candidate.id)
+        return
     # A retry replaces the previous attempt's trials: the matrix is judged as a whole.
     TrialRun.objects.filter(candidate=candidate).delete()
     TrialRun.objects.bulk_create(
@@ -122,18 +152,37 @@ def _set_aside(task_dir: Path) -> str:
     return str(target)
 
 
-def candidates_verify(*, candidate_ids: list[int], run_id: str, jobs: int, on_done=None) -> None:
-    """Verify several candidates, ``jobs`` at a time in threads (Docker does the work)."""
-    from concurrent.futures import ThreadPoolExecutor, as_completed
+def candidates_verify(
+    *,
+    candidate_ids: list[int],
+    run_id: str,
+    jobs: int,
+    on_done: Callable[[], None] | None = None,
+    engine: Engine | None = None,
+) -> None:
+    """Verify several candidates, ``jobs`` at a time (``run_each``'s threads; Docker does the
+    work). ``on_done`` runs after each; when it raises (the run was cancelled) no further
+    candidate starts, those in flight stop, and their containers are removed."""
 
-    def one(candidate_id: int) -> None:
+    def one(candidate_id: int, stop: threading.Event) -> None:
         try:
-            candidate_verify(candidate_id=candidate_id, run_id=run_id)
+            candidate_verify(candidate_id=candidate_id, run_id=run_id, engine=engine, cancel=stop)
         finally:
             close_old_connections()  # each thread has its own connection
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="verify") as pool:
-        for future in as_completed([pool.submit(one, i) for i in candidate_ids]):
-            future.result()
-            if on_done:
-                on_done()
+    def remove_containers() -> None:
+        # A trial blocked in its container ends when the container goes. Live ones are ours:
+        # a run id's verifications all happen in this process (queued runs use lanes instead).
+        with suppress(InfraError):
+            (engine or Engine.from_env()).cleanup(label=lbl.run_filter(run_id), include_live=True)
+
+    outcomes = run_each(
+        candidate_ids,
+        one,
+        jobs=jobs,
+        on_done=None if on_done is None else lambda _: on_done(),
+        on_cancel=remove_containers,
+        name="verify",
+    )
+    for outcome in outcomes:
+        outcome.result()  # a bookkeeping error fails the run, once the others are recorded

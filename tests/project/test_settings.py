@@ -1,3 +1,4 @@
+import json
 import os
 import subprocess
 import sys
@@ -60,3 +61,66 @@ def test_q2_retry_must_exceed_timeout():
     proc = _settings_in_subprocess(Q_TIMEOUT="100", Q_RETRY="50")
     assert proc.returncode != 0
     assert "Q_RETRY must be larger than Q_TIMEOUT" in proc.stderr
+
+
+def test_the_docker_clusters_retry_must_exceed_its_timeout():
+    proc = _settings_in_subprocess(Q_DOCKER_TIMEOUT="100", Q_DOCKER_RETRY="50")
+    assert proc.returncode != 0
+    assert "Q_DOCKER_RETRY must be larger than Q_DOCKER_TIMEOUT" in proc.stderr
+
+
+def test_the_docker_cluster_needs_a_worker_and_a_bounded_attempt_count():
+    for name in ("Q_DOCKER_WORKERS", "Q_DOCKER_MAX_ATTEMPTS"):
+        proc = _settings_in_subprocess(**{name: "0"})
+        assert proc.returncode != 0 and f"{name}=0 must be at least 1" in proc.stderr
+
+
+def test_a_worker_for_an_unknown_cluster_fails_loudly():
+    proc = _settings_in_subprocess(Q_CLUSTER_NAME="dokcer")
+    assert proc.returncode != 0
+    assert "Q_CLUSTER_NAME='dokcer' names no cluster" in proc.stderr
+
+
+def _worker_conf(**env: str) -> dict:
+    """What django-q2 itself makes of the settings in a worker started with ``env``."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import django, json; django.setup(); from django_q.conf import Conf; "
+            "print(json.dumps({k: getattr(Conf, k) for k in "
+            "('CLUSTER_NAME', 'PREFIX', 'WORKERS', 'TIMEOUT', 'RETRY', 'MAX_ATTEMPTS')}))",
+        ],
+        cwd=REPO,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("Q_")},
+            "DJANGO_SETTINGS_MODULE": "project.settings",
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_each_cluster_serves_its_own_queue_with_its_own_limits():
+    limits = {"Q_DOCKER_WORKERS": "1", "Q_DOCKER_TIMEOUT": "900", "Q_DOCKER_RETRY": "1000"}
+    assert _worker_conf(**limits) == {
+        "CLUSTER_NAME": "traj2env",
+        "PREFIX": "traj2env",
+        "WORKERS": 2,
+        "TIMEOUT": 1800,
+        "RETRY": 2000,
+        "MAX_ATTEMPTS": 3,
+    }
+    # PREFIX signs the jobs: both clusters must share it to read what the other queued.
+    assert _worker_conf(Q_CLUSTER_NAME="docker", Q_DOCKER_MAX_ATTEMPTS="2", **limits) == {
+        "CLUSTER_NAME": "docker",
+        "PREFIX": "traj2env",
+        "WORKERS": 1,
+        "TIMEOUT": 900,
+        "RETRY": 1000,
+        "MAX_ATTEMPTS": 2,
+    }

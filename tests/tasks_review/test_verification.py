@@ -1,5 +1,7 @@
 """The verify stage's bookkeeping: trial rows, candidate outcome, set-aside folders, retries."""
 
+import dataclasses
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -157,3 +159,105 @@ def test_a_verification_whose_worker_died_is_taken_over(monkeypatch, candidate):
         trials=(trial("oracle", 1.0, 1.0), trial("noop", 0.0, 0.0)),
     )
     assert verify_with(monkeypatch, candidate, kept).status == Candidate.Status.KEPT
+
+
+def test_a_candidate_deleted_while_its_matrix_ran_gets_no_trials(monkeypatch, candidate):
+    def matrix_then_deleted(task_dir, **_):
+        Candidate.objects.filter(id=candidate.id).delete()
+        return MatrixResult(
+            task_dir=task_dir, status=MatrixStatus.KEPT, trials=(trial("oracle", 1.0, 1.0),)
+        )
+
+    monkeypatch.setattr(verification, "verify_task", matrix_then_deleted)
+    assert verification.candidate_verify(candidate_id=candidate.id, run_id="t") is None
+    assert not TrialRun.objects.exists()
+
+
+def written_candidates(tmp_path: Path, n: int) -> list[int]:
+    """Candidates t0, t1, ... of one run, written and waiting for verification."""
+    run = PipelineRun.objects.create(config={}, destination=str(tmp_path))
+    return [
+        Candidate.objects.create(
+            run=run,
+            trajectory=make_trajectory(),
+            family="repair",
+            key=f"k{i}",
+            check_command="npm test",
+            status="written",
+            task_dir=str(tmp_path / f"t{i}"),
+        ).id
+        for i in range(n)
+    ]
+
+
+class FakeEngine:
+    """The Docker seam's labelled cleanup; removing a run's containers ends its blocked trials."""
+
+    def __init__(self) -> None:
+        self.cleanups: list[tuple[str, bool]] = []
+        self.removed = threading.Event()
+
+    def cleanup(self, *, label: str, include_live: bool = False) -> None:
+        self.cleanups.append((label, include_live))
+        self.removed.set()
+
+
+class RunCancelled(Exception):
+    pass
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cancel_starts_no_new_candidate_and_removes_the_runs_containers(monkeypatch, tmp_path):
+    ids = written_candidates(tmp_path, 5)
+    engine = FakeEngine()
+    blocked = threading.Event()
+
+    def matrix(task_dir, *, engine, cancel, **_):
+        if task_dir.endswith("t0"):
+            blocked.wait(10)  # finish (and so get cancelled) once t1 is in its container
+            return MatrixResult(task_dir=task_dir, status=MatrixStatus.KEPT)
+        blocked.set()
+        gone = engine.removed.wait(10)
+        return MatrixResult(
+            task_dir=task_dir,
+            status=MatrixStatus.UNGRADED,
+            reasons=("container removed" if gone else "ran to its end",),
+        )
+
+    def cancelled_from_the_page() -> None:
+        raise RunCancelled()
+
+    monkeypatch.setattr(verification, "verify_task", matrix)
+    with pytest.raises(RunCancelled):
+        verification.candidates_verify(
+            candidate_ids=ids,
+            run_id="pipeline-9",
+            jobs=2,
+            on_done=cancelled_from_the_page,
+            engine=engine,
+        )
+    assert engine.cleanups == [("traj2env.run=pipeline-9", True)]
+    rows = dict(Candidate.objects.filter(id__in=ids).values_list("task_dir", "status"))
+    assert rows[str(tmp_path / "t0")] == "kept"
+    assert rows[str(tmp_path / "t1")] == "ungraded"
+    verified = Candidate.objects.get(task_dir=str(tmp_path / "t1")).verification
+    assert verified["reasons"] == ["container removed"]
+    # At most one more candidate was picked up before the cancel; the rest never started.
+    assert sorted(rows.values()).count("written") >= 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_bookkeeping_error_in_one_candidate_still_verifies_the_others(monkeypatch, tmp_path):
+    ids = written_candidates(tmp_path, 3)
+
+    def matrix(task_dir, **_):
+        # t1's trial carries what a JSON field cannot store: recording it fails.
+        detail = {"bad": object()} if task_dir.endswith("t1") else {}
+        oracle = dataclasses.replace(trial("oracle", 1.0, 1.0), detail=detail)
+        return MatrixResult(task_dir=task_dir, status=MatrixStatus.KEPT, trials=(oracle,))
+
+    monkeypatch.setattr(verification, "verify_task", matrix)
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        verification.candidates_verify(candidate_ids=ids, run_id="t", jobs=1)
+    statuses = list(Candidate.objects.order_by("key").values_list("status", flat=True))
+    assert statuses == ["kept", "verifying", "kept"]

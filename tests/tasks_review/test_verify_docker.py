@@ -58,3 +58,36 @@ def test_samples_are_verified_in_docker_and_kept(docker_engine, tmp_path):
     assert report["counts"]["kept"] == 4 and "verify" in report["timings"]
     # Other tests may run trials in parallel; this run's label must have nothing left.
     assert _containers(f"pipeline-{run.id}") == set(), "trial containers were left behind"
+
+
+def test_a_run_cancelled_while_verifying_starts_no_new_candidate_and_leaves_no_container(
+    docker_engine, tmp_path
+):
+    from tasks_review.core.config import parse_config
+    from tasks_review.services.pipeline import pipeline_run_create, pipeline_run_execute
+
+    config = parse_config(
+        {
+            "source": {"path": str(SAMPLES), "format": "auto"},
+            "pipeline": {"name": "trajectory_to_env", "options": {"jobs": 2}},
+            "output": {"destination": str(tmp_path / "out")},
+        },
+        base_dir=tmp_path,
+    )
+    run = pipeline_run_create(config=config)
+
+    def cancel_on_entering_verify(row):
+        # As if someone pressed Cancel on the run's page: the run stops at its next item.
+        if row.stage == "verify":
+            PipelineRun.objects.filter(id=row.id).update(cancel_requested=True)
+
+    done = pipeline_run_execute(run_id=run.id, progress=cancel_on_entering_verify)
+    assert done.status == "cancelled"
+    statuses = list(Candidate.objects.filter(run=run).values_list("status", flat=True))
+    assert len(statuses) == 4
+    # Two matrices ran at once; the first to finish ended the stage, the other was stopped
+    # (ungraded, for a retry) and at most one more had been picked up meanwhile.
+    assert statuses.count("kept") >= 1 and statuses.count("written") >= 1
+    for candidate in Candidate.objects.filter(run=run, status="ungraded"):
+        assert candidate.verification["reasons"], candidate.verification  # it says why
+    assert _containers(f"pipeline-{run.id}") == set(), "trial containers were left behind"

@@ -31,6 +31,7 @@ from typing import Any
 from ..docker import BuiltImage, Engine, InfraError, Limits
 from ..docker import labels as lbl
 from ..docker.engine import AGENT_UID, Sandbox
+from ..pool import run_each
 from .controls import CATALOGUE, NPM_SCRIPT, Control, ControlContext, source_files
 from .deps import Dependency, OfflineSources, declared_dependencies, unavailable
 from .model import (
@@ -580,27 +581,28 @@ def run_matrices(
     run_id: str,
     **options: Any,
 ) -> list[MatrixResult]:
-    """``run_matrix`` for several candidates, ``jobs`` at a time (threads; Docker does the work).
+    """``run_matrix`` for several candidates, ``jobs`` at a time (``run_each``'s threads).
 
     On KeyboardInterrupt the running matrices stop after their current trial, whose
-    containers are removed as usual, and the interrupt is raised again.
+    containers are killed, and the interrupt is raised again. A matrix that raises is
+    ungraded (a harness error is no verdict on the task) and the others still run.
     """
-    cancel = threading.Event()
-    with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="trials") as pool:
-        futures = [
-            pool.submit(run_matrix, task, engine=engine, run_id=run_id, cancel=cancel, **options)
-            for task in prepared
-        ]
-        try:
-            return [future.result() for future in futures]
-        except BaseException:
-            cancel.set()
-            for future in futures:
-                future.cancel()
-            # Worker threads get no KeyboardInterrupt: a trial in flight would run to its end.
-            # Killing its container ends it now; the worker's sandbox block then removes it.
-            _kill_own_containers(engine, run_id)
-            raise
+    outcomes = run_each(
+        prepared,
+        lambda task, stop: run_matrix(task, engine=engine, run_id=run_id, cancel=stop, **options),
+        jobs=jobs,
+        on_cancel=lambda: _kill_own_containers(engine, run_id),
+        name="trials",
+    )
+    return [_harness_error(o.item, o.error) if o.error else o.result() for o in outcomes]
+
+
+def _harness_error(task: PreparedTask, error: Exception) -> MatrixResult:
+    return MatrixResult(
+        task_dir=str(task.spec.task_dir),
+        status=MatrixStatus.UNGRADED,
+        reasons=(f"harness error: {type(error).__name__}: {error}",),
+    )
 
 
 def _kill_own_containers(engine: Engine, run_id: str) -> None:

@@ -8,12 +8,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
 from tasks_review.core.config import ConfigError, load_config
+from tasks_review.services.images import NoBaseImage, base_image_ref
 from tasks_review.services.pipeline import (
     pipeline_exit_code,
     pipeline_run_create,
     pipeline_run_execute,
 )
-from tasks_review.services.taskwriting import NoBaseImage, base_image_ref
 
 
 class Command(BaseCommand):

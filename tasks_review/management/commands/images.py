@@ -1,26 +1,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from tasks_review.core.docker import BaseImageSpec, Engine, ImageInfo, InfraError, bootstrap
+from tasks_review.core.docker import Engine, ImageInfo, InfraError, bootstrap
 from tasks_review.core.docker import labels as lbl
-from tasks_review.core.docker.base import DEFAULT_REGISTRY
 from tasks_review.core.docker.engine import BUILD_REPOSITORY
-
-
-def base_image_spec() -> BaseImageSpec:
-    """The configured base image: TRAJ2ENV settings where present, the built-in recipe otherwise."""
-    conf: dict[str, Any] = getattr(settings, "TRAJ2ENV", {})
-    return BaseImageSpec(
-        cache_dir=Path(conf.get("CACHE_DIR") or settings.VAR_DIR / "cache"),
-        registry=conf.get("BASE_IMAGE_REGISTRY") or DEFAULT_REGISTRY,
-        public_image=conf.get("BASE_IMAGE") or None,
-    )
+from tasks_review.services.images import base_image_spec
 
 
 def _kind(info: ImageInfo) -> str:

@@ -9,6 +9,7 @@ from django.db import DatabaseError
 
 from trajectories.core import formats
 from trajectories.services import ingest_run_create, ingest_run_execute
+from trajectories.tasks import replays_enqueue
 
 PROGRESS_BAR_FROM = 20  # files; fewer finish before a bar is worth drawing
 
@@ -44,8 +45,6 @@ class Command(BaseCommand):
         summary = ingest_run_execute(run_id=run.id, progress=bar)
         bar.close()
         assert summary is not None  # the run was created just now, nobody else holds it
-        from trajectories.tasks import replays_enqueue
-
         replays_enqueue(summary.trajectory_ids)
         if options["json"]:
             self.stdout.write(json.dumps(summary.as_json()))
