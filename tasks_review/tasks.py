@@ -16,13 +16,13 @@ from django.db import transaction
 from django_q.tasks import async_task
 
 from tasks_review.models import DatasetExport, PipelineRun
+from tasks_review.services.exports import dataset_export_execute
 from tasks_review.services.pipeline import (
     Next,
     candidate_retry,
     pipeline_run_execute_queued,
     pipeline_verify_next,
 )
-from tasks_review.services.review import dataset_export_execute
 from trajectories.tasks import default_cluster, unless_gone
 
 
@@ -91,7 +91,6 @@ def candidate_retry_job(run_id: int, candidate_id: int) -> str:
 
 
 def dataset_export_enqueue(export_id: int) -> None:
-    """Ready for ``dataset_export_create``, which still enqueues by itself for now."""
     _enqueue(
         "tasks_review.tasks.dataset_export_job",
         export_id,

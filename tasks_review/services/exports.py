@@ -14,7 +14,6 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +37,10 @@ def dataset_export_create(
     *,
     user: AbstractBaseUser,
     destination: str | Path | None = None,
-    enqueue: bool = True,
     now: datetime | None = None,
 ) -> DatasetExport:
-    """Queue an export of the accepted tasks; a worker runs dataset_export_execute."""
+    """A queued export of the accepted tasks; `tasks.dataset_export_enqueue` hands it to a
+    worker, which runs dataset_export_execute."""
     require(user, EXPORT, "export datasets")
     now = now or timezone.now()
     with transaction.atomic():
@@ -59,18 +58,6 @@ def dataset_export_create(
             before=None,
             after={"status": export.status, "path": export.path},
         )
-        if enqueue:
-            from django_q.tasks import async_task
-
-            # After commit: a worker that starts first must find the row.
-            transaction.on_commit(
-                partial(
-                    async_task,
-                    "tasks_review.services.exports.dataset_export_execute",
-                    export_id=export.pk,
-                    task_name=f"dataset-export-{export.pk}",
-                )
-            )
         return export
 
 

@@ -32,6 +32,7 @@ from ..selectors import queue as queue_reads
 from ..services import exports as export_services
 from ..services import reservations, reviews
 from ..services.errors import ExportRefused, InvalidDecision, NotPermitted, ReviewError
+from ..tasks import dataset_export_enqueue
 
 can_review = permission_required(REVIEW, raise_exception=True)
 can_adjudicate = permission_required(ADJUDICATE, raise_exception=True)
@@ -388,9 +389,10 @@ def _json(value: Any) -> str:
 def exports(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         try:
-            export_services.dataset_export_create(user=request.user)
+            export = export_services.dataset_export_create(user=request.user)
         except ExportRefused as exc:
             return _exports_page(request, error=str(exc), status=409)
+        dataset_export_enqueue(export.pk)
         return redirect("review:exports")
     if request.method != "GET":
         return HttpResponse(status=405, headers={"Allow": "GET, POST"})

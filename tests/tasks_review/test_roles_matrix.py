@@ -32,7 +32,7 @@ def world(people, settings, tmp_path):
         user = User.objects.create_user(name)
         user.groups.add(annotators)
         reviews.review_submit(user=user, candidate_id=disputed.pk, decision=decision, reason=reason)
-    export = exports.dataset_export_create(user=people.dave, enqueue=False)
+    export = exports.dataset_export_create(user=people.dave)
     exports.dataset_export_execute(export_id=export.pk)
     trial = pending.trials.first()
     return {

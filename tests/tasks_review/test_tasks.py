@@ -238,10 +238,6 @@ def test_a_job_that_fails_while_its_row_still_exists_still_raises(tmp_path, monk
 
 # -- one module enqueues ---------------------------------------------------------------------------
 
-# dataset_export_create still enqueues from the review services until its module settles.
-NOT_YET_MOVED = {"tasks_review/services/review.py"}
-
-
 APPS = ("trajectories", "tasks_review", "training")
 
 
@@ -276,7 +272,7 @@ def test_only_each_apps_tasks_module_enqueues():
         for path in _modules()
         if "django_q.tasks.async_task" in _imports(path)
     }
-    assert enqueuing - NOT_YET_MOVED == {"tasks_review/tasks.py", "trajectories/tasks.py"}
+    assert enqueuing == {"tasks_review/tasks.py", "trajectories/tasks.py", "training/tasks.py"}
 
 
 def test_services_import_neither_jobs_nor_commands():

@@ -26,7 +26,7 @@ def test_an_export_copies_each_accepted_task_folder_and_writes_a_manifest(
 ):
     a, b = accepted
     dest = tmp_path / "out" / "dataset"
-    export = exports.dataset_export_create(user=people.bob, destination=dest, enqueue=False)
+    export = exports.dataset_export_create(user=people.bob, destination=dest)
     assert export.status == DatasetExport.Status.QUEUED
     export = exports.dataset_export_execute(export_id=export.pk)
     assert export.status == DatasetExport.Status.DONE and export.error == ""
@@ -65,9 +65,7 @@ def test_an_export_copies_each_accepted_task_folder_and_writes_a_manifest(
 
 
 def test_an_export_is_audited_when_created_and_when_finished(people, tmp_path, accepted):
-    export = exports.dataset_export_create(
-        user=people.bob, destination=tmp_path / "d", enqueue=False
-    )
+    export = exports.dataset_export_create(user=people.bob, destination=tmp_path / "d")
     exports.dataset_export_execute(export_id=export.pk)
     created, finished = AuditEvent.objects.filter(target_type="dataset_export").order_by("id")
     assert (created.verb, created.actor, created.after["status"]) == (
@@ -85,7 +83,7 @@ def test_a_symlink_in_a_task_folder_fails_the_export_and_leaves_nothing(people, 
     (tmp_path / "secret").write_text("host file")
     os.symlink(tmp_path / "secret", os.path.join(a.task_dir, "tests", "data"))
     dest = tmp_path / "out"
-    export = exports.dataset_export_create(user=people.bob, destination=dest, enqueue=False)
+    export = exports.dataset_export_create(user=people.bob, destination=dest)
     export = exports.dataset_export_execute(export_id=export.pk)
     assert export.status == DatasetExport.Status.FAILED
     assert "symlink in task folder" in export.error and export.manifest is None
@@ -108,8 +106,8 @@ def test_the_default_destination_is_a_timestamped_folder_under_var_exports(
     people, settings, tmp_path
 ):
     settings.VAR_DIR = tmp_path
-    first = exports.dataset_export_create(user=people.bob, enqueue=False)
-    second = exports.dataset_export_create(user=people.bob, enqueue=False)
+    first = exports.dataset_export_create(user=people.bob)
+    second = exports.dataset_export_create(user=people.bob)
     assert re.fullmatch(re.escape(str(tmp_path / "exports")) + r"/\d{8}-\d{6}(-\w+)?", first.path)
     assert second.path != first.path  # two exports in one second do not share a folder
 
@@ -119,15 +117,13 @@ def test_a_used_destination_is_refused(people, tmp_path):
     (tmp_path / "full" / "x").write_text("x")
     with pytest.raises(errors.ExportRefused, match="already used"):
         exports.dataset_export_create(user=people.bob, destination=tmp_path / "full")
-    exports.dataset_export_create(user=people.bob, destination=tmp_path / "new", enqueue=False)
+    exports.dataset_export_create(user=people.bob, destination=tmp_path / "new")
     with pytest.raises(errors.ExportRefused, match="already used"):
         exports.dataset_export_create(user=people.bob, destination=tmp_path / "new")
 
 
 def test_an_export_runs_once_however_often_the_job_is_delivered(people, tmp_path, accepted):
-    export = exports.dataset_export_create(
-        user=people.bob, destination=tmp_path / "d", enqueue=False
-    )
+    export = exports.dataset_export_create(user=people.bob, destination=tmp_path / "d")
     exports.dataset_export_execute(export_id=export.pk)
     again = exports.dataset_export_execute(export_id=export.pk)
     assert again.status == DatasetExport.Status.DONE

@@ -31,9 +31,7 @@ def test_the_exports_page_queues_an_export_that_a_worker_runs(
 
 def test_a_running_export_row_polls_and_a_finished_one_stops_it(people, client, tmp_path):
     client.force_login(people.dave)
-    export = exports.dataset_export_create(
-        user=people.dave, destination=tmp_path / "d", enqueue=False
-    )
+    export = exports.dataset_export_create(user=people.dave, destination=tmp_path / "d")
     hx = {"HX-Request": "true"}
     running = client.get(f"/review/exports/{export.pk}/", headers=hx)
     assert running.status_code == 200
@@ -48,9 +46,7 @@ def test_a_running_export_row_polls_and_a_finished_one_stops_it(people, client, 
 
 
 def test_the_manifest_is_served_as_json(people, client, tmp_path, accepted):
-    export = exports.dataset_export_create(
-        user=people.bob, destination=tmp_path / "d", enqueue=False
-    )
+    export = exports.dataset_export_create(user=people.bob, destination=tmp_path / "d")
     client.force_login(people.bob)
     assert client.get(f"/review/exports/{export.pk}/manifest.json").status_code == 404
     exports.dataset_export_execute(export_id=export.pk)

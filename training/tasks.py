@@ -1,0 +1,80 @@
+"""django-q2 jobs of the training app, and the only module here that enqueues.
+
+Jobs take ids, call services and queue what comes next; services never enqueue. Grading
+rollouts is Docker work and runs on the docker cluster; reading a jobs folder and scoring an
+eval run are light and run on the default one.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from django.conf import settings
+from django.db import transaction
+from django_q.tasks import async_task
+
+from tasks_review.models import Candidate
+from trajectories.tasks import default_cluster, unless_gone
+
+from .models import EvalRun, RolloutImport
+from .services.evals import eval_run_execute
+from .services.rollouts import rollout_import_execute, rollouts_pending_by_task, rollouts_regrade
+
+
+def _enqueue(func: str, *args: object, cluster: str, **options: object) -> None:
+    # After commit: a worker that starts first must find the rows.
+    transaction.on_commit(partial(async_task, func, *args, cluster=cluster, **options))
+
+
+def rollout_import_enqueue(import_id: int) -> None:
+    _enqueue(
+        "training.tasks.rollout_import_job",
+        import_id,
+        group="rollouts",
+        cluster=default_cluster(),
+    )
+
+
+def rollout_import_job(import_id: int) -> str:
+    def read() -> str:
+        row = rollout_import_execute(import_id=import_id)
+        if row is None:
+            return "not claimed"
+        regrade_enqueue(row.summary.get("rollouts") or [])
+        return f"{row.status}: {len(row.summary.get('rollouts') or [])} rollouts"
+
+    return unless_gone(RolloutImport, import_id, read)
+
+
+def regrade_enqueue(rollout_ids: list[int] | None = None) -> int:
+    """One grading job per kept task with pending rollouts (a task's image is prepared once)."""
+    groups = rollouts_pending_by_task(rollout_ids)
+    for candidate_id, ids in groups.items():
+        _enqueue(
+            "training.tasks.regrade_job",
+            candidate_id,
+            ids,
+            group="regrade",
+            cluster=settings.Q_DOCKER_CLUSTER,
+        )
+    return len(groups)
+
+
+def regrade_job(candidate_id: int, rollout_ids: list[int]) -> str:
+    def grade() -> str:
+        counts = rollouts_regrade(candidate_id=candidate_id, rollout_ids=rollout_ids)
+        return ", ".join(f"{k} {v}" for k, v in counts.items())
+
+    return unless_gone(Candidate, candidate_id, grade)
+
+
+def eval_run_enqueue(run_id: int) -> None:
+    _enqueue("training.tasks.eval_run_job", run_id, group="eval", cluster=default_cluster())
+
+
+def eval_run_job(run_id: int) -> str:
+    def score() -> str:
+        run = eval_run_execute(run_id=run_id)
+        return "not claimed" if run is None else run.status
+
+    return unless_gone(EvalRun, run_id, score)
