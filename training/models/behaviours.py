@@ -1,4 +1,4 @@
-"""The learning loop's rows: behaviours and their versions, tasks by split, rollouts, eval runs.
+"""Behaviours and their versions, tasks by split, rollouts, eval runs and their results.
 
 Specs, facts and results are the core's dataclasses stored as JSON (``training.core``); the rows
 add identity, ownership, status and the links a page follows.
