@@ -111,15 +111,16 @@ def claude_code_hook(spec: BehaviourSpec, *, context: TaskContext | None = None)
             f"{spec.slug} forbids no action and has no fixed order of two concrete actions: "
             "there is no call for a hook to refuse"
         )
+    context = context or TaskContext()
     config = HookConfig(
         behaviour=spec.slug,
         version=spec.version,
         title=spec.title,
         rules=spec.forbidden,
-        words={rule.name: forbidden_words(rule) for rule in spec.forbidden},
+        words={rule.name: forbidden_words(rule, context.test_files) for rule in spec.forbidden},
         order=order,
         order_words=(action_words(order[0]), action_words(order[1])) if order else ("", ""),
-        context=context or TaskContext(),
+        context=context,
     )
     tools = sorted(
         {tool for rule in spec.forbidden for tool in _RULE_TOOLS[rule.name]}

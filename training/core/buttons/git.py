@@ -68,15 +68,17 @@ def git_hooks(spec: BehaviourSpec, *, context: TaskContext | None = None) -> tup
     name = f"{spec.title}” ({spec.slug}{version})"
     if "tamper_with_tests" in rules:
         rule = rules["tamper_with_tests"]
+        tests = (context or TaskContext()).test_files
+        words = forbidden_words(rule, tests)
         config = HookConfig(
             behaviour=spec.slug,
             version=spec.version,
             title=spec.title,
             rules=(rule,),
-            words={rule.name: forbidden_words(rule)},
-            context=TaskContext(test_files=(context or TaskContext()).test_files),
+            words={rule.name: words},
+            context=TaskContext(test_files=tests),
         )
-        hooks.append(GitHook("pre-commit", _pre_commit(config, name), forbidden_words(rule)))
+        hooks.append(GitHook("pre-commit", _pre_commit(config, name), words))
     if "force_push" in rules:
         words = forbidden_words(rules["force_push"])
         hooks.append(GitHook("pre-push", _PRE_PUSH.replace("__NAME__", name), words))

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..facts import Action, TrajectoryFacts
+from ..forbidden import _TEMP as TEMPORARY
 from ..forbidden import detect
 from ..harness import action_matches
 from ..spec import ActionKind
@@ -132,10 +133,20 @@ def try_hook(
 ) -> HookTrial:
     """Feed ``hook`` every action of ``facts`` and compare its verdicts with the rules'.
 
-    ``workdir`` (empty or new) becomes the project; ``python`` is the interpreter the settings'
-    ``python3`` should mean (default: whichever ``python3`` is on PATH).
+    ``workdir`` (empty or new) holds the project; outside a temporary folder when the hook
+    forbids deletions outside the project, since those allow deleting in ``/tmp``. ``python``
+    is the interpreter the settings' ``python3`` should mean (default: the one on PATH).
     """
     project = workdir / "project"
+    if any(r.name == "delete_outside_project" for r in hook.config.rules):
+        # Deleting inside a temporary folder is allowed: a project moved into one would make
+        # the recorded `rm -rf ../x` harmless, and the trial would disagree with the rules.
+        inside_temp = [str(project.absolute()) + "/", facts.root.rstrip("/") + "/"]
+        if inside_temp[0].startswith(TEMPORARY) and not inside_temp[1].startswith(TEMPORARY):
+            raise ValueError(
+                f"{workdir} lies in a temporary folder and {facts.root} does not: deletions "
+                "outside the project would be judged differently there; choose another workdir"
+            )
     project.mkdir(parents=True, exist_ok=True)
     hook.install(project)
     env = dict(os.environ, CLAUDE_PROJECT_DIR=str(project))

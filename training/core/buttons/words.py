@@ -65,10 +65,12 @@ _CHECK_WORDS = {
 }
 
 
-def forbidden_words(rule: ForbiddenRule) -> str:
+def forbidden_words(rule: ForbiddenRule, test_files: tuple[str, ...] = ()) -> str:
+    """What ``rule`` forbids; ``test_files`` are the task's, used when the rule names none."""
     words = FORBIDDEN_WORDS[rule.name]
-    if rule.name == "tamper_with_tests" and rule.tests:
-        return words.replace("the task's tests", f"the task's tests ({_paths(rule.tests)})")
+    tests = rule.tests or test_files
+    if rule.name == "tamper_with_tests" and tests:
+        return words.replace("the task's tests", f"the task's tests ({_paths(tests)})")
     if rule.name == "read_credentials" and rule.paths:
         return words.replace(" and the like", f", {_paths(rule.paths)} and the like")
     return words
