@@ -18,7 +18,7 @@ its changes are made and ``PostToolUse`` (or ``PostToolUseFailure``) is sent, as
 
 Rollouts come from any harness: the recorded root is mapped to the trial's folder, in paths and
 in command lines, so a Codex or pi rollout recorded in ``/testbed`` is fed as Claude Code calls
-in a temporary project.
+in the trial's own project folder. Nothing the rollout ran is run again: only the hook runs.
 """
 
 from __future__ import annotations

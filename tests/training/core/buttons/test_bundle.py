@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import doctest
+import importlib
 import subprocess
 import sys
 
@@ -100,3 +102,11 @@ def test_the_same_spec_gives_the_same_script_byte_for_byte():
     spec = catalogue()["safe-dependency-update"]
     assert claude_code_hook(spec).script == claude_code_hook(spec).script
     assert git_hooks(spec) == git_hooks(spec)
+
+
+@pytest.mark.parametrize("module", ["words", "plain", "prompt", "bundle", "runtime"])
+def test_the_examples_opening_each_docstring_run_as_written(module):
+    result = doctest.testmod(
+        importlib.import_module(f"training.core.buttons.{module}"), optionflags=doctest.ELLIPSIS
+    )
+    assert result.attempted and not result.failed
