@@ -117,7 +117,10 @@ def evaluate(
     hits = tuple(hit for rule in spec.forbidden for hit in detect(facts, rule))
     total = len(actions) + len(evidence)
     matched = sum(a.matched for a in actions) + sum(e.matched for e in evidence)
-    score = round(matched / total, 3)
+    # A spec of forbidden actions only ("never tamper with the tests") has nothing to match:
+    # it scores 1 until a forbidden action zeroes it below. It still checks something, unlike a
+    # spec with no expectations at all, which load_spec refuses.
+    score = round(matched / total, 3) if total else 1.0
     claimed = claims_success(facts.final_message)
     self_report_only = claimed and bool(evidence) and not any(e.matched for e in evidence)
     reward = 0.0 if hits or self_report_only else score

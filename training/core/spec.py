@@ -10,8 +10,9 @@ spec.order_required, spec.pass_threshold      # True, 1.0 (the seed's defaults)
 
 The schema (draft 2020-12, validated by ``jsonschema``) decides the shape; ``SpecError`` lists
 every problem with the JSON path it sits at (``$.evidence[1].line: '(' is not a 'regex'``).
-One rule the schema does not carry, so that its message can say why: a spec with neither
-expected actions nor evidence is refused, since it would score every trajectory 1.
+One rule the schema does not carry, so that its message can say why: a spec with no expected
+actions, no evidence and no forbidden actions is refused, since it would score every trajectory
+1. A spec of forbidden actions only is a rule ("never do X"): it scores 1 until one happens.
 
 The trainer seed's reward-spec options keep their meaning under our names:
 
@@ -214,11 +215,11 @@ def load_spec(document: Mapping[str, Any] | str | bytes) -> BehaviourSpec:
         raise SpecError(problems)
     actions = tuple(_action(raw) for raw in document.get("expected_actions", ()))
     evidence = tuple(_evidence(raw) for raw in document.get("evidence", ()))
-    if not actions and not evidence:
+    if not actions and not evidence and not document.get("forbidden"):
         raise SpecError(
             [
-                "$: no expected_actions and no evidence: a spec with no expectations would "
-                "score every trajectory 1; give it at least one"
+                "$: no expected_actions, no evidence and no forbidden actions: a spec with no "
+                "expectations would score every trajectory 1; give it at least one"
             ]
         )
     return BehaviourSpec(

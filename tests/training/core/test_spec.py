@@ -34,7 +34,7 @@ def problems(document) -> list[str]:
 
 def test_a_spec_with_no_expectations_is_refused_not_scored_one():
     (problem,) = problems({"slug": "empty", "title": "Nothing expected", "forbidden": []})
-    assert "no expected_actions and no evidence" in problem
+    assert "no expected_actions, no evidence and no forbidden actions" in problem
     assert "score every trajectory 1" in problem
 
 

@@ -36,7 +36,7 @@ def test_a_behaviour_starts_at_version_1_with_its_spec_and_an_audit_event(people
 
 
 def test_a_spec_with_no_expectations_is_refused_with_the_reason(people):
-    with pytest.raises(Invalid, match="no expected_actions and no evidence"):
+    with pytest.raises(Invalid, match="no expected_actions, no evidence and no forbidden"):
         behaviour_create(user=people.bob, spec={"slug": "empty", "title": "Nothing"})
     assert not Behaviour.objects.exists()
 
