@@ -22,7 +22,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from tasks_review.core.config import GenerateConfig, parse_config
-from tasks_review.core.mining.repair import RepairCandidate, find_repair_candidates
+from tasks_review.core.mining.candidate import RepairCandidate
+from tasks_review.core.mining.repair import find_repair_candidates
 from tasks_review.models import STAGES, Candidate, PipelineRun, empty_counts
 from tasks_review.services.images import base_image_ref
 from tasks_review.services.taskwriting import candidate_payload, candidate_write_task

@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from tasks_review.core.mining.repair import RepairCandidate
+from tasks_review.core.mining.candidate import RepairCandidate
 from tasks_review.core.taskfiles import (
     PythonPackages,
     SourceTrace,

@@ -47,7 +47,8 @@ from dataclasses import dataclass
 from trajectories.core.replay.paths import Paths
 from trajectories.core.replay.programs import basename, python_module, unwrap
 
-from .facts import SHELLS, Action, Argv, TrajectoryFacts, read_targets, walk_cwd
+from .facts import Action, TrajectoryFacts
+from .facts.shell import SHELLS, Argv, read_targets, walk_cwd
 from .globs import any_match
 from .spec import ActionKind, ForbiddenRule
 

@@ -37,7 +37,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from .claims import claims_success
-from .facts import shell_pipelines
+from .facts.shell import shell_pipelines
 from .spec import RewardOptions, schema_problems
 
 SCHEMA_PATH = Path(__file__).with_name("suite.schema.json")

@@ -12,22 +12,14 @@
         box.stop()
         submission = box.copy_out("/workspace")      # regular files only, size-limited
 
-Only ``engine`` imports the Docker SDK.
+Only ``engine``, ``sandbox`` and ``sdk`` import the Docker SDK.
 """
 
 from .archive import ArchiveTooLarge, Extracted, FileEntry, Refusal
 from .base import BaseImageSpec, ImageRecord, bootstrap
-from .engine import (
-    BuiltImage,
-    CleanupReport,
-    ContainerInfo,
-    Engine,
-    ExecResult,
-    ImageInfo,
-    Limits,
-    Sandbox,
-)
+from .engine import BuiltImage, CleanupReport, ContainerInfo, Engine, ImageInfo
 from .errors import InfraError, SetupError
+from .sandbox import ExecResult, Limits, Sandbox
 
 __all__ = [
     "ArchiveTooLarge",

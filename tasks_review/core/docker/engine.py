@@ -1,9 +1,10 @@
-"""The one module that talks to Docker: images, builds, sandboxes and cleanup.
+"""The engine: images, builds, the sandbox block and cleanup, over one Docker client.
 
-Everything else in traj2env reaches the engine through ``Engine``; tests swap a fake here and a
+Everything else in traj2env reaches Docker through ``Engine``; tests swap a fake here and a
 ``docker``-marked suite runs the real thing. The client comes from the environment
 (``DOCKER_HOST``, ``DOCKER_TLS_VERIFY``, ``DOCKER_CERT_PATH``), so a worker host points at its
-own engine without configuration here.
+own engine without configuration here. What a block does inside a sandbox is in ``sandbox``;
+how SDK failures become ``InfraError`` is in ``sdk``.
 
 Two kinds of failure are kept apart. ``InfraError`` means the harness could not do its job
 (daemon unreachable or erroring, a build that failed, an API call that hung): the trial is
@@ -20,10 +21,6 @@ capabilities (measured), and the harness needs root to create folders and restor
 ``Engine.sandbox`` removes the container when the block ends, on exceptions and KeyboardInterrupt
 too; what a killed process leaves behind is found by its labels and removed by
 ``Engine.cleanup``.
-
-A command's time limit is enforced here, not inside the container (where the program could
-escape a ``timeout`` wrapper by forking): past it the whole container is killed, every process in
-it with it, and the result says ``timed_out``. Files are still there for ``copy_out`` after that.
 """
 
 from __future__ import annotations
@@ -31,9 +28,8 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,41 +39,15 @@ import docker.errors
 import requests
 
 from . import labels as lbl
-from .archive import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_ENTRIES,
-    Extracted,
-    FileEntry,
-    extract_regular_files,
-    pack,
-)
 from .errors import InfraError
 from .hashing import context_hash
+from .sandbox import AGENT_UID as AGENT_UID  # re-exported: trials/ imports it from here
+from .sandbox import Limits, Sandbox
+from .sdk import explain, infra
 
 DEFAULT_API_TIMEOUT = 120  # seconds for one API call; streams (exec, build) are timed separately
-AGENT_UID = 1000
-GRADER_UID = 1001
 BUILD_REPOSITORY = "traj2env/build"
 _LOG_CHARS = 20_000  # build log kept for an error message: its end, where the failure is
-
-
-def _explain(exc: BaseException) -> str:
-    if isinstance(exc, docker.errors.APIError) and exc.explanation:
-        return str(exc.explanation)
-    return str(exc) or type(exc).__name__
-
-
-@contextlib.contextmanager
-def _infra(what: str) -> Iterator[None]:
-    """Turn the SDK's and the transport's errors into InfraError naming what we were doing."""
-    try:
-        yield
-    except InfraError:
-        raise
-    except docker.errors.DockerException as exc:
-        raise InfraError(f"{what}: {_explain(exc)}") from exc
-    except (requests.exceptions.RequestException, ConnectionError, TimeoutError) as exc:
-        raise InfraError(f"{what}: the Docker daemon did not answer ({exc})") from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,214 +110,6 @@ class CleanupReport:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
-    cpus: float = 1.0
-    memory_bytes: int = 1 << 30
-    pids: int = 512
-    timeout: float = 600.0  # seconds per exec, wall clock
-    output_bytes: int = 1 << 20  # kept per stream: the first and the last half
-
-
-@dataclass(frozen=True, slots=True)
-class ExecResult:
-    exit_code: int | None  # None when the time limit killed the command
-    stdout: str
-    stderr: str
-    seconds: float
-    timed_out: bool = False
-    truncated: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
-
-
-class _Capture:
-    """Keeps the head and the tail of each output stream up to a budget, drops the middle."""
-
-    def __init__(self, limit: int) -> None:
-        self._half = max(limit // 2, 1)
-        self._head = (bytearray(), bytearray())
-        self._tail = (bytearray(), bytearray())
-        self._dropped = [0, 0]
-        self.error: BaseException | None = None
-
-    def add(self, index: int, data: bytes) -> None:
-        head, tail = self._head[index], self._tail[index]
-        room = self._half - len(head)
-        if room > 0:
-            head += data[:room]
-            data = data[room:]
-        if data:
-            tail += data
-            excess = len(tail) - self._half
-            if excess > 0:
-                self._dropped[index] += excess
-                del tail[:excess]
-
-    def drain(self, stream: Iterable[tuple[bytes | None, bytes | None]]) -> None:
-        try:
-            for out, err in stream:
-                if out:
-                    self.add(0, out)
-                if err:
-                    self.add(1, err)
-        except BaseException as exc:  # reported to the waiting thread, which decides
-            self.error = exc
-
-    def text(self, index: int) -> str:
-        middle = b""
-        if self._dropped[index]:
-            middle = f"\n[... {self._dropped[index]} bytes dropped ...]\n".encode()
-        return bytes(self._head[index] + middle + self._tail[index]).decode("utf-8", "replace")
-
-    @property
-    def truncated(self) -> bool:
-        return any(self._dropped)
-
-
-class Sandbox:
-    """One running container of a sandbox block; see ``Engine.sandbox``."""
-
-    def __init__(self, engine: Engine, container_id: str, *, user: str, limits: Limits) -> None:
-        self._engine = engine
-        self._api = engine.api
-        self.id = container_id
-        self.user = user
-        self.limits = limits
-        self.alive = True
-
-    def exec(
-        self,
-        cmd: str | Sequence[str],
-        *,
-        user: str | None = None,
-        workdir: str | None = None,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> ExecResult:
-        """Run ``cmd`` (a string goes to ``/bin/sh -c``) and wait for it, up to ``timeout``."""
-        if not self.alive:
-            raise InfraError("the sandbox was stopped (a time limit or stop()); start a new one")
-        argv = ["/bin/sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
-        limit = self.limits.timeout if timeout is None else timeout
-        started = time.monotonic()
-        with _infra("starting a command in the sandbox"):
-            exec_id = self._api.exec_create(
-                self.id,
-                argv,
-                user=user or self.user,
-                workdir=workdir,
-                environment=dict(env) if env else None,
-                stdout=True,
-                stderr=True,
-            )["Id"]
-            stream = self._api.exec_start(exec_id, stream=True, demux=True)
-        capture = _Capture(self.limits.output_bytes)
-        # The stream blocks without a timeout of its own, so a thread reads it while this one
-        # keeps the clock; KeyboardInterrupt still lands here and the sandbox block cleans up.
-        reader = threading.Thread(target=capture.drain, args=(stream,), daemon=True)
-        reader.start()
-        reader.join(limit)
-        exit_code = None if reader.is_alive() else self._wait_exit(exec_id, started + limit)
-        if exit_code is None:
-            self.stop()
-            stream.close()
-            reader.join(5)
-            return ExecResult(
-                None,
-                capture.text(0),
-                capture.text(1),
-                time.monotonic() - started,
-                timed_out=True,
-                truncated=capture.truncated,
-            )
-        if capture.error is not None:
-            raise InfraError(f"reading the command's output failed: {capture.error}")
-        return ExecResult(
-            exit_code,
-            capture.text(0),
-            capture.text(1),
-            time.monotonic() - started,
-            truncated=capture.truncated,
-        )
-
-    def _wait_exit(self, exec_id: str, deadline: float) -> int | None:
-        # The output can end before the process does (it may close stdout and go on).
-        with _infra("reading a command's exit code"):
-            while True:
-                info = self._api.exec_inspect(exec_id)
-                if not info.get("Running"):
-                    if info.get("ExitCode") is None:
-                        raise InfraError("the engine reported no exit code for a finished command")
-                    return int(info["ExitCode"])
-                if time.monotonic() >= deadline:
-                    return None
-                time.sleep(0.02)
-
-    def put_files(
-        self,
-        dest: str,
-        files: Mapping[str, bytes | FileEntry],
-        *,
-        owner: tuple[int, int] = (AGENT_UID, AGENT_UID),
-    ) -> None:
-        """Write ``files`` (paths relative to ``dest``) owned by ``owner``.
-
-        A missing ``dest`` is created (owned by ``owner``, its missing parents by root) while the
-        sandbox runs; in a stopped one it must exist.
-        """
-        if not dest.startswith("/") or ".." in dest.split("/"):
-            raise ValueError(f"sandbox destination {dest!r} must be an absolute path")
-        data = pack(files, uid=owner[0], gid=owner[1])
-        with _infra(f"copying files into the sandbox at {dest}"):
-            try:
-                self._api.put_archive(self.id, dest, data)
-                return
-            except docker.errors.NotFound:
-                if not self.alive:
-                    raise FileNotFoundError(f"{dest} is missing in the stopped sandbox") from None
-        made = self.exec(
-            ["install", "-d", "-o", str(owner[0]), "-g", str(owner[1]), dest],
-            user="root",
-            timeout=60,
-        )
-        if not made.ok:
-            raise InfraError(f"creating {dest} in the sandbox failed: {made.stderr.strip()}")
-        with _infra(f"copying files into the sandbox at {dest}"):
-            self._api.put_archive(self.id, dest, data)
-
-    def copy_out(
-        self,
-        path: str,
-        *,
-        max_bytes: int = DEFAULT_MAX_BYTES,
-        max_entries: int = DEFAULT_MAX_ENTRIES,
-    ) -> Extracted:
-        """The regular files under ``path`` (see ``archive``); works on a stopped sandbox too.
-
-        Raises FileNotFoundError when ``path`` does not exist (the program's doing) and
-        ArchiveTooLarge past the limits.
-        """
-        with _infra(f"copying {path} out of the sandbox"):
-            try:
-                chunks, _stat = self._api.get_archive(self.id, path, chunk_size=1 << 16)
-            except docker.errors.NotFound:
-                raise FileNotFoundError(f"{path} does not exist in the sandbox") from None
-            return extract_regular_files(chunks, max_bytes=max_bytes, max_entries=max_entries)
-
-    def stop(self) -> None:
-        """Kill every process; the container and its files stay until the block ends."""
-        self.alive = False
-        with _infra("stopping the sandbox"):
-            try:
-                self._api.kill(self.id)
-            except docker.errors.APIError as exc:
-                if exc.status_code != 409:  # 409: it was not running any more
-                    raise
-
-
 class Engine:
     def __init__(self, client: docker.DockerClient) -> None:
         self.client = client
@@ -362,7 +124,7 @@ class Engine:
             client.ping()
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             raise InfraError(
-                f"the Docker daemon at {where} is unreachable ({_explain(exc)}); start it, or "
+                f"the Docker daemon at {where} is unreachable ({explain(exc)}); start it, or "
                 "point DOCKER_HOST at a running one"
             ) from exc
         return cls(client)
@@ -370,7 +132,7 @@ class Engine:
     # -- images -------------------------------------------------------------------------------
 
     def image(self, ref: str) -> ImageInfo | None:
-        with _infra(f"inspecting image {ref}"):
+        with infra(f"inspecting image {ref}"):
             try:
                 return ImageInfo.from_api(self.api.inspect_image(ref))
             except docker.errors.NotFound:
@@ -379,7 +141,7 @@ class Engine:
     def images(self, *, labels: Mapping[str, str | None]) -> list[ImageInfo]:
         """Images carrying every label (``None``: the key with any value)."""
         filters = [key if value is None else f"{key}={value}" for key, value in labels.items()]
-        with _infra("listing images"):
+        with infra("listing images"):
             rows = self.api.images(filters={"label": filters})
         return [ImageInfo.from_api(row) for row in rows]
 
@@ -387,7 +149,7 @@ class Engine:
         self, tarball: Path, *, repository: str, tag: str, changes: Sequence[str] = ()
     ) -> ImageInfo:
         """``docker import`` of a root filesystem tar, with Dockerfile-style ``changes``."""
-        with _infra(f"importing {tarball} as {repository}:{tag}"):
+        with infra(f"importing {tarball} as {repository}:{tag}"):
             self.api.import_image(
                 src=str(tarball), repository=repository, tag=tag, changes=list(changes)
             )
@@ -397,13 +159,13 @@ class Engine:
         return info
 
     def image_tag(self, image: str, repository: str, tag: str) -> None:
-        with _infra(f"tagging {image} as {repository}:{tag}"):
+        with infra(f"tagging {image} as {repository}:{tag}"):
             self.api.tag(image, repository, tag, force=True)
 
     def image_push(self, repository: str, tag: str) -> str:
         """Push to the registry the repository names; returns the manifest digest."""
         digest = None
-        with _infra(f"pushing {repository}:{tag}"):
+        with infra(f"pushing {repository}:{tag}"):
             for event in self.api.push(repository, tag=tag, stream=True, decode=True):
                 if "error" in event:
                     raise InfraError(f"pushing {repository}:{tag} failed: {event['error']}")
@@ -415,7 +177,7 @@ class Engine:
     def image_pull(self, ref: str) -> ImageInfo:
         """Pull ``repo:tag`` or ``repo@sha256:...``."""
         repository, at, digest = ref.partition("@")
-        with _infra(f"pulling {ref}"):
+        with infra(f"pulling {ref}"):
             events = self.api.pull(repository, tag=digest if at else None, stream=True, decode=True)
             for event in events:
                 if "error" in event:
@@ -452,7 +214,7 @@ class Engine:
             )
         log: list[str] = []
         image_id = None
-        with _infra(f"building {context}"):
+        with infra(f"building {context}"):
             events = self.api.build(
                 path=str(context),
                 tag=tag,
@@ -516,7 +278,7 @@ class Engine:
             security_opt=["no-new-privileges"],
         )
         name = f"traj2env-{run_id.replace(':', '-')[:40]}-{secrets.token_hex(3)}"
-        with _infra(f"creating a sandbox from {image}"):
+        with infra(f"creating a sandbox from {image}"):
             try:
                 container_id = self.api.create_container(
                     image,
@@ -534,7 +296,7 @@ class Engine:
                     f"image {image} is not in the engine; build or bootstrap it first"
                 ) from None
         try:
-            with _infra("starting the sandbox"):
+            with infra("starting the sandbox"):
                 self.api.start(container_id)
             yield Sandbox(self, container_id, user=user, limits=limits)
         except BaseException:
@@ -545,7 +307,7 @@ class Engine:
         self._remove_container(container_id)
 
     def _remove_container(self, container_id: str) -> None:
-        with _infra(f"removing container {container_id[:12]}"):
+        with infra(f"removing container {container_id[:12]}"):
             try:
                 self.api.remove_container(container_id, force=True, v=True)
             except docker.errors.NotFound:
@@ -553,7 +315,7 @@ class Engine:
 
     def containers(self, *, label: str = lbl.RUN) -> list[ContainerInfo]:
         """Containers, running or not, that carry ``label`` (``key`` or ``key=value``)."""
-        with _infra("listing containers"):
+        with infra("listing containers"):
             rows = self.api.containers(all=True, filters={"label": lbl.label_filter(label)})
         return [
             ContainerInfo(
@@ -580,7 +342,7 @@ class Engine:
                 removed["containers"].append(container.name)
             else:
                 kept.append(container.name)
-        with _infra("removing leftover networks and volumes"):
+        with infra("removing leftover networks and volumes"):
             for network in self.api.networks(filters={"label": label}):
                 if not include_live and not lbl.is_orphan(network.get("Labels") or {}):
                     kept.append(network["Name"])

@@ -1,20 +1,19 @@
 """Task families find candidates in a replayed trajectory; each can be dropped with a reason.
 
-Only the repair family exists so far (no LLM): see ``repair.py``. Reason codes are in
-``drops.py`` and shared by every family.
+Only the repair family exists so far (no LLM): see ``repair.py`` and the modules it names.
+Reason codes are in ``drops.py`` and shared by every family.
 """
 
+from .candidate import RepairCandidate, candidate_key
 from .drops import Drop, DropReason
+from .installs import installs_packages
+from .pairs import check_pairs
 from .repair import (
     DEFAULT_LANGUAGES,
     DEFAULT_MAX_FILES,
     DEFAULT_MAX_START_BYTES,
     PROJECT_DIR,
-    RepairCandidate,
-    candidate_key,
-    check_pairs,
     find_repair_candidates,
-    installs_packages,
 )
 
 __all__ = [

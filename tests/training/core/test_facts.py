@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from training.core.facts import TaskContext, TrajectoryFacts, is_focused, shell_pipelines
+from training.core.facts import TaskContext, TrajectoryFacts
+from training.core.facts.shell import is_focused, shell_pipelines
 from training.core.spec import ActionKind
 from trajectories.core.replay.model import CheckKind
 

@@ -50,6 +50,10 @@ def cc() -> AtifBuilder:
     return AtifBuilder("claude-code", root=ROOT)
 
 
+def codex() -> AtifBuilder:
+    return AtifBuilder("codex", root=ROOT)
+
+
 def bash(
     b: AtifBuilder, command: str, output: str = "", *, code: int = 0, cwd: str | None = None
 ) -> str:

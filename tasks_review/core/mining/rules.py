@@ -1,0 +1,134 @@
+"""The evidence behind the drop reasons that look past the fix itself, one function a reason.
+
+    windows_paths(replay, failing, passing)          # "the check names a Windows path: …" or None
+    escapes_root(replay, failing, passing, fix)      # "event 7 (Write) changed /etc/x …" or None
+    installs_between(replay, failing, passing)       # ["pip install pytest"]
+    lost_reads(replay, failing, "python", fix)       # ["tests/test_x.py (named in …) is lost …"]
+
+Each returns what a reviewer needs to see why the candidate was dropped, or nothing when the
+rule does not apply; ``repair`` decides the order in which the rules are asked.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterator
+
+from trajectories.core.replay import ReplayResult, ShellCommand
+from trajectories.core.replay.shell import SimpleCommand, parse
+
+from .files import is_test_file, path_problem, under
+from .fix import Fix
+from .installs import installs_packages
+
+# Writes outside the project to these are scratch space, not part of the fix.
+_SCRATCH = ("/tmp/", "/var/tmp/", "/dev/", "/proc/")
+_WINDOWS = re.compile(r"(^|[\s'\"=])[A-Za-z]:\\")
+_PATHLIKE = re.compile(r"\.(py|[cm]?[jt]sx?|go|json)$")
+# Folders where coding-agent harnesses keep their own state (plans, caches, sessions).
+_HARNESS_DIRS = frozenset({".claude", ".codex", ".pi", ".cache", ".npm"})
+
+
+def windows_paths(replay: ReplayResult, failing: ShellCommand, passing: ShellCommand) -> str | None:
+    if _WINDOWS.search(failing.command) or (
+        failing.cwd_abs is not None and _WINDOWS.search(failing.cwd_abs)
+    ):
+        return f"the check names a Windows path: {failing.command[:120]}"
+    for event in replay.events[: passing.event_index]:
+        for key, change in event.changes.items():
+            if change.windows_path:
+                return f"event {event.index} ({event.tool}) wrote the Windows path {key}"
+    return None
+
+
+def escapes_root(
+    replay: ReplayResult, failing: ShellCommand, passing: ShellCommand, fix: Fix
+) -> str | None:
+    check = failing.check
+    if failing.cwd is None or check is None or check.cwd is None:
+        return f"the check ran outside the project root {replay.root}"
+    for path in sorted({*fix.start, *fix.ref, *fix.touched_unknown}):
+        problem = path_problem(path)
+        if problem:
+            return f"{path!r}: {problem}"
+    for event in replay.events[failing.event_index : passing.event_index]:
+        for key, change in event.changes.items():
+            if change.escapes_root and not _scratch(key):
+                return f"event {event.index} ({event.tool}) changed {key} outside the project"
+    return None
+
+
+def installs_between(
+    replay: ReplayResult, failing: ShellCommand, passing: ShellCommand
+) -> list[str]:
+    return [
+        c.command.strip()[:120]
+        for c in replay.commands[failing.index + 1 : passing.index]
+        if installs_packages(c.command)
+    ]
+
+
+def lost_reads(replay: ReplayResult, failing: ShellCommand, language: str, fix: Fix) -> list[str]:
+    """Files the check is known to read whose content the replay does not know."""
+    check = failing.check
+    assert check is not None and check.cwd is not None
+    cwd = check.cwd
+    start, ref = fix.start_entries, fix.ref_entries
+    problems: list[str] = []
+
+    def unknown_at_either_end(key: str) -> bool:
+        return any(e is not None and not e.known for e in (start.get(key), ref.get(key)))
+
+    for word in _words(failing.command):
+        key = _project_key(replay.root, word, cwd)
+        if key is None:
+            continue
+        if key in start or key in ref:
+            if unknown_at_either_end(key):
+                problems.append(f"{key} (named in the command) is lost or partial")
+        elif not any(under(k, key) for k in (*start, *ref)):
+            problems.append(f"{key} (named in the command) was never seen")
+    if language == "node" and check.runner in ("npm", "yarn", "pnpm", "bun"):
+        manifest = posixpath.normpath(posixpath.join(cwd, "package.json"))
+        if unknown_at_either_end(manifest):
+            problems.append(f"{manifest} (the {check.runner} scripts) is lost or partial")
+    for key in sorted(set(start) | set(ref)):
+        if not under(key, cwd) or not unknown_at_either_end(key):
+            continue
+        name = posixpath.basename(key)
+        python_test = language == "python" and name.endswith(".py") and is_test_file(key)
+        go_test = language == "go" and name.endswith("_test.go")
+        if python_test or go_test:
+            problems.append(f"{key} (a test file under {cwd}) is lost or partial")
+    return sorted(set(problems))
+
+
+def _project_key(root: str, word: str, cwd: str) -> str | None:
+    """The project path a command word names, if it looks like a source file."""
+    word = word.split("::", 1)[0]  # pytest node ids: tests/test_x.py::TestY::test_z
+    if not _PATHLIKE.search(word) or word.startswith("-") or "*" in word or "$" in word:
+        return None
+    root = root.rstrip("/")
+    if word.startswith("/"):
+        if not word.startswith(root + "/"):
+            return None
+        return posixpath.normpath(word[len(root) + 1 :])
+    key = posixpath.normpath(posixpath.join(cwd, word))
+    return None if key.startswith("..") else key
+
+
+def _words(script: str) -> Iterator[str]:
+    for item in parse(script):
+        if isinstance(item, SimpleCommand):
+            for word in item.argv[1:]:
+                if word.literal:
+                    yield word.value
+
+
+def _scratch(key: str) -> bool:
+    """Outside-the-project writes that are not part of a fix: temp space, harness state."""
+    path = posixpath.normpath(key) if key.startswith("/") else key
+    if any((path + "/").startswith(prefix) for prefix in _SCRATCH):
+        return True
+    return bool(set(path.split("/")[:-1]) & _HARNESS_DIRS)
