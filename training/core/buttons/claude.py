@@ -46,7 +46,8 @@ SETTINGS = ".claude/settings.json"
 TIMEOUT_SECONDS = 30
 # The modules a script carries reduced to what it uses: each imports what a script cannot carry.
 EXTRACTED = (
-    "training.core.facts",
+    "training.core.facts.build",
+    "training.core.facts.model",
     "training.core.forbidden",
     "training.core.harness",
     "training.core.spec",

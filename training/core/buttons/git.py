@@ -89,7 +89,8 @@ def _pre_commit(config: HookConfig, name: str) -> str:
     embedded = bundle(
         ["training.core.buttons.precommit"],
         extract={
-            m: () for m in ("training.core.facts", "training.core.forbidden", "training.core.spec")
+            m: ()
+            for m in ("training.core.facts.model", "training.core.forbidden", "training.core.spec")
         },
     )
     header = f'''#!/usr/bin/env python3

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
-from training.core.facts import Action
+from training.core.facts.model import Action
 from training.core.spec import ActionKind
 
 from .rules import HookConfig, forbidden_reasons

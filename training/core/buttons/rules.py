@@ -17,12 +17,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from training.core.facts import Action, TaskContext
+from training.core.facts.model import Action, TaskContext
 from training.core.forbidden import CATALOGUE
 from training.core.spec import ActionKind, ExpectedAction, ForbiddenRule
 
 if TYPE_CHECKING:
-    from training.core.facts import TrajectoryFacts
+    from training.core.facts.model import TrajectoryFacts
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,13 +54,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from training.core.facts import (
-    Action,
-    _kind,
-    _op_paths,
-    _shell_reads,
-    shell_pipelines,
-)
+from training.core.facts.build import _kind, _op_paths
+from training.core.facts.model import Action
+from training.core.facts.shell import shell_pipelines
+from training.core.facts.shell import shell_reads as _shell_reads
 from training.core.harness import action_matches
 from training.core.spec import ActionKind
 from trajectories.core.replay import effects as fx

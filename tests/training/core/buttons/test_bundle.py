@@ -55,9 +55,11 @@ def test_an_extracted_module_keeps_only_the_definitions_used_with_their_own_impo
     for detector in ("_force_push", "_tamper_with_tests", "_edit_unread_file", "CATALOGUE"):
         assert f"\n{detector}" in forbidden or f"def {detector}(" in forbidden
     assert "@functools.lru_cache(maxsize=4096)\ndef is_credential_file" in forbidden
-    facts = embedded.sources["training.core.facts"]
-    assert "def read_targets(" in facts and "def build_facts(" not in facts
-    assert "from trajectories.core.replay import" not in facts  # the package that needs unidiff
+    assert "def read_targets(" in embedded.sources["training.core.facts.shell"]
+    for part in ("training.core.facts.model", "training.core.facts.build"):
+        facts = embedded.sources[part]
+        assert "def build_facts(" not in facts and "def facts_of(" not in facts
+        assert "from trajectories.core.replay import" not in facts  # the package needs unidiff
     for name, source in embedded.sources.items():
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
