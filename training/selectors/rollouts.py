@@ -71,12 +71,3 @@ def rollout_facets() -> dict[str, Any]:
 
 def recent_imports() -> list[RolloutImport]:
     return list(RolloutImport.objects.select_related("created_by").order_by("-id")[:IMPORTS_SHOWN])
-
-
-def ungraded_reason(rollout: Rollout) -> str:
-    """Why a rollout has no reward of ours: the grader's reason, or what reading its trial found."""
-    detail = rollout.grade_detail or {}
-    if detail.get("reason"):
-        return str(detail["reason"])
-    problems = detail.get("problems") or ()
-    return "; ".join(map(str, problems))
