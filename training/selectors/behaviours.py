@@ -128,7 +128,7 @@ def spec_text(version: BehaviourVersion) -> str:
 
 def _item(raw: dict[str, Any], label: str) -> SpecItem:
     matchers = tuple(
-        (key, " ".join(value) if isinstance(value, list) else str(value))
+        (key, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
         for key, value in raw.items()
         if key not in {"kind", "label", "name"}
     )

@@ -15,6 +15,7 @@ from .behaviours import FORBIDDEN_TITLES
 
 SPLIT_ORDER = {value: n for n, (value, _) in enumerate(BehaviourTask.Split.choices)}
 SPLIT_LABELS = dict(BehaviourTask.Split.choices)
+WORLD_EVIDENCE = frozenset({"file_state", "verified_reward"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +133,8 @@ class Item:
     step: int | None  # where the stepper opens: the match, else where it came closest
     exact: bool  # the step is where it matched, not only the nearest
     note: str = ""
+    # Evidence read from the world the agent left (its files, the verifier), not from a step.
+    of_world: bool = False
 
 
 def result_items(result: EvalResult) -> list[Item]:
@@ -165,4 +168,5 @@ def _expectation(section: str, raw: Mapping[str, Any]) -> Item:
         step=step if step is not None else near,
         exact=step is not None,
         note=raw.get("note", ""),
+        of_world=raw.get("kind") in WORLD_EVIDENCE,
     )

@@ -83,7 +83,8 @@ def test_items_give_the_matched_step_or_else_the_nearest(people):
     edit = by_label["edit the code"]
     assert (edit.section, edit.ok, edit.step, edit.exact) == ("action", True, 1, True)
     reward = by_label["verified reward at least 1"]
-    assert (reward.section, reward.ok) == ("evidence", False)
+    assert (reward.section, reward.ok, reward.of_world) == ("evidence", False, True)
+    assert not by_label["test check passed after the last edit"].of_world
     for raw in evaluated.bluff_result.detail["actions"] + evaluated.bluff_result.detail["evidence"]:
         item = by_label[raw["label"]]
         expected = raw["step"] if raw["step"] is not None else raw["near_step"]
