@@ -151,3 +151,16 @@ def test_a_failed_run_says_why(client, people):
     client.force_login(people.alice)
     page = html(client.get(f"/training/evals/{run.pk}/"))
     assert "run failed" in page and "The run itself failed: ValueError: bad facts." in page
+
+
+def test_what_the_trajectory_said_is_escaped(client, people, evaluated):
+    result = evaluated.bluff_result
+    planted = "<script>alert('x')</script>"
+    hit = {"name": "force_push", "step": 1, "event": 1, "detail": f"git push -f {planted}"}
+    result.detail = {**result.detail, "forbidden_hits": [hit], "failure_modes": [planted]}
+    result.save(update_fields=["detail"])
+    client.force_login(people.alice)
+    for url in (f"/training/results/{result.pk}/", f"/training/evals/{evaluated.run.pk}/"):
+        page = html(client.get(url))
+        assert planted not in page
+        assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
