@@ -109,3 +109,12 @@ def test_seed_choose_tasks_evaluate_and_drill_down_to_the_stepper(
     )
     assert page.locator("#step").get_by_text("pytest tests/test_invoice.py").count() >= 1
     screenshot("training-result-stepper")
+
+    page.go_back()  # the keys of the result page: s the first miss, u the results list
+    page.wait_for_selector("body.result-page h1:has-text('fail')")
+    page.keyboard.press("s")
+    page.wait_for_url(f"**/steps/{FAILED_RUN_STEP}/")
+    page.go_back()
+    page.wait_for_selector("body.result-page")
+    page.keyboard.press("u")
+    page.wait_for_url(f"**/training/evals/{run.pk}/?agent=bluffer*")

@@ -117,6 +117,14 @@ def result_search(run: EvalRun, filters: ResultFilters) -> QuerySet[EvalResult]:
     return rows
 
 
+def result_neighbours(result: EvalResult, filters: ResultFilters) -> tuple[int | None, int | None]:
+    """The results before and after this one in the run's list under the same filters."""
+    rows = result_search(result.run, filters).values_list("id", flat=True)
+    before = rows.filter(id__lt=result.pk).order_by("-id").first()
+    after = rows.filter(id__gt=result.pk).order_by("id").first()
+    return before, after
+
+
 def result_agents(run: EvalRun) -> list[str]:
     return list(
         run.results.order_by("rollout__agent").values_list("rollout__agent", flat=True).distinct()

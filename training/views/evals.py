@@ -1,5 +1,6 @@
 """An eval run's page (progress polled while it runs, then its verdict, groups and results) and
-one result's page: each expectation matched or missed, linked to the replay stepper at its step."""
+one result's page: each expectation matched or missed, linked to the replay stepper at its step,
+with the next and previous result of the list it was opened from (keys j and k)."""
 
 from __future__ import annotations
 
@@ -57,11 +58,16 @@ def result_detail(request: HttpRequest, pk: int) -> HttpResponse:
         ),
         pk=pk,
     )
+    filters = reads.ResultFilters.from_query(request.GET)
+    before, after = reads.result_neighbours(result, filters)
     context = {
         "result": result,
         "run": result.run,
         "rollout": result.rollout,
         "items": reads.result_items(result),
+        "query": filters.query(),
+        "before": before,
+        "after": after,
     }
     return render_page(
         request, "training/evals/result.html", context, "items", target=f"result-{result.pk}-items"

@@ -164,3 +164,23 @@ def test_what_the_trajectory_said_is_escaped(client, people, evaluated):
         page = html(client.get(url))
         assert planted not in page
         assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+
+
+def test_a_result_links_to_its_neighbours_in_the_list_it_was_opened_from(client, people):
+    behaviour = make_behaviour(tasks=1)
+    task = behaviour.tasks.get().candidate
+    for agent in ("a", "b", "a", "b"):
+        make_rollout(task, claimed_only(), agent=agent, reward=0.0)
+    run = eval_run_execute(run_id=eval_run_create(user=people.bob, behaviour_id=behaviour.pk).pk)
+    first, second, third, fourth = run.results.order_by("id")
+    client.force_login(people.alice)
+    page = html(client.get(f"/training/evals/{run.pk}/?agent=a"))
+    assert f'href="/training/results/{first.pk}/?agent=a"' in page
+    middle = html(client.get(f"/training/results/{second.pk}/"))
+    assert f'rel="prev" href="/training/results/{first.pk}/"' in middle
+    assert f'rel="next" href="/training/results/{third.pk}/"' in middle
+    only_a = html(client.get(f"/training/results/{first.pk}/?agent=a"))
+    assert 'rel="prev"' not in only_a
+    assert f'rel="next" href="/training/results/{third.pk}/?agent=a"' in only_a
+    assert f'rel="up" href="/training/evals/{run.pk}/?agent=a#results"' in only_a
+    assert 'src="/static/js/training.js"' in only_a
