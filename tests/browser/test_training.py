@@ -118,3 +118,7 @@ def test_seed_choose_tasks_evaluate_and_drill_down_to_the_stepper(
     page.wait_for_selector("body.result-page")
     page.keyboard.press("u")
     page.wait_for_url(f"**/training/evals/{run.pk}/?agent=bluffer*")
+
+    page.goto("/training/rollouts/?agent=bluffer")
+    assert page.locator("#rollout-results tbody tr").count() == 3
+    screenshot("training-rollouts")
