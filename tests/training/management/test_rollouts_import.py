@@ -1,0 +1,85 @@
+"""`manage.py rollouts_import JOBS_DIR`: import and grade at once, for users without a worker.
+Exit 0 when something was imported, 1 when nothing was, 2 on bad input."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from tasks_review.core.docker import InfraError
+from tests.tasks_review.factories import make_candidate
+from tests.training.core.harbor.test_jobs import COLLECTED, write_trial
+from training.models import Rollout, RolloutImport
+
+pytestmark = pytest.mark.django_db
+
+TASK = "traj2env/repair-1"  # the task the trials of write_trial ran
+
+
+def rollouts_import(*args: str) -> tuple[int, str]:
+    out = StringIO()
+    try:
+        call_command("rollouts_import", *args, stdout=out)
+        code = 0
+    except CommandError as error:
+        code = error.returncode
+    return code, out.getvalue()
+
+
+@pytest.fixture
+def jobs(tmp_path):
+    write_trial(tmp_path / "jobs" / "repair-1__a", files={"verifier/reward.txt": "1", **COLLECTED})
+    return tmp_path / "jobs"
+
+
+def test_a_folder_that_does_not_exist_is_bad_input_naming_it(tmp_path):
+    code, out = rollouts_import(str(tmp_path / "nowhere"), "--json")
+    assert code == 2
+    assert json.loads(out)["error"].startswith(f"{tmp_path / 'nowhere'} is not a folder")
+    assert not RolloutImport.objects.exists()
+
+
+def test_nothing_imported_exits_1_with_every_skipped_trial_and_its_reason(jobs):
+    code, out = rollouts_import(str(jobs), "--json")
+    assert code == 1
+    payload = json.loads(out)
+    assert (payload["trials"], payload["imported"], payload["rollouts"]) == (1, 0, [])
+    (skipped,) = payload["skipped"]
+    assert (skipped["trial"], skipped["reason"]) == ("repair-1__a", "unknown_task")
+
+
+def test_imported_rollouts_are_graded_at_once_and_a_gone_task_leaves_them_ungraded(jobs):
+    task = make_candidate(trials=False, task_name=TASK, task_dir="")
+    code, out = rollouts_import(str(jobs), "--json")
+    assert code == 0
+    payload = json.loads(out)
+    (rollout,) = Rollout.objects.all()
+    assert payload["imported"] == 1 and payload["rollouts"] == [rollout.pk]
+    assert (payload["graded"], payload["ungraded"]) == (0, 1)
+    assert rollout.candidate == task and rollout.harbor_reward == 1.0
+    assert rollout.grade == "ungraded"
+    assert rollout.grade_detail["reason"] == f"the kept task (candidate {task.pk}) is gone"
+
+
+def test_without_docker_the_rollouts_stay_ungraded_with_the_reason(jobs, tmp_path, monkeypatch):
+    def no_engine(*args, **kwargs):
+        raise InfraError("Cannot connect to the Docker daemon")
+
+    monkeypatch.setattr("training.services.rollouts.Engine.from_env", no_engine)
+    make_candidate(trials=False, task_name=TASK, task_dir=str(tmp_path))
+    code, out = rollouts_import(str(jobs))
+    assert code == 0
+    assert "1 trial(s), 1 imported, 0 skipped; 0 graded, 1 ungraded" in out
+    (rollout,) = Rollout.objects.all()
+    assert rollout.grade_detail["reason"].startswith("Docker is not usable: Cannot connect")
+
+
+def test_importing_the_same_folder_again_adds_nothing_twice(jobs):
+    make_candidate(trials=False, task_name=TASK, task_dir="")
+    assert rollouts_import(str(jobs))[0] == 0
+    assert rollouts_import(str(jobs))[0] == 0
+    assert Rollout.objects.count() == 1 and RolloutImport.objects.count() == 2

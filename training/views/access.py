@@ -1,0 +1,29 @@
+"""What every training page shares: the role each needs, and the status a refusal answers with.
+
+The services check roles again (a script must not slip past); NotPermitted is Django's
+PermissionDenied, so it answers 403 wherever it is raised.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import permission_required
+from django.http import HttpRequest
+
+from ..roles import EDIT_BEHAVIOUR, RUN_EVAL, VIEW
+from ..services.errors import Conflict, Invalid, NotFound, TrainingError
+
+can_view = permission_required(VIEW, raise_exception=True)
+can_edit = permission_required(EDIT_BEHAVIOUR, raise_exception=True)
+can_run = permission_required(RUN_EVAL, raise_exception=True)
+
+_STATUS: dict[type[TrainingError], int] = {Invalid: 422, Conflict: 409, NotFound: 404}
+
+
+def status_of(error: TrainingError) -> int:
+    return next((code for kind, code in _STATUS.items() if isinstance(error, kind)), 422)
+
+
+def int_or_none(request: HttpRequest, name: str) -> int | None:
+    """A whole number from the query string; None when absent or not a number."""
+    raw = request.GET.get(name, "").strip()
+    return int(raw) if raw.isdigit() else None
