@@ -85,7 +85,7 @@ def test_text_that_is_not_json_and_a_spec_with_no_expectations_are_refused(clien
     url = "/training/behaviours/failing-test-repair/edit/"
     broken = client.post(url, {"spec": '{"slug": "failing-test-repair",'})
     assert broken.status_code == 422 and "not JSON" in html(broken)
-    hollow = spec_of(expected_actions=[], evidence=[])
+    hollow = spec_of(expected_actions=[], evidence=[], forbidden=[])
     empty = client.post(url, {"spec": hollow})
     assert empty.status_code == 422
     assert "would score every trajectory 1" in html(empty)
