@@ -14,5 +14,6 @@ urlpatterns = [
     path("trajectories/", include("trajectories.urls")),
     path("runs/", include("tasks_review.urls")),
     path("review/", include("tasks_review.urls_review")),
+    path("training/", include("training.urls_loop")),
     path("admin/", admin.site.urls),
 ]

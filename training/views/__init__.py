@@ -1,0 +1,1 @@
+"""The training floor's pages, one module per subject."""
