@@ -22,6 +22,7 @@ _seq = itertools.count(1)
 
 REQUEST = "The invoice total is off by one item. Make the tests pass."
 FIXED = {**START, "src/invoice.py": b"def total(xs):\n    return sum(xs)\n"}
+GUESSED = {**START, "src/invoice.py": b"def total(xs):\n    return sum(xs[2:])\n"}
 
 
 def fixing(extra: str = "") -> Session:
@@ -101,7 +102,9 @@ def tasks_of(behaviour: Behaviour, split: str = BehaviourTask.Split.TRAIN) -> li
 def pass_and_fail(task: BehaviourTask, **fields) -> tuple[Rollout, Rollout]:
     """Two rollouts of one task: one that fixed it, one that did not."""
     good = make_trajectory_rollout(task.candidate, fixing(), reward=1.0, world=FIXED, **fields)
-    bad = make_trajectory_rollout(task.candidate, guessing(), reward=0.0, agent="codex")
+    bad = make_trajectory_rollout(
+        task.candidate, guessing(), reward=0.0, agent="codex", world=GUESSED
+    )
     return good, bad
 
 

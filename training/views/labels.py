@@ -11,7 +11,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import permission_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
@@ -138,7 +137,7 @@ def pair_detail(request: HttpRequest, pk: int) -> HttpResponse:
     try:  # opening a pair one could label holds it; anything else just shows it
         labels.pair_reserve(user=request.user, pair_id=pair.pk)
         pair = _pair(pk)
-    except (TrainingError, PermissionDenied):
+    except TrainingError:
         pass
     context = _context(request, pair, _scope(request))
     return render_page(request, TEMPLATE, context, "pair")
