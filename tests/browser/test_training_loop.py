@@ -144,9 +144,9 @@ def test_two_labellers_label_ten_pairs_by_keyboard_blind_and_agreement_shows(
     assert PairLabel.objects.count() == 20
     assert set(PreferencePair.objects.values_list("status", flat=True)) == {"complete"}
     lefts = {(label.pair_id, label.labeller_id): label.left_id for label in PairLabel.objects.all()}
-    assert any(
-        lefts[(p.pk, people.alice.pk)] != lefts[(p.pk, people.bob.pk)] for p in pairs
-    ), "sides are randomised per labeller"
+    assert any(lefts[(p.pk, people.alice.pk)] != lefts[(p.pk, people.bob.pk)] for p in pairs), (
+        "sides are randomised per labeller"
+    )
     assert PairLabel.objects.filter(chosen__isnull=True).count() == 2  # the two ties
 
     page.goto(f"/training/labels/?behaviour={behaviour.slug}")
