@@ -160,9 +160,8 @@ def button(spec: BehaviourSpec) -> Button:
     return Button(plain_rule(spec), hook, git_hooks(spec), prompt_rule(spec))
 
 
-def files(spec: BehaviourSpec) -> dict[str, tuple[str, str]]:
+def files(made: Button) -> dict[str, tuple[str, str]]:
     """The generated files a user downloads, by name: (content, content type)."""
-    made = button(spec)
     out = {"AGENTS.md": (made.prompt + "\n", "text/markdown; charset=utf-8")}
     if made.hook is not None:
         out["settings.json"] = (made.hook.settings_json(), "application/json")

@@ -65,7 +65,7 @@ def _context(
         "base_groups": reads.base_groups(run),
         "ladder": reads.ladder(run, made, history[0] if history else None),
         "button": made,
-        "files": sorted(reads.files(spec)),
+        "files": sorted(reads.files(made)),
         "prompt_rows": reads.prompt_comparison(behaviour),
         "history": history,
         "standing": history[0] if history else None,
@@ -127,10 +127,10 @@ def button_file(request: HttpRequest, slug: str, name: str) -> HttpResponse:
     version = behaviour.latest_version()
     if version is None:
         raise Http404(f"{behaviour.slug} has no spec version yet")
-    made = reads.files(reads.spec_of(version))
-    if name not in made:
+    generated = reads.files(reads.button(reads.spec_of(version)))
+    if name not in generated:
         raise Http404(f"{behaviour.slug} generates no {name}")
-    content, content_type = made[name]
+    content, content_type = generated[name]
     response = HttpResponse(content, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
