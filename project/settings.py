@@ -188,7 +188,9 @@ TRAJ2ENV = {
     "REPLAY_CHECKPOINT_EVERY": env_int("TRAJ2ENV_REPLAY_CHECKPOINT_EVERY", 64, minimum=1),
     # How many independent reviews a candidate needs before its decision stands.
     "REVIEWS_PER_CANDIDATE": env_int("TRAJ2ENV_REVIEWS_PER_CANDIDATE", 1, minimum=1),
-    # How long opening a candidate reserves it for that reviewer.
+    # How many labellers' verdicts a preference pair needs before theirs are shown and count.
+    "LABELS_PER_PAIR": env_int("TRAJ2ENV_LABELS_PER_PAIR", 2, minimum=1),
+    # How long opening a candidate (or a preference pair) reserves it for that person.
     "RESERVATION_MINUTES": env_int("TRAJ2ENV_RESERVATION_MINUTES", 15, minimum=1),
     # Where bootstrap keeps the base image's rootfs tarball and its loopback registry's storage.
     "CACHE_DIR": Path(os.environ.get("TRAJ2ENV_CACHE_DIR") or VAR_DIR / "cache"),

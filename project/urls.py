@@ -15,5 +15,6 @@ urlpatterns = [
     path("runs/", include("tasks_review.urls")),
     path("review/", include("tasks_review.urls_review")),
     path("training/", include("training.urls")),
+    path("training/", include("training.urls_loop")),
     path("admin/", admin.site.urls),
 ]

@@ -21,12 +21,23 @@ _LEAD = [
 # The training floor's (training/roles.py names them for its checks).
 _SEE_TRAINING = ["training.view_training"]
 _TRAIN = ["training.edit_behaviour", "training.run_eval"]
+_LABEL = ["training.label_pairs"]
+_LOOP = ["training.decide_behaviour", "training.export_training", "training.plan_training"]
 
 ROLE_PERMISSIONS: dict[str, list[str]] = {
-    ANNOTATOR: _SEE + _REVIEW + _SEE_TRAINING,
-    REVIEWER: _SEE + _REVIEW + _LEAD + _SEE_TRAINING + _TRAIN,
+    ANNOTATOR: _SEE + _REVIEW + _SEE_TRAINING + _LABEL,
+    REVIEWER: _SEE + _REVIEW + _LEAD + _SEE_TRAINING + _TRAIN + _LABEL + _LOOP,
     APPROVER: _SEE + ["tasks_review.view_audit"] + _SEE_TRAINING,
-    ADMIN: _SEE + _REVIEW + _LEAD + ["trajectories.add_ingestrun"] + _SEE_TRAINING + _TRAIN,
+    ADMIN: (
+        _SEE
+        + _REVIEW
+        + _LEAD
+        + ["trajectories.add_ingestrun"]
+        + _SEE_TRAINING
+        + _TRAIN
+        + _LABEL
+        + _LOOP
+    ),
 }
 
 

@@ -8,3 +8,7 @@ from __future__ import annotations
 VIEW = "training.view_training"
 EDIT_BEHAVIOUR = "training.edit_behaviour"
 RUN_EVAL = "training.run_eval"
+LABEL = "training.label_pairs"
+DECIDE = "training.decide_behaviour"
+EXPORT = "training.export_training"
+PLAN = "training.plan_training"

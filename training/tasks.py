@@ -1,8 +1,8 @@
 """django-q2 jobs of the training app, and the only module here that enqueues.
 
 Jobs take ids, call services and queue what comes next; services never enqueue. Grading
-rollouts is Docker work and runs on the docker cluster; reading a jobs folder and scoring an
-eval run are light and run on the default one.
+rollouts is Docker work and runs on the docker cluster; reading a jobs folder, scoring an
+eval run and writing a training export are light and run on the default one.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from django_q.tasks import async_task
 from tasks_review.models import Candidate
 from trajectories.tasks import default_cluster, unless_gone
 
-from .models import EvalRun, RolloutImport
+from .models import EvalRun, RolloutImport, TrainingExport
 from .services.evals import eval_run_execute
+from .services.exports import training_export_execute
 from .services.rollouts import rollout_import_execute, rollouts_pending_by_task, rollouts_regrade
 
 
@@ -78,3 +79,20 @@ def eval_run_job(run_id: int) -> str:
         return "not claimed" if run is None else run.status
 
     return unless_gone(EvalRun, run_id, score)
+
+
+def training_export_enqueue(export_id: int) -> None:
+    _enqueue(
+        "training.tasks.training_export_job",
+        export_id,
+        group="training-export",
+        cluster=default_cluster(),
+    )
+
+
+def training_export_job(export_id: int) -> str:
+    def write() -> str:
+        export = training_export_execute(export_id=export_id)
+        return "not claimed" if export is None else export.status
+
+    return unless_gone(TrainingExport, export_id, write)

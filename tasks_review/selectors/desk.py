@@ -3,6 +3,7 @@ diff (the fix) and the starting files as a tree."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,14 +44,19 @@ def reviews_for(candidate: Candidate, user: AbstractBaseUser) -> ReviewerView:
 def reference_changes(candidate: Candidate) -> tuple[list[DiffView], int]:
     """The fix: start_files → reference_files, as highlighted unified diffs, and how many
     changed files were left out past MAX_DIFF_FILES."""
-    start: dict[str, Any] = candidate.start_files or {}
-    ref: dict[str, Any] = candidate.reference_files or {}
-    paths = sorted(p for p in set(start) | set(ref) if start.get(p) != ref.get(p))
+    return files_changes(candidate.start_files or {}, candidate.reference_files or {})
+
+
+def files_changes(start: Mapping[str, Any], end: Mapping[str, Any]) -> tuple[list[DiffView], int]:
+    """Files (path → sha) that differ from ``start`` to ``end`` as highlighted unified diffs, and
+    how many were left out past MAX_DIFF_FILES: the reference's fix here, a rollout's own
+    changes on the training floor's labelling page."""
+    paths = sorted(p for p in set(start) | set(end) if start.get(p) != end.get(p))
     shown, rest = paths[:MAX_DIFF_FILES], len(paths) - min(len(paths), MAX_DIFF_FILES)
-    blobs = blob_contents(s for p in shown for s in (start.get(p), ref.get(p)) if s)
+    blobs = blob_contents(s for p in shown for s in (start.get(p), end.get(p)) if s)
     changes = []
     for path in shown:
-        old_sha, new_sha = start.get(path), ref.get(path)
+        old_sha, new_sha = start.get(path), end.get(path)
         change = "added" if old_sha is None else "deleted" if new_sha is None else "modified"
         old = blobs.get(old_sha) if old_sha else b""
         new = blobs.get(new_sha) if new_sha else b""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Protocol
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -33,23 +34,30 @@ def reviewed_by(user: AbstractBaseUser) -> Exists:
     )
 
 
+class Held(Protocol):
+    """A row someone can hold: a candidate here, a preference pair on the training floor."""
+
+    reserved_by_id: int | None
+    reserved_until: datetime | None
+
+
 def free_q(now: datetime) -> Q:
-    """Nobody holds the candidate: never reserved, released, or the reservation ran out."""
+    """Nobody holds the row: never reserved, released, or the reservation ran out."""
     return Q(reserved_until__isnull=True) | Q(reserved_until__lte=now)
 
 
-def held_by_other(candidate: Candidate, user: AbstractBaseUser, now: datetime) -> bool:
+def held_by_other(row: Held, user: AbstractBaseUser, now: datetime) -> bool:
     return (
-        candidate.reserved_by_id is not None
-        and candidate.reserved_by_id != user.pk
-        and candidate.reserved_until is not None
-        and candidate.reserved_until > now
+        row.reserved_by_id is not None
+        and row.reserved_by_id != user.pk
+        and row.reserved_until is not None
+        and row.reserved_until > now
     )
 
 
-def held_by(candidate: Candidate, user: AbstractBaseUser, now: datetime) -> bool:
+def held_by(row: Held, user: AbstractBaseUser, now: datetime) -> bool:
     return (
-        candidate.reserved_by_id == user.pk
-        and candidate.reserved_until is not None
-        and candidate.reserved_until > now
+        row.reserved_by_id == user.pk
+        and row.reserved_until is not None
+        and row.reserved_until > now
     )

@@ -4,6 +4,7 @@ Krippendorff's alpha over all, computed by `core.agreement` and worded for the r
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import combinations
 
@@ -19,8 +20,8 @@ WORDING = {
 }
 
 
-def _worded(statistic: Statistic) -> Statistic:
-    return replace(statistic, reason=WORDING.get(statistic.reason, statistic.reason))
+def _worded(statistic: Statistic, wording: Mapping[str, str]) -> Statistic:
+    return replace(statistic, reason=wording.get(statistic.reason, statistic.reason))
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,11 @@ class PairAgreement:
 class Agreement:
     pairs: list[PairAgreement]
     alpha: Statistic
-    units: int  # candidates with two or more independent reviews
-    values: int  # reviews on those candidates
-    reviews: int  # independent reviews in total
-    reviewers: list[str]
-    decisions: dict[str, int]
+    units: int  # items (candidates) with two or more independent ratings (reviews)
+    values: int  # ratings on those items
+    reviews: int  # independent ratings in total
+    reviewers: list[str]  # the raters
+    decisions: dict[str, int]  # ratings per category
 
 
 def agreement() -> Agreement:
@@ -55,30 +56,39 @@ def agreement() -> Agreement:
         .order_by("candidate_id", "id")
         .values_list("candidate_id", "reviewer__username", "decision")
     )
-    by_candidate: dict[int, dict[str, str]] = defaultdict(dict)
-    decisions: Counter[str] = Counter()
+    return agreement_over(rows, Review.Decision.values, WORDING)
+
+
+def agreement_over(
+    ratings: Iterable[tuple[Hashable, str, str]],
+    categories: Sequence[str],
+    wording: Mapping[str, str],
+) -> Agreement:
+    """Agreement of raters over (item, rater, label) rows, a rater's later label on an item
+    replacing an earlier one; the review desk's decisions here, the training floor's preference
+    labels too. ``wording`` says the undefined statistics' reasons in the caller's words."""
+    by_item: dict[Hashable, dict[str, str]] = defaultdict(dict)
+    counts: Counter[str] = Counter()
     total = 0
-    for candidate_id, reviewer, decision in rows:
-        by_candidate[candidate_id][reviewer] = decision
-        decisions[decision] += 1
+    for item, rater, label in ratings:
+        by_item[item][rater] = label
+        counts[label] += 1
         total += 1
-    reviewers = sorted({r for rated in by_candidate.values() for r in rated})
+    raters = sorted({r for rated in by_item.values() for r in rated})
     pairs: list[PairAgreement] = []
-    for a, b in combinations(reviewers, 2):
-        both = [
-            (rated[a], rated[b]) for rated in by_candidate.values() if a in rated and b in rated
-        ]
+    for a, b in combinations(raters, 2):
+        both = [(rated[a], rated[b]) for rated in by_item.values() if a in rated and b in rated]
         agreed = sum(1 for x, y in both if x == y)
-        pairs.append(PairAgreement(a, b, len(both), agreed, _worded(cohen_kappa(both))))
+        pairs.append(PairAgreement(a, b, len(both), agreed, _worded(cohen_kappa(both), wording)))
     alpha, units, values = krippendorff_alpha_nominal(
-        list(rated.values()) for rated in by_candidate.values()
+        list(rated.values()) for rated in by_item.values()
     )
     return Agreement(
         pairs=pairs,
-        alpha=_worded(alpha),
+        alpha=_worded(alpha, wording),
         units=units,
         values=values,
         reviews=total,
-        reviewers=reviewers,
-        decisions={d: decisions.get(d, 0) for d in Review.Decision.values},
+        reviewers=raters,
+        decisions={c: counts.get(c, 0) for c in categories},
     )

@@ -1,5 +1,8 @@
 """Reservations: a reviewer holds a candidate for a while so nobody else works it meanwhile.
 
+The hold itself (the conditional update, one hold per person, its audit) is in ``holds``, shared
+with the training floor's preference pairs; this module says who may hold which candidate.
+
 Every function checks the caller's role itself, refuses illegal transitions with a ReviewError,
 and writes its AuditEvent in the same transaction as the change it records. The decisions in
 `reviews` take their locks and their refusals from here.
@@ -7,19 +10,18 @@ and writes its AuditEvent in the same transaction as the change it records. The 
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from ..models import Candidate
 from ..roles import ADJUDICATE, REVIEW
 from ..selectors import disputes, queue, reviewable
 from ..selectors.disputes import Unsettled
-from .audit import audit_event_record, iso
+from . import holds
 from .errors import (
     AlreadyReviewed,
     NotPermitted,
@@ -45,23 +47,11 @@ def candidate_locked(candidate_id: int) -> Candidate:
 
 def holding(candidate: Candidate, now: datetime) -> dict[str, Any]:
     """Who holds the candidate, as the audit log records it."""
-    active = candidate.reserved_until is not None and candidate.reserved_until > now
-    holder = candidate.reserved_by.get_username() if candidate.reserved_by else None
-    state: dict[str, Any] = {
-        "reserved_by": holder,
-        "reserved_until": iso(candidate.reserved_until),
-    }
-    if holder and not active:
-        state["expired"] = True
-    return state
+    return holds.holding(candidate, now)
 
 
 def refuse_if_held(candidate: Candidate, user: AbstractBaseUser, now: datetime) -> None:
-    if reviewable.held_by_other(candidate, user, now):
-        until = timezone.localtime(candidate.reserved_until).strftime("%H:%M")
-        raise Reserved(
-            f"candidate {candidate.pk} is reserved by {candidate.reserved_by} until {until}"
-        )
+    holds.refuse_if_held(candidate, user, now)
 
 
 def refuse_unless_settler(candidate: Candidate, user: AbstractBaseUser) -> None:
@@ -96,47 +86,11 @@ def _check_workable(candidate: Candidate, user: AbstractBaseUser) -> None:
 
 
 def _reserve(candidate: Candidate, user: AbstractBaseUser, now: datetime) -> Candidate:
-    until = now + timedelta(minutes=reviewable.reservation_minutes())
-    before = holding(candidate, now)
-    renewal = reviewable.held_by(candidate, user, now)
-    # The conditional update is the guard against a race between two reviewers: only one of two
-    # simultaneous claims on a free candidate matches the filter.
-    claimed = (
-        Candidate.objects.filter(pk=candidate.pk)
-        .filter(reviewable.free_q(now) | Q(reserved_by=user.pk))
-        .update(reserved_by=user, reserved_until=until)
-    )
-    if not claimed:
-        candidate.refresh_from_db(fields=["reserved_by", "reserved_until"])
-        refuse_if_held(candidate, user, now)
-        raise Reserved(f"candidate {candidate.pk} was just reserved by someone else")
-    # One reviewer holds one candidate: moving on frees the one left behind for the others.
-    for other in Candidate.objects.filter(reserved_by=user.pk, reserved_until__gt=now).exclude(
-        pk=candidate.pk
-    ):
-        _release(other, user, now, why="moved on")
-    candidate.reserved_by, candidate.reserved_until = user, until  # type: ignore[assignment]
-    if not renewal:  # extending one's own reservation on every page open is not news
-        audit_event_record(
-            actor=user,
-            verb="candidate.reserve",
-            target=candidate,
-            before=before,
-            after={"reserved_by": user.get_username(), "reserved_until": iso(until)},
-        )
-    return candidate
+    return holds.reserve(candidate, user, now, minutes=reviewable.reservation_minutes())
 
 
 def _release(candidate: Candidate, user: AbstractBaseUser, now: datetime, *, why: str) -> None:
-    before = holding(candidate, now)
-    Candidate.objects.filter(pk=candidate.pk).update(reserved_by=None, reserved_until=None)
-    candidate.reserved_by, candidate.reserved_until = None, None
-    after: dict[str, Any] = {"reserved_by": None, "reserved_until": None, "why": why}
-    if before["reserved_by"] not in (None, user.get_username()):
-        after["override"] = True
-    audit_event_record(
-        actor=user, verb="candidate.release", target=candidate, before=before, after=after
-    )
+    holds.release(candidate, user, now, why=why)
 
 
 def candidate_reserve(
@@ -162,34 +116,20 @@ def candidate_reserve_next(
     `after` in queue order (wrapping round), or, without it, the one they already hold first."""
     require(user, REVIEW, "review candidates")
     now = now or timezone.now()
-    open_ = queue.workable(user, now, filters)
-    tried: set[int] = set()
-    with transaction.atomic():
-        for _attempt in range(20):  # each miss is a race lost to another reviewer; try the next
-            qs = open_.exclude(pk__in=tried)
-            if after is None:
-                pk = (
-                    qs.filter(reserved_by=user.pk, reserved_until__gt=now)
-                    .values_list("pk", flat=True)
-                    .first()
-                    or qs.values_list("pk", flat=True).first()
-                )
-            else:
-                pk = (
-                    qs.filter(pk__gt=after).values_list("pk", flat=True).first()
-                    or qs.exclude(pk=after).values_list("pk", flat=True).first()
-                )
-            if pk is None:
-                return None
-            tried.add(pk)
-            try:
-                with transaction.atomic():
-                    candidate = candidate_locked(pk)
-                    _check_workable(candidate, user)  # decided since the query ran, say
-                    return _reserve(candidate, user, now)
-            except (Reserved, NotReviewable, AlreadyReviewed):
-                continue
-    return None
+
+    def take(pk: int) -> Candidate:
+        candidate = candidate_locked(pk)
+        _check_workable(candidate, user)  # decided since the query ran, say
+        return _reserve(candidate, user, now)
+
+    return holds.reserve_next(
+        open_=queue.workable(user, now, filters),
+        user=user,
+        now=now,
+        after=after,
+        take=take,
+        skip=(Reserved, NotReviewable, AlreadyReviewed),
+    )
 
 
 def candidate_release(

@@ -9,13 +9,22 @@ from .behaviours import (
     Rollout,
     RolloutImport,
 )
+from .decisions import Decision
+from .exports import TrainingExport
+from .labels import PairLabel, PreferencePair
+from .plans import TrainingPlan
 
 __all__ = [
     "Behaviour",
     "BehaviourTask",
     "BehaviourVersion",
+    "Decision",
     "EvalResult",
     "EvalRun",
+    "PairLabel",
+    "PreferencePair",
     "Rollout",
     "RolloutImport",
+    "TrainingExport",
+    "TrainingPlan",
 ]

@@ -1,0 +1,179 @@
+"""The labelling pages: the queue with counts and agreement, a pair side by side (aligned, the
+shared prefix apart, the divergence marked, each side's diff, identities hidden), a label that
+opens the next pair in place, skip, blind labels and refusals, with and without HX-Request."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.training.loop_factories import (
+    behaviour_with,
+    fixing,
+    guessing,
+    make_trajectory_rollout,
+    pass_and_fail,
+    tasks_of,
+)
+from training.models import PairLabel, PreferencePair
+from training.selectors import labels as reads
+from training.services import labels
+from training.services.pairs import pairs_build
+
+pytestmark = pytest.mark.django_db
+HX = {"HX-Request": "true"}
+
+
+@pytest.fixture
+def pairs(people, settings):
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "LABELS_PER_PAIR": 2}
+    behaviour = behaviour_with(train=2)
+    for task in tasks_of(behaviour):
+        pass_and_fail(task)
+    return pairs_build(user=people.bob, behaviour_id=behaviour.pk)
+
+
+def post_label(client, user, pair, choice="A", headers=None, **extra):
+    left = reads.sides(pair, user).left
+    data = {"choice": choice, "left": left, **extra}
+    return client.post(f"/training/labels/pairs/{pair.pk}/label/", data, headers=headers or {})
+
+
+def test_the_queue_counts_pairs_per_behaviour_and_offers_the_next(client, people, pairs):
+    client.force_login(people.alice)
+    for headers in ({}, HX):
+        html = client.get("/training/labels/", headers=headers).content.decode()
+        assert "Pairs by behaviour" in html and f'id="pairs-{pairs[0].behaviour_id}"' in html
+        assert "Label the next pair" in html and "2 left for you" in html
+        assert "Build pairs" not in html  # alice labels; she does not prepare data
+    response = client.post("/training/labels/next/")
+    assert response.status_code == 302
+    assert response["Location"] == f"/training/labels/pairs/{pairs[0].pk}/"
+
+
+def test_a_pair_shows_both_rollouts_aligned_with_the_divergence_and_each_diff(
+    client, people, pairs
+):
+    client.force_login(people.alice)
+    pair = pairs[0]
+    html = client.get(f"/training/labels/pairs/{pair.pk}/").content.decode()
+    assert "<html" in html and f'id="pair-{pair.pk}"' in html
+    assert "Shared prefix: 1 step, the same on both sides" in html  # the user's request
+    assert html.count("The rollouts diverge here") == 1
+    assert "A's changes" in html and "B's changes" in html
+    assert "src/invoice.py" in html and "+1" in html  # the passing side's fix, diffed
+    sides = reads.sides(pair, people.alice)
+    assert f'name="left" value="{sides.left}"' in html
+    # Who did it stays hidden: neither the agents, nor the model, nor a call id.
+    for name in ("codex", "claude-code", "claude-sonnet", "call_1"):
+        assert name not in html
+    assert PreferencePair.objects.get(pk=pair.pk).reserved_by == people.alice  # opening holds it
+
+
+def test_the_pair_fragment_under_htmx_replaces_itself(client, people, pairs):
+    client.force_login(people.alice)
+    response = client.get(f"/training/labels/pairs/{pairs[0].pk}/", headers=HX)
+    body = response.content.decode().strip()
+    assert "<html" not in body and f'<article id="pair-{pairs[0].pk}"' in body
+    assert "HX-Request" in response["Vary"]
+
+
+def test_a_label_under_htmx_opens_the_next_pair_in_place(client, people, pairs):
+    client.force_login(people.alice)
+    client.get(f"/training/labels/pairs/{pairs[0].pk}/")
+    response = post_label(client, people.alice, pairs[0], "B", headers=HX, tag="verified")
+    assert response.status_code == 200
+    assert response["HX-Push-Url"] == f"/training/labels/pairs/{pairs[1].pk}/"
+    html = response.content.decode()
+    assert f'<article id="pair-{pairs[1].pk}"' in html and f"Pair #{pairs[0].pk} labelled." in html
+    label = PairLabel.objects.get()
+    assert label.chosen_id == reads.sides(pairs[0], people.alice).right and label.tag == "verified"
+
+
+def test_a_label_without_htmx_redirects_to_the_next_and_the_last_to_the_queue(
+    client, people, pairs
+):
+    client.force_login(people.alice)
+    response = post_label(client, people.alice, pairs[0])
+    assert response.status_code == 302
+    assert response["Location"] == f"/training/labels/pairs/{pairs[1].pk}/"
+    response = post_label(client, people.alice, pairs[1], "tie")
+    assert response["Location"] == "/training/labels/"
+    client.force_login(people.bob)
+    last = post_label(client, people.bob, pairs[0], headers=HX)
+    assert last.status_code == 200 and f'<article id="pair-{pairs[1].pk}"' in last.content.decode()
+
+
+def test_the_last_label_under_htmx_shows_that_nothing_is_left(client, people, pairs):
+    client.force_login(people.alice)
+    post_label(client, people.alice, pairs[0])
+    response = post_label(client, people.alice, pairs[1], headers=HX)
+    assert response["HX-Push-Url"] == "/training/labels/"
+    assert "Nothing left for you here" in response.content.decode()
+
+
+def test_skip_releases_the_pair_and_opens_the_next(client, people, pairs):
+    client.force_login(people.alice)
+    client.get(f"/training/labels/pairs/{pairs[0].pk}/")
+    response = client.post(f"/training/labels/pairs/{pairs[0].pk}/skip/", headers=HX)
+    assert f'<article id="pair-{pairs[1].pk}"' in response.content.decode()
+    assert PreferencePair.objects.get(pk=pairs[0].pk).reserved_by is None
+    assert not PairLabel.objects.exists()
+
+
+def test_other_labels_stay_blind_until_the_pair_is_complete(client, people, pairs):
+    labels.pair_label_submit(
+        user=people.alice,
+        pair_id=pairs[0].pk,
+        choice="A",
+        left=reads.sides(pairs[0], people.alice).left,
+        tag="efficient",
+    )
+    client.force_login(people.bob)
+    html = client.get(f"/training/labels/pairs/{pairs[0].pk}/").content.decode()
+    assert "1 other label in — hidden until the pair has all 2" in html
+    assert "alice" not in html and "fewer wasted steps" not in html
+    post_label(client, people.bob, pairs[0])
+    client.force_login(people.dave)
+    html = client.get(f"/training/labels/pairs/{pairs[0].pk}/").content.decode()
+    assert "alice:" in html and "bob:" in html and "fewer wasted steps" in html
+    assert "This pair has all its labels." in html
+
+
+def test_refusals_come_back_in_the_pair_with_their_status(client, people, pairs):
+    client.force_login(people.alice)
+    bad = post_label(client, people.alice, pairs[0], "left", headers=HX)
+    assert bad.status_code == 422 and "choose A, B or tie" in bad.content.decode()
+    post_label(client, people.alice, pairs[0])
+    again = post_label(client, people.alice, pairs[0])
+    assert again.status_code == 409 and "already labelled" in again.content.decode()
+    assert "<html" in again.content.decode()
+    labels.pair_release(user=people.alice, pair_id=pairs[1].pk)  # the label moved her on to it
+    labels.pair_reserve(user=people.bob, pair_id=pairs[1].pk)
+    held = post_label(client, people.alice, pairs[1], headers=HX)
+    assert held.status_code == 409 and "reserved by bob" in held.content.decode()
+
+
+def test_building_pairs_is_for_those_who_prepare_training_data(client, people, pairs):
+    behaviour = pairs[0].behaviour
+    [task, _other] = tasks_of(behaviour)
+    make_trajectory_rollout(task.candidate, fixing("ls"), reward=1.0)
+    make_trajectory_rollout(task.candidate, guessing(), reward=0.0)
+    client.force_login(people.alice)
+    assert client.post(f"/training/labels/build/{behaviour.slug}/").status_code == 403
+    client.force_login(people.bob)
+    response = client.post(f"/training/labels/build/{behaviour.slug}/", follow=True)
+    html = response.content.decode()
+    assert "failing-test-repair: 4 new pairs" in html and "Build pairs for" in html
+
+
+def test_agreement_is_shown_on_the_queue(client, people, pairs):
+    for user in (people.alice, people.bob):
+        for pair in pairs:
+            sides = reads.sides(pair, user)
+            choice = "A" if sides.left == pair.preferred_id else "B"
+            labels.pair_label_submit(user=user, pair_id=pair.pk, choice=choice, left=sides.left)
+    client.force_login(people.dave)
+    html = client.get("/training/labels/").content.decode()
+    assert 'id="kappa-alice-bob"' in html and "Krippendorff" in html
+    # Both always preferred the same ("a") side: no variation, so alpha is undefined.
+    assert "Every label is the same (no variation to agree on)." in html

@@ -1,0 +1,143 @@
+"""What a training export is made of, read from the database into the core's frozen request.
+
+The rollouts are the graded ones of the export's tasks (by default the behaviour's train split)
+that have a trajectory; each carries its result from the latest finished eval run of the
+exported version, or none, which the core refuses. DPO takes the behaviour's preference pairs
+with what their labels (or, unlabelled, the verified reward) prefer; RFT takes the tasks
+themselves. The core decides what is refused and why; nothing here filters a refusal away.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tasks_review.models import Candidate
+from training.core.exports import (
+    EvalResult,
+    ExportItem,
+    ExportKind,
+    ExportRequest,
+    PreferencePair,
+    Split,
+    TaskRef,
+)
+
+from ..models import BehaviourTask, EvalRun, Rollout, TrainingExport
+from ..models import PreferencePair as PairRow
+from .labels import label_agreement, preference
+
+
+def task_id_of(candidate: Candidate) -> str:
+    """A kept task's id in exports, manifests and plans: its Harbor name, else its key."""
+    return candidate.task_name or candidate.key
+
+
+def latest_done_run(version_id: int) -> EvalRun | None:
+    return (
+        EvalRun.objects.filter(version_id=version_id, status=EvalRun.Status.DONE)
+        .order_by("-id")
+        .first()
+    )
+
+
+def export_tasks(export: TrainingExport) -> list[BehaviourTask]:
+    tasks = export.behaviour.tasks.select_related("candidate").order_by("id")
+    if export.task_ids:
+        return list(tasks.filter(pk__in=export.task_ids))
+    return list(tasks.filter(split=BehaviourTask.Split.TRAIN))
+
+
+def _item(
+    rollout: Rollout, task: BehaviourTask, export: TrainingExport, result: EvalResult | None
+) -> ExportItem:
+    trajectory = rollout.trajectory
+    assert trajectory is not None  # the query asks for one
+    return ExportItem(
+        trajectory_id=str(rollout.pk),
+        atif=json.loads(trajectory.atif.content()),
+        source_sha256=trajectory.source.sha256,
+        task_id=task_id_of(task.candidate),
+        split=Split(task.split),
+        behaviour=export.behaviour.slug,
+        spec_version=export.version.number,
+        eval=result,
+    )
+
+
+def export_request(export: TrainingExport) -> ExportRequest:
+    tasks = {t.candidate_id: t for t in export_tasks(export)}
+    run = latest_done_run(export.version_id)
+    results: dict[int, EvalResult] = {}
+    if run is not None:
+        for rollout_id, passed, reward in run.results.values_list("rollout_id", "passed", "reward"):
+            results[rollout_id] = EvalResult(passed=passed, reward=reward, eval_run_id=str(run.pk))
+    request: dict[str, Any] = {
+        "kind": ExportKind(export.kind),
+        "behaviour": export.behaviour.slug,
+        "spec_version": export.version.number,
+        "export_id": str(export.pk),
+        "created_at": export.created_at.isoformat(),
+    }
+    if export.kind == TrainingExport.Kind.RFT:
+        evaluated = set()
+        if run is not None:
+            evaluated = set(run.results.values_list("task__candidate_id", flat=True))
+        request["tasks"] = tuple(
+            TaskRef(
+                task_id=task_id_of(task.candidate),
+                path=Path(task.candidate.task_dir),
+                split=Split(task.split),
+                behaviour=export.behaviour.slug,
+                spec_version=export.version.number,
+                eval_run_ids=(str(run.pk),) if run is not None and cid in evaluated else (),
+            )
+            for cid, task in tasks.items()
+        )
+        return ExportRequest(**request)
+
+    rollouts = Rollout.objects.filter(
+        candidate_id__in=tasks, grade=Rollout.Grade.GRADED, trajectory__isnull=False
+    ).select_related("trajectory__source", "trajectory__atif")
+    items = {
+        r.pk: _item(r, tasks[r.candidate_id], export, results.get(r.pk))
+        for r in rollouts.order_by("id")
+    }
+    if export.kind != TrainingExport.Kind.DPO:
+        request["items"] = tuple(items.values())
+        return ExportRequest(**request)
+
+    pairs = []
+    rows = PairRow.objects.filter(behaviour=export.behaviour, task__in=tasks.values())
+    for pair in rows.prefetch_related("labels").order_by("id"):
+        chosen = preference(pair, list(pair.labels.all()))
+        if chosen is None or chosen.chosen not in items or chosen.rejected not in items:
+            continue
+        pairs.append(
+            PreferencePair(
+                pair_id=str(pair.pk),
+                chosen=items[chosen.chosen],
+                rejected=items[chosen.rejected],
+                labels=chosen.labels,
+                agreement=chosen.agreement,
+            )
+        )
+    request["pairs"] = tuple(pairs)
+    request["agreement"] = agreement_summary(export.behaviour_id)
+    return ExportRequest(**request)
+
+
+def agreement_summary(behaviour_id: int) -> dict[str, Any]:
+    """The labellers' agreement on the behaviour's pairs, as the manifest records it."""
+    agreement = label_agreement(behaviour_id)
+    return {
+        "krippendorff_alpha": agreement.alpha.value,
+        "alpha_undefined": agreement.alpha.reason or None,
+        "pairs_with_two_or_more_labels": agreement.units,
+        "labels": agreement.reviews,
+        "labellers": agreement.reviewers,
+        "cohen_kappa": {
+            f"{p.a}/{p.b}": {"pairs": p.n, "kappa": p.kappa.value} for p in agreement.pairs
+        },
+    }

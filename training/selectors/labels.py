@@ -1,0 +1,175 @@
+"""Reads behind preference labelling: which pairs are left for a labeller, the sides they see,
+what they may see of others' labels (nothing until a pair is complete), the agreement between
+labellers, and what a pair's labels prefer."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+
+from tasks_review.core.agreement import Undefined
+from tasks_review.selectors.reviewable import free_q
+from tasks_review.selectors.reviewer_agreement import Agreement, agreement_over
+
+from ..models import PairLabel, PreferencePair
+
+VERDICTS = ("a", "b", "tie")
+# The statistics' reasons in the labelling page's words: its items are pairs, its ratings labels.
+WORDING = {
+    Undefined.NO_SHARED_ITEMS: "no pair labelled by both",
+    Undefined.NO_PAIRABLE_UNITS: "no pair has two or more labels",
+    Undefined.NO_VARIATION: "every label is the same (no variation to agree on)",
+}
+
+
+def labels_needed() -> int:
+    return int(settings.TRAJ2ENV["LABELS_PER_PAIR"])
+
+
+def labelled_by(user: AbstractBaseUser) -> Exists:
+    return Exists(PairLabel.objects.filter(pair=OuterRef("pk"), labeller=user.pk))
+
+
+def workable(
+    user: AbstractBaseUser, now: datetime, behaviour_id: int | None = None
+) -> QuerySet[PreferencePair]:
+    """Open pairs this labeller has not labelled and nobody else holds, in the order they were
+    built (the most informative first)."""
+    qs = (
+        PreferencePair.objects.filter(status=PreferencePair.Status.OPEN)
+        .exclude(labelled_by(user))
+        .filter(free_q(now) | Q(reserved_by=user.pk))
+    )
+    if behaviour_id is not None:
+        qs = qs.filter(behaviour_id=behaviour_id)
+    return qs.order_by("id")
+
+
+@dataclass(frozen=True)
+class Sides:
+    left: int  # rollout ids
+    right: int
+
+
+def sides(pair: PreferencePair, user: AbstractBaseUser) -> Sides:
+    """Which rollout this labeller sees on the left. A keyed hash of the pair and the labeller:
+    unpredictable and independent between labellers (a side bias cannot line up with the
+    rollouts' order), yet the same on every visit, so the page and the label agree."""
+    key = settings.SECRET_KEY.encode()
+    digest = hmac.new(key, f"pair-sides:{pair.pk}:{user.pk}".encode(), hashlib.sha256).digest()
+    a, b = pair.rollout_a_id, pair.rollout_b_id
+    return Sides(a, b) if digest[0] & 1 == 0 else Sides(b, a)
+
+
+@dataclass(frozen=True)
+class LabellerView:
+    """What one labeller may see of a pair's labels. Blind labelling: until the pair has all the
+    labels it needs, nobody sees another's, not even after giving their own."""
+
+    mine: PairLabel | None
+    visible: list[PairLabel]
+    hidden_count: int
+    count: int
+    needed: int
+
+
+def labels_for(pair: PreferencePair, user: AbstractBaseUser) -> LabellerView:
+    labels = list(pair.labels.select_related("labeller").order_by("id"))
+    mine = next((label for label in labels if label.labeller_id == user.pk), None)
+    others = [label for label in labels if label.labeller_id != user.pk]
+    needed = labels_needed()
+    if pair.status == PreferencePair.Status.COMPLETE:
+        return LabellerView(mine, others, 0, len(labels), needed)
+    return LabellerView(mine, [], len(others), len(labels), needed)
+
+
+def label_agreement(behaviour_id: int | None = None) -> Agreement:
+    """Cohen's kappa per labeller pair and Krippendorff's alpha over A / B / tie, in the pairs'
+    own frame (which rollout was preferred, whatever side it was shown on), on complete pairs
+    only: an open pair's labels are still blind."""
+    labels = PairLabel.objects.filter(pair__status=PreferencePair.Status.COMPLETE)
+    if behaviour_id is not None:
+        labels = labels.filter(pair__behaviour_id=behaviour_id)
+    rows = labels.order_by("pair_id", "id").values_list(
+        "pair_id", "labeller__username", "chosen_id", "pair__rollout_a_id"
+    )
+    ratings = (
+        (pair_id, who, "tie" if chosen is None else ("a" if chosen == a else "b"))
+        for pair_id, who, chosen, a in rows
+    )
+    return agreement_over(ratings, VERDICTS, WORDING)
+
+
+@dataclass(frozen=True)
+class Preference:
+    """Which rollout of a pair is preferred, and on whose word."""
+
+    chosen: int
+    rejected: int
+    labels: int  # labellers who decided it; 0 when the verified reward did
+    agreement: float | None  # the majority's share of the labels
+
+
+def preference(pair: PreferencePair, labels: list[PairLabel]) -> Preference | None:
+    """The labellers' strict majority once the pair is complete; otherwise (or when they tie)
+    the verified reward's preference where it has one; None when neither says."""
+    a, b = pair.rollout_a_id, pair.rollout_b_id
+    if pair.status == PreferencePair.Status.COMPLETE and labels:
+        votes = Counter(label.chosen_id for label in labels)
+        top, n = votes.most_common(1)[0]
+        if top is not None and n * 2 > len(labels):
+            rejected = b if top == a else a
+            return Preference(top, rejected, len(labels), round(n / len(labels), 6))
+    if pair.preferred_id is not None:
+        rejected = b if pair.preferred_id == a else a
+        return Preference(pair.preferred_id, rejected, 0, None)
+    return None
+
+
+@dataclass(frozen=True)
+class BehaviourPairs:
+    behaviour_id: int
+    slug: str
+    total: int
+    complete: int
+    mine: int  # labelled by this user
+    left: int  # still open to this user
+
+
+def pair_counts(user: AbstractBaseUser, now: datetime) -> list[BehaviourPairs]:
+    """Per behaviour with pairs: how many, how many complete, and what is left for this user."""
+    rows = (
+        PreferencePair.objects.values("behaviour_id", "behaviour__slug")
+        .annotate(
+            # distinct: the join with labels repeats a pair once per label.
+            total=Count("id", distinct=True),
+            complete=Count("id", filter=Q(status=PreferencePair.Status.COMPLETE), distinct=True),
+            mine=Count("labels", filter=Q(labels__labeller=user.pk), distinct=True),
+        )
+        .order_by("behaviour__slug")
+    )
+    left = dict(
+        workable(user, now)
+        .order_by()
+        .values("behaviour_id")
+        .annotate(n=Count("id"))
+        .values_list("behaviour_id", "n")
+    )
+    return [
+        BehaviourPairs(
+            r["behaviour_id"],
+            r["behaviour__slug"],
+            r["total"],
+            r["complete"],
+            r["mine"],
+            left.get(r["behaviour_id"], 0),
+        )
+        for r in rows
+    ]

@@ -1,0 +1,172 @@
+"""Preference labels: a labeller holds a pair, says which rollout is better (or a tie), and the
+pair completes when it has as many labels as it needs.
+
+The hold is the review desk's (``tasks_review.services.holds``: a conditional update, one pair
+per labeller, audited); the sides a labeller saw are checked against the ones the page showed
+them and recorded with the label. Every write checks the role and audits in its transaction.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from tasks_review.selectors.reviewable import reservation_minutes
+from tasks_review.services import holds
+from tasks_review.services.audit import audit_event_record
+from tasks_review.services.errors import Reserved
+
+from ..models import PairLabel, PreferencePair
+from ..roles import DECIDE, LABEL
+from ..selectors import labels as reads
+from .errors import Conflict, Invalid, NotFound, require
+
+# What a labeller presses, in screen terms: the left one (A), the right one (B), or a tie.
+CHOICES = ("A", "B", "tie")
+
+
+def pair_locked(pair_id: int) -> PreferencePair:
+    pair = (
+        PreferencePair.objects.select_for_update()
+        .select_related("reserved_by")
+        .filter(pk=pair_id)
+        .first()
+    )
+    if pair is None:
+        raise NotFound(f"preference pair {pair_id} does not exist")
+    return pair
+
+
+def _check_workable(pair: PreferencePair, user: AbstractBaseUser) -> None:
+    if pair.status != PreferencePair.Status.OPEN:
+        raise Conflict(f"pair {pair.pk} has all its labels")
+    if pair.labels.filter(labeller=user.pk).exists():
+        raise Conflict(f"you already labelled pair {pair.pk}")
+
+
+def _reserve(pair: PreferencePair, user: AbstractBaseUser, now: datetime) -> PreferencePair:
+    try:
+        return holds.reserve(pair, user, now, minutes=reservation_minutes())
+    except Reserved as refused:
+        raise Conflict(str(refused)) from None
+
+
+def pair_reserve(
+    *, user: AbstractBaseUser, pair_id: int, now: datetime | None = None
+) -> PreferencePair:
+    """Hold a pair for RESERVATION_MINUTES so nobody else labels it meanwhile."""
+    require(user, LABEL, "label preference pairs")
+    now = now or timezone.now()
+    with transaction.atomic():
+        pair = pair_locked(pair_id)
+        _check_workable(pair, user)
+        return _reserve(pair, user, now)
+
+
+def pair_reserve_next(
+    *,
+    user: AbstractBaseUser,
+    behaviour_id: int | None = None,
+    after: int | None = None,
+    now: datetime | None = None,
+) -> PreferencePair | None:
+    """Hold the next pair left for this labeller (of one behaviour, when given): after
+    ``after``, wrapping round, or the one they already hold first."""
+    require(user, LABEL, "label preference pairs")
+    now = now or timezone.now()
+
+    def take(pk: int) -> PreferencePair:
+        pair = pair_locked(pk)
+        _check_workable(pair, user)  # completed or labelled since the query ran, say
+        return _reserve(pair, user, now)
+
+    return holds.reserve_next(
+        open_=reads.workable(user, now, behaviour_id),
+        user=user,
+        now=now,
+        after=after,
+        take=take,
+        skip=(Conflict,),
+    )
+
+
+def pair_release(
+    *, user: AbstractBaseUser, pair_id: int, now: datetime | None = None
+) -> PreferencePair:
+    """Give a pair back: its holder may, and so may someone who decides about behaviours
+    (recorded as an override), say when a colleague left one held."""
+    require(user, LABEL, "label preference pairs")
+    now = now or timezone.now()
+    with transaction.atomic():
+        pair = pair_locked(pair_id)
+        if not (pair.reserved_until and pair.reserved_until > now):
+            raise Conflict(f"pair {pair.pk} is not reserved")
+        if pair.reserved_by_id != user.pk:
+            require(user, DECIDE, "release another labeller's pair")
+        holds.release(pair, user, now, why="released")
+        return pair
+
+
+def pair_label_submit(
+    *,
+    user: AbstractBaseUser,
+    pair_id: int,
+    choice: str,
+    left: int,
+    tag: str = "",
+    now: datetime | None = None,
+) -> PairLabel:
+    """Record one labeller's verdict: ``choice`` is A (the left rollout), B (the right) or tie,
+    ``left`` the rollout the page showed on the left. The pair completes, and its labels become
+    visible, when it has LABELS_PER_PAIR of them."""
+    require(user, LABEL, "label preference pairs")
+    if choice not in CHOICES:
+        raise Invalid("choose A, B or tie")
+    if tag and tag not in PairLabel.Tag.values:
+        raise Invalid(f"unknown rationale tag {tag!r}")
+    now = now or timezone.now()
+    with transaction.atomic():
+        pair = pair_locked(pair_id)
+        _check_workable(pair, user)
+        try:
+            holds.refuse_if_held(pair, user, now)
+        except Reserved as refused:
+            raise Conflict(str(refused)) from None
+        shown = reads.sides(pair, user)
+        if left != shown.left:
+            raise Conflict(f"pair {pair.pk} was not shown to you that way round; open it again")
+        chosen = {"A": shown.left, "B": shown.right, "tie": None}[choice]
+        before = {"status": pair.status, "labels": pair.labels.count(), **holds.holding(pair, now)}
+        label = PairLabel.objects.create(
+            pair=pair, labeller=user, chosen_id=chosen, left_id=shown.left, tag=tag
+        )
+        count = before["labels"] + 1
+        status = PreferencePair.Status.OPEN
+        if count >= reads.labels_needed():
+            status = PreferencePair.Status.COMPLETE
+        # A label ends the labeller's hold, so the next one can take the pair at once.
+        PreferencePair.objects.filter(pk=pair.pk).update(
+            status=status, reserved_by=None, reserved_until=None
+        )
+        pair.status, pair.reserved_by, pair.reserved_until = status, None, None
+        audit_event_record(
+            actor=user,
+            verb="preference_pair.label",
+            target=pair,
+            before=before,
+            # Not the verdict: the audit log is readable by labellers, and must not undo blind
+            # labelling; the label row keeps it.
+            after={
+                "label_id": label.pk,
+                "left": shown.left,
+                "tag": tag,
+                "labels": count,
+                "status": status.value,
+                "reserved_by": None,
+                "reserved_until": None,
+            },
+        )
+        return label

@@ -1,0 +1,195 @@
+"""Preference labelling: the queue of pairs per behaviour with the labellers' agreement, and the
+keyboard-first labelling page (two rollouts side by side, A / B / tie, skip, then the next).
+
+Trajectory content is untrusted: templates escape it, and the only markup marked safe is
+Pygments output (through the stepper's and the desk's display helpers), which escapes its input.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import permission_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import urlencode
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import push_url
+
+from project.htmx import render_fragment, render_page, wants_fragment
+from tasks_review.selectors.reviewable import held_by, held_by_other
+
+from ..models import Behaviour, BehaviourTask, PairLabel, PreferencePair
+from ..roles import EXPORT, LABEL
+from ..selectors import labels as reads
+from ..selectors.pairs import pair_view
+from ..services import labels
+from ..services.errors import TrainingError
+from ..services.pairs import pairs_build
+from .refusals import status_of
+
+can_label = permission_required(LABEL, raise_exception=True)
+TEMPLATE = "training/labels/pair.html"
+
+
+def _scope(request: HttpRequest) -> Behaviour | None:
+    """The behaviour a labeller works on (``?behaviour=slug``), or every behaviour."""
+    slug = request.GET.get("behaviour", "")
+    return get_object_or_404(Behaviour, slug=slug) if slug else None
+
+
+def _with_scope(url: str, behaviour: Behaviour | None, **extra: str) -> str:
+    query = ({"behaviour": behaviour.slug} if behaviour else {}) | extra
+    return f"{url}?{urlencode(query)}" if query else url
+
+
+@can_label
+@require_GET
+def queue(request: HttpRequest) -> HttpResponse:
+    behaviour = _scope(request)
+    now = timezone.now()
+    buildable = Behaviour.objects.filter(tasks__split=BehaviourTask.Split.TRAIN).distinct()
+    return render_page(
+        request,
+        "training/labels/queue.html",
+        {
+            "behaviour": behaviour,
+            "counts": reads.pair_counts(request.user, now),
+            "agreement": reads.label_agreement(behaviour.pk if behaviour else None),
+            "needed": reads.labels_needed(),
+            "buildable": buildable.order_by("slug") if request.user.has_perm(EXPORT) else [],
+            "done": bool(request.GET.get("done")),
+            "left": reads.workable(request.user, now, behaviour.pk if behaviour else None).count(),
+        },
+    )
+
+
+@permission_required(EXPORT, raise_exception=True)
+@require_POST
+def build(request: HttpRequest, slug: str) -> HttpResponse:
+    behaviour = get_object_or_404(Behaviour, slug=slug)
+    added = pairs_build(user=request.user, behaviour_id=behaviour.pk)
+    messages.success(
+        request,
+        f"{behaviour.slug}: {len(added)} new pair{'s' if len(added) != 1 else ''}"
+        if added
+        else f"{behaviour.slug}: no new pairs (every pair of its graded train rollouts exists)",
+    )
+    return redirect(_with_scope(reverse("loop:labels"), behaviour))
+
+
+@can_label
+@require_POST
+def next_pair(request: HttpRequest) -> HttpResponse:
+    """Reserve the next pair left for this labeller and open it."""
+    behaviour = _scope(request)
+    pair = labels.pair_reserve_next(
+        user=request.user, behaviour_id=behaviour.pk if behaviour else None
+    )
+    if pair is None:
+        return redirect(_with_scope(reverse("loop:labels"), behaviour, done="1"))
+    return redirect(_with_scope(reverse("loop:pair", args=[pair.pk]), behaviour))
+
+
+def _pair(pk: int) -> PreferencePair:
+    return get_object_or_404(
+        PreferencePair.objects.select_related("behaviour", "task__candidate", "reserved_by"), pk=pk
+    )
+
+
+def _context(
+    request: HttpRequest,
+    pair: PreferencePair,
+    behaviour: Behaviour | None,
+    *,
+    error: str = "",
+    notice: str = "",
+) -> dict[str, Any]:
+    user, now = request.user, timezone.now()
+    seen = reads.labels_for(pair, user)
+    held_elsewhere = held_by_other(pair, user, now)
+    return {
+        "pair": pair,
+        "view": pair_view(pair, user),
+        "labels": seen,
+        "held_by_me": held_by(pair, user, now),
+        "held_by_other": held_elsewhere,
+        "can_label": pair.status == PreferencePair.Status.OPEN
+        and seen.mine is None
+        and not held_elsewhere,
+        "tags": PairLabel.Tag.choices,
+        "scope": behaviour,
+        "queue_url": _with_scope(reverse("loop:labels"), behaviour),
+        "label_url": _with_scope(reverse("loop:label", args=[pair.pk]), behaviour),
+        "skip_url": _with_scope(reverse("loop:skip", args=[pair.pk]), behaviour),
+        "error": error,
+        "notice": notice,
+    }
+
+
+@can_label
+@require_GET
+def pair_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    pair = _pair(pk)
+    try:  # opening a pair one could label holds it; anything else just shows it
+        labels.pair_reserve(user=request.user, pair_id=pair.pk)
+        pair = _pair(pk)
+    except TrainingError:
+        pass
+    context = _context(request, pair, _scope(request))
+    return render_page(request, TEMPLATE, context, "pair")
+
+
+def _next(request: HttpRequest, after: int, notice: str) -> HttpResponse:
+    """The next pair in place of the one just labelled or skipped: a swap of the pair (and its
+    URL) under htmx, a redirect without it."""
+    behaviour = _scope(request)
+    following = labels.pair_reserve_next(
+        user=request.user, behaviour_id=behaviour.pk if behaviour else None, after=after
+    )
+    if following is None:
+        empty = _with_scope(reverse("loop:labels"), behaviour)
+        if not wants_fragment(request):
+            return redirect(empty)
+        response = render_fragment(
+            request, f"{TEMPLATE}#empty", {"queue_url": empty, "notice": notice}
+        )
+        return push_url(response, empty)
+    url = _with_scope(reverse("loop:pair", args=[following.pk]), behaviour)
+    if not wants_fragment(request):
+        return redirect(url)
+    context = _context(request, _pair(following.pk), behaviour, notice=notice)
+    return push_url(render_fragment(request, f"{TEMPLATE}#pair", context), url)
+
+
+@can_label
+@require_POST
+def label(request: HttpRequest, pk: int) -> HttpResponse:
+    try:
+        left = int(request.POST.get("left", ""))
+    except ValueError:
+        left = 0
+    try:
+        labels.pair_label_submit(
+            user=request.user,
+            pair_id=pk,
+            choice=request.POST.get("choice", ""),
+            left=left,
+            tag=request.POST.get("tag", ""),
+        )
+    except TrainingError as error:
+        context = _context(request, _pair(pk), _scope(request), error=str(error))
+        return render_page(request, TEMPLATE, context, "pair", status=status_of(error))
+    return _next(request, pk, f"Pair #{pk} labelled.")
+
+
+@can_label
+@require_POST
+def skip(request: HttpRequest, pk: int) -> HttpResponse:
+    pair = _pair(pk)
+    if held_by(pair, request.user, timezone.now()):
+        labels.pair_release(user=request.user, pair_id=pk)
+    return _next(request, pk, f"Pair #{pk} skipped.")
