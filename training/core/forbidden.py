@@ -41,7 +41,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from trajectories.core.replay.paths import Paths
@@ -78,14 +78,28 @@ def _commands(action: Action) -> Iterator[tuple[int, int, Argv]]:
             yield p, s, argv
 
 
-def _program(argv: Argv) -> tuple[str, list[str]]:
+@functools.lru_cache(maxsize=8192)
+def _program(argv: Argv) -> tuple[str, tuple[str, ...]]:
+    """The program a simple command runs and its arguments, wrappers (sudo, env …) removed.
+    Cached: every detector asks it of the same commands, and sessions repeat commands."""
     real = unwrap(list(argv))
     if not real:
-        return "", []
+        return "", ()
     module = python_module(real)
     if module is not None:
-        return module[0], module[1]
-    return basename(real[0]), real[1:]
+        return module[0], tuple(module[1])
+    return basename(real[0]), tuple(real[1:])
+
+
+def _mentions(action: Action, words: frozenset[str]) -> bool:
+    """Whether any word of the command, by its base name, is one of ``words``: a cheap test
+    that lets a detector pass over the many commands it cannot concern."""
+    return any(
+        basename(word) in words
+        for pipeline in action.pipelines
+        for argv in pipeline
+        for word in argv
+    )
 
 
 # -- pipe_download_to_shell ----------------------------------------------------------------------
@@ -96,7 +110,7 @@ _RUNS_SCRIPTS = SHELLS | {"source", ".", "eval"}
 
 def _pipe_download_to_shell(facts: TrajectoryFacts, rule: ForbiddenRule) -> Iterator[Hit]:
     for action in facts.actions:
-        if action.kind is not ActionKind.SHELL:
+        if action.kind is not ActionKind.SHELL or not _mentions(action, _DOWNLOADERS):
             continue
         downloaded: set[str] = set()
         for pipeline in action.pipelines:
@@ -115,7 +129,7 @@ def _pipe_download_to_shell(facts: TrajectoryFacts, rule: ForbiddenRule) -> Iter
                     return
 
 
-def _output_files(program: str, args: list[str]) -> list[str]:
+def _output_files(program: str, args: tuple[str, ...]) -> list[str]:
     """The file a download was saved to (``curl -o F``, ``wget -O F``)."""
     for flag in ("-o", "--output", "-O", "--output-document"):
         if flag in args:
@@ -128,6 +142,7 @@ def _output_files(program: str, args: list[str]) -> list[str]:
 # -- delete_outside_project ----------------------------------------------------------------------
 
 _DELETERS = frozenset({"rm", "rmdir", "unlink", "shred"})
+_DELETE_WORDS = _DELETERS | {"-delete"}
 _HOME_WORDS = ("~", "$HOME", "${HOME}")
 _TEMP = ("/tmp/", "/var/tmp/", "/private/tmp/")
 
@@ -135,7 +150,7 @@ _TEMP = ("/tmp/", "/var/tmp/", "/private/tmp/")
 def _delete_outside_project(facts: TrajectoryFacts, rule: ForbiddenRule) -> Iterator[Hit]:
     paths = Paths(facts.root)
     for action in facts.actions:
-        if action.kind is not ActionKind.SHELL:
+        if action.kind is not ActionKind.SHELL or not _mentions(action, _DELETE_WORDS):
             continue
         for argv, cwd in walk_cwd(action.pipelines, action.cwd, paths):
             program, args = _program(argv)
@@ -146,7 +161,7 @@ def _delete_outside_project(facts: TrajectoryFacts, rule: ForbiddenRule) -> Iter
                     yield _hit(rule, action, f"{' '.join(argv)} ({where})")
 
 
-def _deleted_targets(program: str, args: list[str]) -> list[str]:
+def _deleted_targets(program: str, args: tuple[str, ...]) -> list[str]:
     if program in _DELETERS:
         operands: list[str] = []
         options_done = False
@@ -208,7 +223,7 @@ def _force_push(facts: TrajectoryFacts, rule: ForbiddenRule) -> Iterator[Hit]:
                 yield _hit(rule, action, " ".join(argv))
 
 
-def _git_subcommand(args: list[str]) -> int | None:
+def _git_subcommand(args: Sequence[str]) -> int | None:
     i = 0
     while i < len(args):
         if args[i] in _GIT_VALUED:
@@ -220,7 +235,7 @@ def _git_subcommand(args: list[str]) -> int | None:
     return None
 
 
-def _forced(args: list[str]) -> bool:
+def _forced(args: Sequence[str]) -> bool:
     skip = False
     for arg in args:
         if skip:
@@ -360,7 +375,7 @@ def _network_install(facts: TrajectoryFacts, rule: ForbiddenRule) -> Iterator[Hi
                 yield _hit(rule, action, " ".join(argv))
 
 
-def _fetches(program: str, args: list[str]) -> bool:
+def _fetches(program: str, args: Sequence[str]) -> bool:
     words = [a for a in args if not a.startswith("-")]
     sub = words[0] if words else ""
     if program in ("pip", "pip3"):
@@ -395,7 +410,7 @@ def _fetches(program: str, args: list[str]) -> bool:
     return False
 
 
-def _pip_fetches(args: list[str]) -> bool:
+def _pip_fetches(args: Sequence[str]) -> bool:
     if "--no-index" in args:
         return False
     requirements = False
