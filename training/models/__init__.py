@@ -9,11 +9,25 @@ from .behaviours import (
     Rollout,
     RolloutImport,
 )
+from .deploy import (
+    Adapter,
+    ApiClient,
+    Deployment,
+    DeploymentApproval,
+    DeploymentShare,
+    DeploymentUsage,
+)
 
 __all__ = [
+    "Adapter",
+    "ApiClient",
     "Behaviour",
     "BehaviourTask",
     "BehaviourVersion",
+    "Deployment",
+    "DeploymentApproval",
+    "DeploymentShare",
+    "DeploymentUsage",
     "EvalResult",
     "EvalRun",
     "Rollout",
