@@ -312,10 +312,31 @@ def route_snapshot(behaviour: str) -> routing.RouteSnapshot:
     )
 
 
-def route_answer(behaviour: str, subject: str) -> routing.RouteAnswer:
-    """What the endpoint answers: never raises, the base model on every fault (logged)."""
+def route_answer(
+    behaviour: str, subject: str, *, deployment: int | None = None
+) -> routing.RouteAnswer:
+    """What the endpoint answers: never raises, the base model on every fault (logged).
+
+    ``deployment``: what it answers as far as that deployment goes, the others left out. A kill
+    drill asks this way: while a new version is drilled, the endpoint rightly keeps answering
+    the version that serves now, and the drill is about whether the killed one still answers.
+    """
+
+    def load() -> routing.RouteSnapshot:
+        snapshot = route_snapshot(behaviour)
+        if deployment is None:
+            return snapshot
+        ours = str(deployment)
+        return replace(
+            snapshot,
+            behaviours={
+                b: replace(r, entries=tuple(e for e in r.entries if e.deployment == ours))
+                for b, r in snapshot.behaviours.items()
+            },
+        )
+
     return routing.route(
-        lambda: route_snapshot(behaviour),
+        load,
         behaviour,
         subject,
         default_base_model=settings.TRAJ2ENV_BASE_MODEL,

@@ -154,15 +154,16 @@ def deployment_approve(
 
 
 def deployment_drill(*, user: AbstractBaseUser | None, deployment_id: int) -> Deployment:
-    """Kill the deployment (committed), ask the route endpoint's own code for a subject inside
-    each rollout, and restore the deployment only if every answer was the base model."""
+    """Kill the deployment (committed), ask the route endpoint's own code, as far as this
+    deployment goes, about a subject inside each rollout, and restore the deployment only if
+    every answer was the base model."""
     if user is not None:
         require(user, OPERATE_DEPLOYMENT, "drill deployments")
     row = _transition(
         user, deployment_id, "deployment.drill_start", lambda d: states.start_drill(d, at=_now())
     )
     answers = {
-        behaviour: route_answer(behaviour, subject)
+        behaviour: route_answer(behaviour, subject, deployment=row.pk)
         for behaviour, subject in _drill_subjects(row).items()
     }
     answered_at = _now()

@@ -45,14 +45,14 @@ def usage_report(
         row, _ = DeploymentUsage.objects.select_for_update().get_or_create(
             deployment=deployment, day=day
         )
-        before = DayUsage(day=day, tokens=row.tokens, money=row.money)
+        before = DayUsage(day=day, tokens=row.tokens, money=_plain(row.money))
         if deployment.has_budget:
             cap = BudgetCap(
                 tokens_per_day=deployment.tokens_per_day, money_per_day=deployment.money_per_day
             )
             check = record_usage(cap, before, report)
         else:
-            after = DayUsage(day=day, tokens=row.tokens + tokens, money=row.money + money)
+            after = DayUsage(day=day, tokens=row.tokens + tokens, money=before.money + money)
             check = BudgetCheck(usage=after, exceeded=False, tripped=False, reason="")
         row.tokens, row.money = check.usage.tokens, check.usage.money
         row.exceeded = check.exceeded
@@ -83,3 +83,8 @@ def _trip(client: ApiClient, deployment_id: int, check: BudgetCheck, at: datetim
     if before.state in states.KILLABLE or before.pending_drill is not None:
         after = states.kill(before, reason=f"budget cap: {check.reason}")
         record_transition(None, deployment, before, after, "deployment.kill", {"budget": True})
+
+
+def _plain(amount: Decimal) -> Decimal:
+    """The column's fixed places dropped (2.500000 is 2.5), so reasons read as people write."""
+    return amount.quantize(Decimal(1)) if amount == amount.to_integral() else amount.normalize()
