@@ -88,13 +88,15 @@ def rollouts(
     candidates: Iterable[Candidate],
     kind: str,
     *,
-    adapter: Adapter | None = None,
+    adapter: Adapter | str | None = None,
     model: str = BASE_MODEL,
     reward: float = 1.0,
     each: int = 1,
     grade: str = Rollout.Grade.GRADED,
 ) -> list[Rollout]:
-    """``each`` graded rollouts per task, of the adapter (its served name) or the base agent."""
+    """``each`` graded rollouts per task, of the adapter (its served name, or a served name not
+    registered yet) or of the base agent."""
+    served = adapter.served_name if isinstance(adapter, Adapter) else adapter or ""
     made = []
     for candidate in candidates:
         for _ in range(each):
@@ -104,7 +106,7 @@ def rollouts(
                     trial_name=f"{candidate.task_name}__deploy{next(_seq)}",
                     agent="claude-code",
                     model=model,
-                    adapter=adapter.served_name if adapter else "",
+                    adapter=served,
                     reward=reward if grade == Rollout.Grade.GRADED else None,
                     grade=grade,
                     facts=facts_of(kind),

@@ -154,7 +154,10 @@ def _deployment_context(request: HttpRequest, pk: int, **extra: Any) -> dict[str
         ],
         "report": report,
         "approve_refusal": refusal,
-        "approvals": row.approvals.select_related("approver"),
+        "approvals": [
+            (a, [(b, format_percentage(bp)) for b, bp in sorted(a.ceiling.items())])
+            for a in row.approvals.select_related("approver")
+        ],
         "usage": reads.usage_today(row),
         "events": [(e, _details(e.after)) for e in reads.deployment_events(row)[:100]],
         "versions": reads.previous_versions(row)[:10],
