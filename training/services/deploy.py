@@ -25,7 +25,6 @@ from tasks_review.services.errors import NotPermitted
 from training.core.deploy import states
 from training.core.deploy.bucketing import format_percentage, subject_inside
 from training.core.deploy.budget import BudgetCap, BudgetError
-from training.core.deploy.gate import GateThresholds
 
 from ..models import Adapter, ApiClient, Behaviour, Deployment, DeploymentApproval, DeploymentShare
 from ..roles import APPROVE_DEPLOYMENT, OPERATE_DEPLOYMENT, PROPOSE_DEPLOYMENT
@@ -65,19 +64,22 @@ def deployment_propose(
     row = adapter.first()
     if row is None:
         raise NotFound(f"adapter {adapter_id} does not exist")
-    defaults = Deployment()
-    thresholds = {
-        "min_rollouts": defaults.min_rollouts if min_rollouts is None else min_rollouts,
-        "min_pass_rate": defaults.min_pass_rate if min_pass_rate is None else min_pass_rate,
-        "tolerance": defaults.tolerance if tolerance is None else tolerance,
-    }
+    deployment = Deployment(
+        adapter=row,
+        proposed_by=user,
+        tokens_per_day=tokens_per_day,
+        money_per_day=money_per_day,
+        salt=salt.strip(),
+    )
+    if min_rollouts is not None:
+        deployment.min_rollouts = min_rollouts
+    if min_pass_rate is not None:
+        deployment.min_pass_rate = min_pass_rate
+    if tolerance is not None:
+        deployment.tolerance = tolerance
     try:
-        GateThresholds(
-            min_rollouts=thresholds["min_rollouts"],
-            min_pass_rate=float(str(thresholds["min_pass_rate"])),
-            tolerance=float(str(thresholds["tolerance"])),
-        )
-        if tokens_per_day is not None or money_per_day is not None:
+        deployment.thresholds()
+        if deployment.has_budget:
             BudgetCap(tokens_per_day=tokens_per_day, money_per_day=money_per_day)
     except (ValueError, BudgetError) as error:
         raise Invalid(str(error)) from None
@@ -87,14 +89,7 @@ def deployment_propose(
         )
     behaviours = _behaviours(proposal.requested)
     with transaction.atomic():
-        deployment = Deployment.objects.create(
-            adapter=row,
-            proposed_by=user,
-            tokens_per_day=tokens_per_day,
-            money_per_day=money_per_day,
-            salt=salt.strip(),
-            **thresholds,
-        )
+        deployment.save()
         DeploymentShare.objects.bulk_create(
             DeploymentShare(deployment=deployment, behaviour=behaviours[slug], requested=bp)
             for slug, bp in proposal.requested.items()

@@ -28,7 +28,8 @@ from ..models import ApiClient
 from ..selectors.deploy import api_client_for, route_answer
 from ..services.deploy import deployment_kill
 from ..services.deploy_usage import usage_report
-from ..services.errors import Conflict, Invalid, NotFound, TrainingError
+from ..services.errors import Invalid, TrainingError
+from .deploy import status_of
 
 log = logging.getLogger(__name__)
 
@@ -46,14 +47,7 @@ def _client(request: HttpRequest) -> ApiClient | None:
 
 
 def _refused(error: Exception) -> JsonResponse:
-    status = 422
-    if isinstance(error, NotPermitted):
-        status = 403
-    elif isinstance(error, NotFound):
-        status = 404
-    elif isinstance(error, Conflict):
-        status = 409
-    return JsonResponse({"error": str(error)}, status=status)
+    return JsonResponse({"error": str(error)}, status=status_of(error))
 
 
 @login_not_required

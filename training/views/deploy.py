@@ -65,7 +65,8 @@ ADAPTER_FIELDS = (
 )
 
 
-def _status(error: Exception) -> int:
+def status_of(error: Exception) -> int:
+    """403 for who, 404 for which, 409 for when, 422 for what."""
     if isinstance(error, NotPermitted):
         return 403
     if isinstance(error, NotFound):
@@ -201,15 +202,15 @@ def deployment_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return _detail(request, pk)
 
 
-def _act(request: HttpRequest, pk: int, action: Callable[[], object], done: str) -> HttpResponse:
-    """Run one service call for the deployment page and answer with the page or its fragment."""
+def _act(request: HttpRequest, pk: int, action: Callable[[], str]) -> HttpResponse:
+    """Run one service call for the deployment page (``action`` returns what it did, in words)
+    and answer with the fragment under htmx, else a redirect; a refusal with the page."""
     try:
-        action()
+        done = action()
     except (TrainingError, NotPermitted) as error:
-        if isinstance(error, NotFound) and not Deployment.objects.filter(pk=pk).exists():
-            raise
+        # A deployment that does not exist answers 404 from _detail itself.
         return _detail(
-            request, pk, status=_status(error), error=str(error), form=request.POST.dict()
+            request, pk, status=status_of(error), error=str(error), form=request.POST.dict()
         )
     if wants_fragment(request):
         return _detail(request, pk, notice=done)
@@ -224,39 +225,38 @@ def _reason(request: HttpRequest, what: str) -> str:
 @can_approve
 @require_POST
 def deployment_approve(request: HttpRequest, pk: int) -> HttpResponse:
-    def approve() -> None:
+    def approve() -> str:
         wanted = _percentages(request.POST)
         service.deployment_approve(user=request.user, deployment_id=pk, percentages=wanted or None)
+        return "Approved on the held-out gate; the kill drill ran."
 
-    return _act(request, pk, approve, "Approved on the held-out gate; the kill drill ran.")
+    return _act(request, pk, approve)
 
 
 @can_operate
 @require_POST
 def deployment_activate(request: HttpRequest, pk: int) -> HttpResponse:
-    return _act(
-        request,
-        pk,
-        lambda: service.deployment_activate(user=request.user, deployment_id=pk),
-        "Active at its approved rollout; the kill drill ran again while live.",
-    )
+    def activate() -> str:
+        service.deployment_activate(user=request.user, deployment_id=pk)
+        return "Active at its approved rollout; the kill drill ran again while live."
+
+    return _act(request, pk, activate)
 
 
 @can_operate
 @require_POST
 def deployment_drill(request: HttpRequest, pk: int) -> HttpResponse:
-    return _act(
-        request,
-        pk,
-        lambda: service.deployment_drill(user=request.user, deployment_id=pk),
-        "Kill drill done.",
-    )
+    def drill() -> str:
+        d = service.deployment_drill(user=request.user, deployment_id=pk)
+        return "Kill drill passed." if d.drill_adapter == "" else "Kill drill failed."
+
+    return _act(request, pk, drill)
 
 
 @can_operate
 @require_POST
 def deployment_percentage(request: HttpRequest, pk: int) -> HttpResponse:
-    def change() -> None:
+    def change() -> str:
         behaviour = request.POST.get("behaviour", "")
         try:
             bp = parse_percentage(request.POST.get("percentage", ""))
@@ -265,50 +265,42 @@ def deployment_percentage(request: HttpRequest, pk: int) -> HttpResponse:
         service.deployment_percentage_set(
             user=request.user, deployment_id=pk, behaviour=behaviour, basis_points=bp
         )
+        return f"{behaviour} now at {format_percentage(bp)}."
 
-    return _act(request, pk, change, "Rollout changed.")
+    return _act(request, pk, change)
 
 
 @can_operate
 @require_POST
 def deployment_kill(request: HttpRequest, pk: int) -> HttpResponse:
-    return _act(
-        request,
-        pk,
-        lambda: service.deployment_kill(
-            user=request.user, deployment_id=pk, reason=_reason(request, "kill switch pulled")
-        ),
-        "Killed: the route answers the base model.",
-    )
+    def kill() -> str:
+        reason = _reason(request, "kill switch pulled")
+        service.deployment_kill(user=request.user, deployment_id=pk, reason=reason)
+        return "Killed: the route answers the base model."
+
+    return _act(request, pk, kill)
 
 
 @can_operate
 @require_POST
 def deployment_rollback(request: HttpRequest, pk: int) -> HttpResponse:
-    try:
-        previous = service.deployment_rollback(
-            user=request.user, deployment_id=pk, reason=_reason(request, "rolled back")
-        )
-    except (TrainingError, NotPermitted) as error:
-        return _detail(request, pk, status=_status(error), error=str(error))
-    done = f"Rolled back: deployment {previous.pk} ({previous.adapter.key}) serves again."
-    if wants_fragment(request):
-        return _detail(request, pk, notice=done)
-    messages.success(request, done)
-    return redirect("deploy:deployment", pk=pk)
+    def rollback() -> str:
+        reason = _reason(request, "rolled back")
+        back = service.deployment_rollback(user=request.user, deployment_id=pk, reason=reason)
+        return f"Rolled back: deployment {back.pk} ({back.adapter.key}) serves again."
+
+    return _act(request, pk, rollback)
 
 
 @can_operate
 @require_POST
 def deployment_retire(request: HttpRequest, pk: int) -> HttpResponse:
-    return _act(
-        request,
-        pk,
-        lambda: service.deployment_retire(
-            user=request.user, deployment_id=pk, reason=_reason(request, "retired")
-        ),
-        "Retired.",
-    )
+    def retire() -> str:
+        reason = _reason(request, "retired")
+        service.deployment_retire(user=request.user, deployment_id=pk, reason=reason)
+        return "Retired."
+
+    return _act(request, pk, retire)
 
 
 # -- adapters ------------------------------------------------------------------------------------
@@ -347,7 +339,7 @@ def adapter_new(request: HttpRequest) -> HttpResponse:
                 request,
                 "training/deploy/adapter_new.html",
                 {"form": form, "behaviours": behaviours, "error": str(error)},
-                status=_status(error),
+                status=status_of(error),
             )
         messages.success(
             request,
@@ -429,9 +421,10 @@ def adapter_propose(request: HttpRequest, pk: int) -> HttpResponse:
             salt=post.get("salt", ""),
         )
     except (TrainingError, NotPermitted) as error:
-        if isinstance(error, NotFound):
-            raise
-        return _adapter_page(request, pk, status=_status(error), error=str(error), form=post.dict())
+        # An adapter that does not exist answers 404 from _adapter_page itself.
+        return _adapter_page(
+            request, pk, status=status_of(error), error=str(error), form=post.dict()
+        )
     messages.success(request, f"Deployment {deployment.pk} proposed; an approver decides next.")
     return redirect("deploy:deployment", pk=deployment.pk)
 
@@ -516,10 +509,8 @@ def api_clients(request: HttpRequest) -> HttpResponse:
             # Shown in this answer only: the token is not stored and no later page can show it.
             context = {"created": client, "token": token}
         except (TrainingError, NotPermitted) as error:
-            context, status = (
-                {"error": str(error), "name": request.POST.get("name", "")},
-                (_status(error)),
-            )
+            context = {"error": str(error), "name": request.POST.get("name", "")}
+            status = status_of(error)
     context["clients"] = ApiClient.objects.select_related("created_by")
     response = render_page(request, "training/deploy/api_clients.html", context, status=status)
     response["Cache-Control"] = "no-store"

@@ -142,6 +142,29 @@ def test_a_percentage_that_is_not_one_is_refused_with_422(client, people, world)
     assert refused.status_code == 422 and "is not a percentage" in refused.content.decode()
 
 
+def test_activating_and_drilling_from_the_page(client, people, world):
+    d = proposed(world.adapter, people.bob)
+    client.force_login(people.carol)
+    client.post(f"/training/deployments/{d.pk}/approve/")
+    client.force_login(people.bob)
+    active = client.post(f"/training/deployments/{d.pk}/activate/", headers=hx_at(d))
+    assert active.status_code == 200
+    assert "Active at its approved rollout; the kill drill ran again while live." in (
+        active.content.decode()
+    )
+    drilled = client.post(f"/training/deployments/{d.pk}/drill/", headers=hx_at(d))
+    assert "Kill drill passed." in drilled.content.decode()
+    d.refresh_from_db()
+    assert d.state == Deployment.State.ACTIVE
+
+
+def test_a_missing_deployment_or_adapter_is_404(client, people):
+    client.force_login(people.dave)
+    assert client.get("/training/deployments/999/").status_code == 404
+    assert client.post("/training/deployments/999/kill/", headers=HX).status_code == 404
+    assert client.post("/training/adapters/999/propose/", {"pct:x": "1"}).status_code == 404
+
+
 def test_the_kill_switch_on_the_page_kills_at_once(client, people, world):
     d = live(world.adapter, people.bob, people.carol)
     client.force_login(people.bob)
