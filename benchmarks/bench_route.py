@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_route.py [--workers 3] [--connections 4] [--delay-ms 18]
                                                [--seconds 30] [--deployments 200]
+                                               [--conn-max-age 0]
 
 Fills a fresh database under ``var/bench-route/`` with the catalogue's behaviours, one API
 client and ``--deployments`` deployments (an active one per behaviour, the rest retired or
@@ -156,6 +157,13 @@ def main() -> None:
     parser.add_argument("--delay-ms", type=int, default=18)
     parser.add_argument("--seconds", type=int, default=30)
     parser.add_argument("--deployments", type=int, default=200)
+    parser.add_argument(
+        "--conn-max-age",
+        type=int,
+        default=0,
+        help="serve with persistent database connections (CONN_MAX_AGE) instead of the "
+        "project's one connection per request, to show what they change",
+    )
     args = parser.parse_args()
 
     token = setup_database(args.deployments)
@@ -170,6 +178,13 @@ def main() -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "TRAJ2ENV_VAR": str(VAR), "LOG_LEVEL": "WARNING"}
+    if args.conn_max_age:
+        (VAR / "bench_route_settings.py").write_text(
+            "from project.settings import *  # noqa: F403\n"
+            f"DATABASES['default']['CONN_MAX_AGE'] = {args.conn_max_age}  # noqa: F405\n"
+        )
+        env["DJANGO_SETTINGS_MODULE"] = "bench_route_settings"
+        env["PYTHONPATH"] = os.pathsep.join([str(VAR), str(REPO)])
     gunicorn = [
         str(Path(sys.executable).with_name("gunicorn")),
         "project.wsgi",

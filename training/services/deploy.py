@@ -145,7 +145,7 @@ def deployment_approve(
         return {"ceiling": _percent_map(after.approval.ceiling), "gate": report.verdict.summary()}
 
     _transition(user, deployment_id, "deployment.approve", approve, record)
-    return deployment_drill(user=user, deployment_id=deployment_id)
+    return _drill(user, deployment_id)
 
 
 def deployment_drill(*, user: AbstractBaseUser | None, deployment_id: int) -> Deployment:
@@ -154,6 +154,12 @@ def deployment_drill(*, user: AbstractBaseUser | None, deployment_id: int) -> De
     every answer was the base model."""
     if user is not None:
         require(user, OPERATE_DEPLOYMENT, "drill deployments")
+    return _drill(user, deployment_id)
+
+
+def _drill(user: AbstractBaseUser | None, deployment_id: int) -> Deployment:
+    # Also the step that follows an approval, an activation or a rollback, on behalf of whoever
+    # did that: it needs no permission of its own.
     row = _transition(
         user, deployment_id, "deployment.drill_start", lambda d: states.start_drill(d, at=_now())
     )
@@ -204,7 +210,7 @@ def deployment_activate(
                     user, other, deployment_core(other), after, "deployment.supersede"
                 )
         record_transition(user, row, d, activation.deployment, "deployment.activate")
-    return deployment_drill(user=user, deployment_id=deployment_id)
+    return _drill(user, deployment_id)
 
 
 def deployment_percentage_set(
@@ -264,7 +270,7 @@ def deployment_rollback(*, user: AbstractBaseUser, deployment_id: int, reason: s
         record_transition(
             user, target, cores[str(target.pk)], result.reactivated, "deployment.reactivate"
         )
-    return deployment_drill(user=user, deployment_id=target.pk)
+    return _drill(user, target.pk)
 
 
 def deployment_retire(*, user: AbstractBaseUser, deployment_id: int, reason: str) -> Deployment:
