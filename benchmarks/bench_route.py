@@ -1,6 +1,6 @@
 """The route endpoint under load: gunicorn on loopback, SQLite under var/, wrk at about 200 rps.
 
-    .venv/bin/python benchmarks/bench_route.py [--workers 3] [--connections 4] [--delay-ms 18]
+    .venv/bin/python benchmarks/bench_route.py [--workers 2] [--connections 4] [--delay-ms 16]
                                                [--seconds 30] [--deployments 200]
                                                [--conn-max-age 0]
 
@@ -152,9 +152,9 @@ def kill_flip(base: str, token: str, deployment: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--connections", type=int, default=4)
-    parser.add_argument("--delay-ms", type=int, default=18)
+    parser.add_argument("--delay-ms", type=int, default=16)
     parser.add_argument("--seconds", type=int, default=30)
     parser.add_argument("--deployments", type=int, default=200)
     parser.add_argument(
