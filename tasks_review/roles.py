@@ -42,9 +42,9 @@ _DEPLOY = {
     ],
 }
 for _role in (REVIEWER, APPROVER, ADMIN):
-    ROLE_PERMISSIONS[_role] = ROLE_PERMISSIONS[_role] + _DEPLOY[_role] + [
-        "training.operate_deployment"
-    ]
+    ROLE_PERMISSIONS[_role] = (
+        ROLE_PERMISSIONS[_role] + _DEPLOY[_role] + ["training.operate_deployment"]
+    )
 
 
 def sync_role_permissions(**_: object) -> None:
