@@ -213,6 +213,9 @@ if TRAJ2ENV["SCAN_BLOCK_SEVERITY"] not in {"info", "low", "medium", "high", "cri
     raise ImproperlyConfigured(
         "TRAJ2ENV_SCAN_BLOCK_SEVERITY must be one of info, low, medium, high, critical"
     )
+# The model the route endpoint answers for a behaviour without a base model of its own, and on
+# any fault before it could read one.
+TRAJ2ENV_BASE_MODEL = os.environ.get("TRAJ2ENV_BASE_MODEL", "").strip() or "base"
 
 LOGGING = {
     "version": 1,

@@ -3,6 +3,8 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.generic import RedirectView
 
+import training.urls_deploy
+
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="trajectories:list", permanent=False)),
     path(
@@ -16,5 +18,7 @@ urlpatterns = [
     path("review/", include("tasks_review.urls_review")),
     path("training/", include("training.urls")),
     path("training/", include("training.urls_loop")),
+    path("training/", include("training.urls_deploy")),
+    path("api/v1/", include(training.urls_deploy.api)),
     path("admin/", admin.site.urls),
 ]

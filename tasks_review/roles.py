@@ -40,6 +40,23 @@ ROLE_PERMISSIONS: dict[str, list[str]] = {
     ),
 }
 
+# Deployments: reviewers and admins register adapters and propose; approvers approve (the service
+# refuses the registrar and the proposer); all three operate (a kill needs no approval); admins
+# hold the API clients serving infrastructure uses.
+_DEPLOY = {
+    REVIEWER: ["training.register_adapter", "training.propose_deployment"],
+    APPROVER: ["training.approve_deployment"],
+    ADMIN: [
+        "training.register_adapter",
+        "training.propose_deployment",
+        "training.manage_api_clients",
+    ],
+}
+for _role in (REVIEWER, APPROVER, ADMIN):
+    ROLE_PERMISSIONS[_role] = (
+        ROLE_PERMISSIONS[_role] + _DEPLOY[_role] + ["training.operate_deployment"]
+    )
+
 
 def sync_role_permissions(**_: object) -> None:
     from django.contrib.auth.models import Group, Permission

@@ -12,3 +12,12 @@ LABEL = "training.label_pairs"
 DECIDE = "training.decide_behaviour"
 EXPORT = "training.export_training"
 PLAN = "training.plan_training"
+
+# Deployments (training.models.deploy).
+REGISTER_ADAPTER = "training.register_adapter"
+PROPOSE_DEPLOYMENT = "training.propose_deployment"
+# The service also refuses the adapter's registrar and the deployment's proposer.
+APPROVE_DEPLOYMENT = "training.approve_deployment"
+# Kill (no approval needed), roll back, activate within the approval, drill, retire.
+OPERATE_DEPLOYMENT = "training.operate_deployment"
+MANAGE_API_CLIENTS = "training.manage_api_clients"

@@ -10,15 +10,29 @@ from .behaviours import (
     RolloutImport,
 )
 from .decisions import Decision
+from .deploy import (
+    Adapter,
+    ApiClient,
+    Deployment,
+    DeploymentApproval,
+    DeploymentShare,
+    DeploymentUsage,
+)
 from .exports import TrainingExport
 from .labels import PairLabel, PreferencePair
 from .plans import TrainingPlan
 
 __all__ = [
+    "Adapter",
+    "ApiClient",
     "Behaviour",
     "BehaviourTask",
     "BehaviourVersion",
     "Decision",
+    "Deployment",
+    "DeploymentApproval",
+    "DeploymentShare",
+    "DeploymentUsage",
     "EvalResult",
     "EvalRun",
     "PairLabel",

@@ -1,0 +1,301 @@
+"""The API serving infrastructure calls: the route answers the base model with 200 on every fault,
+the database unavailable included; only a missing or wrong token is refused with 401. The kill
+switch and usage reports take the same token."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+from django.db import OperationalError, connection
+from django.test import Client
+
+from tasks_review.models import AuditEvent
+from tests.training.factories_deploy import REPAIR, gated_world, live, proposed, register
+from training.core.deploy.bucketing import bucket, subject_inside
+from training.models import ApiClient, Deployment, DeploymentShare
+from training.selectors import deploy as reads
+from training.services import deploy
+from training.services.deploy_clients import api_client_create, api_client_revoke
+
+pytestmark = pytest.mark.django_db
+INSIDE = subject_inside(REPAIR, 1000)
+OUTSIDE = next(f"repo-{n}" for n in range(1000) if bucket(REPAIR, f"repo-{n}") >= 1000)
+
+
+@pytest.fixture
+def token(people):
+    _client, token = api_client_create(user=people.dave, name="litellm-proxy")
+    return token
+
+
+@pytest.fixture
+def api(token):
+    # CSRF checks on: the API must not need a cookie-bound token.
+    return Client(enforce_csrf_checks=True, headers={"Authorization": f"Bearer {token}"})
+
+
+@pytest.fixture
+def serving(people):
+    world = gated_world(people.bob)
+    return world, live(world.adapter, people.bob, people.carol)
+
+
+def route(api, behaviour=REPAIR, subject=INSIDE):
+    response = api.get("/api/v1/route", {"behaviour": behaviour, "subject": subject})
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+# -- the token -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        None,
+        "",
+        "Basic dXNlcjpwdw==",
+        "Bearer ",
+        "Bearer not-a-token",
+        "Bearer t2e_000000000000_wrong",
+    ],
+)
+def test_a_missing_or_wrong_token_is_refused_with_401(token, header):
+    headers = {"Authorization": header} if header is not None else {}
+    response = Client(headers=headers).get("/api/v1/route", {"behaviour": REPAIR})
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"].startswith("Bearer")
+    assert "Bearer <token>" in response.json()["error"]
+
+
+def test_the_right_key_with_a_wrong_secret_is_refused_after_a_constant_time_compare(
+    token, monkeypatch
+):
+    compared = []
+    real = reads.hmac.compare_digest
+
+    def spy(a, b):
+        compared.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(reads.hmac, "compare_digest", spy)
+    forged = token[:-4] + ("AAAA" if not token.endswith("AAAA") else "BBBB")
+    response = Client(headers={"Authorization": f"Bearer {forged}"}).get("/api/v1/route")
+    assert response.status_code == 401
+    stored = ApiClient.objects.get().token_sha256
+    assert compared == [(stored, reads.token_sha256(forged))]
+
+
+def test_a_revoked_token_stops_working(people, api, token):
+    assert route(api)["reason"] == "unknown_behaviour"
+    api_client_revoke(user=people.dave, client_id=ApiClient.objects.get().pk)
+    assert api.get("/api/v1/route", {"behaviour": REPAIR}).status_code == 401
+
+
+def test_only_the_tokens_hash_is_stored(token):
+    client = ApiClient.objects.get()
+    assert token.startswith(f"t2e_{client.key}_")
+    assert client.token_sha256 == reads.token_sha256(token) and token not in client.token_sha256
+
+
+# -- the answers ---------------------------------------------------------------------------------
+
+
+def test_a_subject_inside_the_rollout_gets_the_adapter_and_one_outside_the_base_model(api, serving):
+    world, d = serving
+    assert route(api) == {
+        "model": "failing-test-repair-lora-v1.0",
+        "adapter": "failing-test-repair-lora",
+        "version": "1.0",
+        "deployment": str(d.pk),
+        "reason": "adapter",
+    }
+    assert route(api, subject=OUTSIDE) == {
+        "model": "qwen-coder",
+        "adapter": None,
+        "version": None,
+        "deployment": str(d.pk),
+        "reason": "outside_rollout",
+    }
+    assert route(api, subject="")["reason"] == "no_subject"
+
+
+def test_an_unknown_behaviour_answers_the_default_base_model(api, serving, settings):
+    settings.TRAJ2ENV_BASE_MODEL = "house-model"
+    answer = route(api, behaviour="no-such-behaviour")
+    assert answer == {
+        "model": "house-model",
+        "adapter": None,
+        "version": None,
+        "deployment": None,
+        "reason": "unknown_behaviour",
+    }
+    assert route(api, behaviour="")["model"] == "house-model"
+
+
+def test_a_behaviour_without_a_base_model_of_its_own_answers_the_setting(api, serving, settings):
+    world, _ = serving
+    settings.TRAJ2ENV_BASE_MODEL = "house-model"
+    world.read.base_model = ""
+    world.read.save()
+    assert route(api, behaviour="read-before-edit") == {
+        "model": "house-model",
+        "adapter": None,
+        "version": None,
+        "deployment": None,
+        "reason": "no_deployment",
+    }
+
+
+def test_killed_rolled_back_and_retired_deployments_answer_the_base_model_with_the_reason(
+    people, api, serving
+):
+    world, d = serving
+    deploy.deployment_kill(user=people.bob, deployment_id=d.pk, reason="incident")
+    assert route(api) == {
+        "model": "qwen-coder",
+        "adapter": None,
+        "version": None,
+        "deployment": str(d.pk),
+        "reason": "killed",
+    }
+    deploy.deployment_retire(user=people.bob, deployment_id=d.pk, reason="done")
+    assert route(api)["reason"] == "retired"
+
+
+def test_a_proposed_or_approved_deployment_is_not_served_yet(people, api):
+    world = gated_world(people.bob)
+    d = proposed(world.adapter, people.bob, 100)
+    assert route(api)["reason"] == "not_active"
+    deploy.deployment_approve(user=people.carol, deployment_id=d.pk)
+    answer = route(api)
+    assert (answer["model"], answer["reason"], answer["deployment"]) == (
+        "qwen-coder",
+        "not_active",
+        str(d.pk),
+    )
+
+
+def test_the_database_unavailable_answers_the_base_model_with_200(api, serving, settings):
+    settings.TRAJ2ENV_BASE_MODEL = "house-model"
+
+    def refuse_the_snapshot(execute, sql, params, many, context):
+        if "training_behaviour" in sql:
+            raise OperationalError("database is locked")
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(refuse_the_snapshot):
+        answer = route(api)
+    assert answer == {
+        "model": "house-model",
+        "adapter": None,
+        "version": None,
+        "deployment": None,
+        "reason": "error",
+    }
+
+
+def test_a_database_that_cannot_even_check_the_token_still_answers_the_base_model(
+    api, serving, settings
+):
+    settings.TRAJ2ENV_BASE_MODEL = "house-model"
+
+    def down(execute, sql, params, many, context):
+        raise OperationalError("unable to open database file")
+
+    with connection.execute_wrapper(down):
+        answer = route(api)
+    assert (answer["model"], answer["reason"]) == ("house-model", "error")
+
+
+def test_an_inconsistent_state_answers_the_base_model_rather_than_failing(people, api, serving):
+    world, d = serving
+    # Two active deployments on one behaviour: the services never write this, a hand edit might.
+    other = Deployment.objects.create(
+        adapter=register(people.bob, world.repair, "2.0"),
+        proposed_by=people.bob,
+        state=Deployment.State.ACTIVE,
+    )
+    DeploymentShare.objects.create(deployment=other, behaviour=world.repair, live=10_000)
+    answer = route(api)
+    assert (answer["model"], answer["adapter"], answer["reason"]) == ("qwen-coder", None, "error")
+
+
+def test_the_route_reads_two_indexed_queries_and_no_session(
+    api, serving, django_assert_num_queries
+):
+    with django_assert_num_queries(2):  # the token's client, then the behaviour's snapshot
+        response = api.get("/api/v1/route", {"behaviour": REPAIR, "subject": INSIDE})
+    assert response.status_code == 200
+    assert "sessionid" not in response.cookies and "csrftoken" not in response.cookies
+
+
+# -- kill and usage ------------------------------------------------------------------------------
+
+
+def test_the_kill_call_flips_the_route_to_the_base_model(api, serving):
+    world, d = serving
+    assert route(api)["adapter"] == "failing-test-repair-lora"
+    response = api.post(
+        f"/api/v1/deployments/{d.pk}/kill",
+        json.dumps({"reason": "pager: wrong answers"}),
+        content_type="application/json",
+    )
+    assert response.status_code == 200
+    assert response.json() == {
+        "deployment": str(d.pk),
+        "state": "killed",
+        "reason": "pager: wrong answers",
+    }
+    assert route(api)["reason"] == "killed"
+    event = AuditEvent.objects.filter(verb="deployment.kill").get()
+    assert event.actor is None and event.after["api_client"] == "litellm-proxy"
+
+
+def test_the_kill_call_needs_the_token_and_a_deployment_that_can_be_killed(people, api, serving):
+    world, d = serving
+    assert Client().post(f"/api/v1/deployments/{d.pk}/kill").status_code == 401
+    assert api.post("/api/v1/deployments/999/kill").status_code == 404
+    deploy.deployment_retire(user=people.bob, deployment_id=d.pk, reason="done")
+    refused = api.post(f"/api/v1/deployments/{d.pk}/kill")
+    assert refused.status_code == 409 and "serves nothing" in refused.json()["error"]
+    d.refresh_from_db()
+    assert d.state == Deployment.State.RETIRED
+
+
+def test_a_usage_report_that_crosses_the_cap_kills_the_deployment(people, api):
+    world = gated_world(people.bob)
+    d = deploy.deployment_propose(
+        user=people.bob,
+        adapter_id=world.adapter.pk,
+        percentages={REPAIR: 1000},
+        money_per_day=Decimal("1.00"),
+    )
+    deploy.deployment_approve(user=people.carol, deployment_id=d.pk)
+    deploy.deployment_activate(user=people.bob, deployment_id=d.pk)
+
+    def report(cost):
+        body = json.dumps({"deployment": d.pk, "tokens": 1200, "cost": cost})
+        return api.post("/api/v1/usage", body, content_type="application/json")
+
+    first = report("0.60")
+    assert first.status_code == 200 and first.json()["tripped"] is False
+    assert route(api)["reason"] == "adapter"
+    second = report(0.45)  # a JSON number: read as the decimal it was written as
+    assert second.status_code == 200
+    assert second.json()["tripped"] is True and second.json()["cost"] == "1.05"
+    assert "money: 1.05 spent of 1.00 per day" in second.json()["reason"]
+    assert route(api)["reason"] == "killed"
+
+
+def test_a_usage_report_that_makes_no_sense_is_refused_with_422(api, serving):
+    world, d = serving
+    for body in ({"deployment": d.pk, "tokens": -1}, {"deployment": "x"}, [1, 2]):
+        response = api.post("/api/v1/usage", json.dumps(body), content_type="application/json")
+        assert response.status_code == 422, body
+    late = {"deployment": d.pk, "tokens": 1, "at": "2026-11-29T23:59:00"}
+    response = api.post("/api/v1/usage", json.dumps(late), content_type="application/json")
+    assert response.status_code == 422 and "offset" in response.json()["error"]
+    assert Client().post("/api/v1/usage", {"deployment": d.pk}).status_code == 401

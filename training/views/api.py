@@ -1,0 +1,165 @@
+"""The API serving infrastructure calls with a bearer token: which model answers a behaviour for a
+subject, usage reports against the budget cap, and the kill switch.
+
+No login, no session, no CSRF (a token is not a cookie a browser sends by itself). The route
+answers 200 with the base model on every fault, including a database it cannot read; only a
+missing or wrong token is refused, with 401.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_not_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from tasks_review.services.errors import NotPermitted
+from training.core.deploy.route import Reason, RouteAnswer
+
+from ..models import ApiClient
+from ..selectors.deploy import api_client_for, route_answer
+from ..services.deploy import deployment_kill
+from ..services.deploy_usage import usage_report
+from ..services.errors import Invalid, TrainingError
+from .deploy import status_of
+
+log = logging.getLogger(__name__)
+
+
+def _unauthorized() -> JsonResponse:
+    response = JsonResponse(
+        {"error": "send a valid API client token as 'Authorization: Bearer <token>'"}, status=401
+    )
+    response["WWW-Authenticate"] = 'Bearer realm="traj2env"'
+    return response
+
+
+def _client(request: HttpRequest) -> ApiClient | None:
+    return api_client_for(request.headers.get("Authorization", ""))
+
+
+def _refused(error: Exception) -> JsonResponse:
+    return JsonResponse({"error": str(error)}, status=status_of(error))
+
+
+@login_not_required
+@require_GET
+def route(request: HttpRequest) -> HttpResponse:
+    if not request.headers.get("Authorization"):
+        return _unauthorized()
+    try:
+        client = _client(request)
+    except Exception:
+        # The token cannot be checked without the database, and refusing would break serving:
+        # the base model is the one answer that is safe to give anyone.
+        log.exception("route: API clients unreadable")
+        return JsonResponse(
+            RouteAnswer(model=settings.TRAJ2ENV_BASE_MODEL, reason=Reason.ERROR).to_dict()
+        )
+    if client is None:
+        return _unauthorized()
+    answer = route_answer(request.GET.get("behaviour", ""), request.GET.get("subject", ""))
+    return JsonResponse(answer.to_dict())
+
+
+def _body(request: HttpRequest) -> dict[str, Any]:
+    """A JSON object, or the form fields; numbers with a fraction stay exact as Decimal."""
+    if request.content_type == "application/json":
+        try:
+            data = json.loads(request.body or b"{}", parse_float=Decimal)
+        except ValueError:
+            raise Invalid("the body is not JSON") from None
+        if not isinstance(data, dict):
+            raise Invalid("the body must be a JSON object")
+        return data
+    return request.POST.dict()
+
+
+@csrf_exempt
+@login_not_required
+@require_POST
+def kill(request: HttpRequest, pk: int) -> HttpResponse:
+    client = _client(request)
+    if client is None:
+        return _unauthorized()
+    try:
+        reason = str(_body(request).get("reason") or "").strip()
+        d = deployment_kill(
+            client=client,
+            deployment_id=pk,
+            reason=reason or f"kill switch pulled by API client {client.name}",
+        )
+    except (TrainingError, NotPermitted) as error:
+        return _refused(error)
+    return JsonResponse({"deployment": str(d.pk), "state": d.state, "reason": d.reason})
+
+
+@csrf_exempt
+@login_not_required
+@require_POST
+def usage(request: HttpRequest) -> HttpResponse:
+    client = _client(request)
+    if client is None:
+        return _unauthorized()
+    try:
+        data = _body(request)
+        deployment = _integer(data.get("deployment"), "deployment")
+        tokens = _integer(data.get("tokens", 0), "tokens")
+        cost = _decimal(data.get("cost", 0))
+        at = _time(data.get("at"))
+        check = usage_report(
+            client=client, deployment_id=deployment, tokens=tokens, money=cost, at=at
+        )
+    except (TrainingError, NotPermitted) as error:
+        return _refused(error)
+    return JsonResponse(
+        {
+            "deployment": str(deployment),
+            "day": check.usage.day.isoformat(),
+            "tokens": check.usage.tokens,
+            "cost": str(check.usage.money),
+            "exceeded": check.exceeded,
+            "tripped": check.tripped,
+            "reason": check.reason,
+        }
+    )
+
+
+def _integer(value: Any, name: str) -> int:
+    if isinstance(value, bool):
+        raise Invalid(f"{name} must be a whole number")
+    try:
+        number = int(str(value))
+    except ValueError:
+        raise Invalid(f"{name} must be a whole number, not {value!r}") from None
+    return number
+
+
+def _decimal(value: Any) -> Decimal:
+    if isinstance(value, bool | float):  # floats cannot carry cents exactly
+        raise Invalid("cost must be a decimal number")
+    try:
+        amount = Decimal(str(value))
+    except InvalidOperation:
+        raise Invalid(f"cost must be a decimal number, not {value!r}") from None
+    return amount
+
+
+def _time(value: Any) -> datetime:
+    if value in (None, ""):
+        return timezone.now()
+    try:
+        at = datetime.fromisoformat(str(value))
+    except ValueError:
+        raise Invalid(f"at must be an ISO 8601 time with its offset, not {value!r}") from None
+    if at.tzinfo is None:
+        raise Invalid("at must carry its offset (e.g. 2026-11-29T23:59:00+00:00)")
+    return at
