@@ -123,6 +123,10 @@ try:
     DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL") or _default_db)}
 except Exception as exc:  # dj-database-url raises several types for a malformed URL
     raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from None
+# Seconds a connection is kept for the next request: the route endpoint answers in a few
+# milliseconds, of which opening a connection would be most (measured in docs/BENCHMARKS.md).
+DATABASES["default"]["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", 60)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     # WAL lets the web process read while a worker writes; the timeout rides out short write locks.
