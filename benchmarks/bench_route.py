@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_route.py [--workers 2] [--connections 4] [--delay-ms 16]
                                                [--seconds 30] [--deployments 200]
-                                               [--conn-max-age 0]
+                                               [--conn-max-age 60]
 
 Fills a fresh database under ``var/bench-route/`` with the catalogue's behaviours, one API
 client and ``--deployments`` deployments (an active one per behaviour, the rest retired or
@@ -160,9 +160,9 @@ def main() -> None:
     parser.add_argument(
         "--conn-max-age",
         type=int,
-        default=0,
-        help="serve with persistent database connections (CONN_MAX_AGE) instead of the "
-        "project's one connection per request, to show what they change",
+        default=60,
+        help="DB_CONN_MAX_AGE for the server (the project's default 60; 0 opens a connection "
+        "per request, to show what that costs)",
     )
     args = parser.parse_args()
 
@@ -178,13 +178,7 @@ def main() -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "TRAJ2ENV_VAR": str(VAR), "LOG_LEVEL": "WARNING"}
-    if args.conn_max_age:
-        (VAR / "bench_route_settings.py").write_text(
-            "from project.settings import *  # noqa: F403\n"
-            f"DATABASES['default']['CONN_MAX_AGE'] = {args.conn_max_age}  # noqa: F405\n"
-        )
-        env["DJANGO_SETTINGS_MODULE"] = "bench_route_settings"
-        env["PYTHONPATH"] = os.pathsep.join([str(VAR), str(REPO)])
+    env["DB_CONN_MAX_AGE"] = str(args.conn_max_age)
     gunicorn = [
         str(Path(sys.executable).with_name("gunicorn")),
         "project.wsgi",
