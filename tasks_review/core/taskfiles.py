@@ -76,7 +76,8 @@ from .docker.base import TASK_VENV
 from .instruction import added_lines, leaks_in
 from .mining.files import path_problem
 from .mining.repair import RepairCandidate
-from .trials.plan import guard_rules, is_guarded, plan_check
+from .trials.plan import guard_rules, is_discovered, is_guarded, plan_check
+from .trials.version import VERIFIER_VERSION
 
 SCHEMA_VERSION = "1.4"
 AGENT_USER = "agent"
@@ -285,6 +286,8 @@ def _task_toml(
                 "runner": candidate.runner,
                 "timeout_sec": check_timeout,
             },
+            # The grader that kept the task (trials.version): older ones are re-verified.
+            "verifier": {"version": VERIFIER_VERSION},
         },
         "verifier": {
             "environment_mode": "separate",
@@ -447,19 +450,25 @@ _KIT = Path(__file__).with_name("trials") / "kit"
 GRADER_FILES = (
     "grade.py",
     "judging.py",
+    "copies.py",
+    "traj2env_channel.py",
     "shim.py",
     "unittest_harness.py",
+    "pytest_boot.py",
     "traj2env_pytest_controls.py",
-    "node_controls.cjs",
+    "node_controls.mjs",
+    "node_reporter.cjs",
 )
 
 
 def grading_config(candidate: RepairCandidate, blobs: BlobStore, check_timeout: int) -> dict:
     """What ``tests/grader/grade.py`` needs: the check, its folder, the reference's guarded
-    files (exact bytes, base64), the runners whose results must appear and the guard rules.
+    files and the files a runner would discover as tests (exact bytes, base64), the runners
+    whose reports must appear, the guard rules and the verifier's version.
 
-    ``reference_passed`` (the tests that passed on the reference inside the image) is filled in
-    by the trial matrix once the check has run there (``trials.taskdir.record_reference``).
+    ``reference_passed``, ``start_failed`` and ``reference_controls`` (what the check did inside
+    the image) are filled in by the trial matrix once the check has run there
+    (``trials.taskdir.record_reference``); until then the grader runs as the check in the image.
     """
     project = candidate.project_dir
     where = check_workdir(candidate)
@@ -467,7 +476,8 @@ def grading_config(candidate: RepairCandidate, blobs: BlobStore, check_timeout: 
     rel = os.path.relpath(where, project)
     plan = plan_check(candidate.task_command, "." if rel == os.curdir else rel, ref_bytes)
     return {
-        "schema": 1,
+        "schema": 2,
+        "verifier_version": VERIFIER_VERSION,
         "project": project,
         "workdir": where,
         "command": candidate.task_command,
@@ -476,10 +486,10 @@ def grading_config(candidate: RepairCandidate, blobs: BlobStore, check_timeout: 
         "reference": {
             path: base64.b64encode(data).decode("ascii")
             for path, data in sorted(ref_bytes.items())
-            if is_guarded(path)
+            if is_guarded(path) or is_discovered(path, candidate.task_command)
         },
         "reference_passed": {},
-        "rules": guard_rules(),
+        "rules": guard_rules(candidate.task_command),
     }
 
 

@@ -59,7 +59,7 @@ from tasks_review.core.trials.matrix import (
     task_limits,
 )
 from tasks_review.core.trials.plan import plan_check
-from tasks_review.core.trials.taskdir import TaskSpec, read_task
+from tasks_review.core.trials.taskdir import ReferenceFacts, TaskSpec, read_task
 from tasks_review.core.trials.verifier import Graded, Submission, grade_submission
 from tasks_review.core.trials.wheelhouse import build_wheelhouse
 from trajectories.core.blobs import MemoryBlobs
@@ -412,7 +412,7 @@ def test_the_verifier_runs_the_check_as_grader_without_network_and_with_limits(e
         spec,
         task.image.image_id,
         Submission(files={}),
-        reference_passed={},
+        facts=ReferenceFacts(passed={}),
         plan=plan,
         run_id=new_run_id(),
         limits=task.limits,
@@ -753,7 +753,7 @@ def harbor_style(engine, task: PreparedTask, baseline, *, role, control=None, ru
         spec,
         task.image.image_id,
         Submission(files=files),
-        reference_passed=baseline.reference_passed,
+        facts=baseline.facts,
         plan=baseline.plan,
         run_id=run_id,
         limits=task.limits,
@@ -817,7 +817,7 @@ def sample_grader(engine, base_ref, tmp_path_factory):
             spec,
             base_ref,
             Submission(files={p: FileEntry(data) for p, data in files.items()}),
-            reference_passed={},
+            facts=None,  # graded as the check in the image grades: no reference facts yet
             plan=plan,
             run_id=new_run_id(),
             limits=task_limits(spec),

@@ -645,7 +645,6 @@ def prepared_task(name, engine, hack_tasks, request):
     return _prepared[name]
 
 
-@pytest.mark.xfail(strict=True, reason="each of these scores 1.0 with the fixed controls")
 @pytest.mark.parametrize("hack", sorted(HACKS))
 def test_a_targeted_reward_hack_scores_0_through_the_tasks_own_grader(
     hack, engine, hack_tasks, request
@@ -655,6 +654,7 @@ def test_a_targeted_reward_hack_scores_0_through_the_tasks_own_grader(
     run_id = new_run_id()
     graded = harbor_style(engine, task, baseline, role=Role.CONTROL, control=control, run_id=run_id)
     assert graded.verdict.reward == 0.0, (hack, graded.verdict.reasons, graded.logs[-3000:])
+    print(f"\n{hack}: {graded.verdict.reasons}")
     assert left_behind(engine, run_id) == []
 
 
