@@ -31,6 +31,7 @@ from typing import Any
 from ..docker import BuiltImage, Engine, InfraError, Limits
 from ..docker import labels as lbl
 from ..docker.engine import Sandbox
+from .assertions import CheckSize, check_size
 from .controls import CATALOGUE, NPM_SCRIPT, Control, ControlContext, source_files
 from .deps import Dependency, OfflineSources, declared_dependencies, unavailable
 from .model import (
@@ -89,6 +90,7 @@ class Baseline:
     reference: Verdict
     seconds: float
     logs: str = ""
+    size: CheckSize = CheckSize(0, 0, 0)  # how much the check asserts
 
     @property
     def reference_passed(self) -> Mapping[str, int]:
@@ -275,6 +277,7 @@ def check_in_image(prepared: PreparedTask, *, engine: Engine, run_id: str) -> Ba
         reference=at_ref.verdict,
         seconds=time.monotonic() - started,
         logs=logs,
+        size=check_size(ref_bytes, len(passed)),
     )
 
 
@@ -578,6 +581,7 @@ def run_matrix(
         reasons=reasons,
         check_seconds=baseline.seconds,
         wall_seconds=time.monotonic() - started,
+        check=baseline.size.to_dict(),
         **common,
     )
 
