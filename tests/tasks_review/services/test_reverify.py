@@ -125,3 +125,36 @@ def test_the_reverify_command_says_what_it_did_as_json(monkeypatch, written):
 def test_the_reverify_command_needs_a_run_or_all_stale():
     with pytest.raises(CommandError):
         call_command("reverify")
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_sample_kept_by_the_previous_verifier_is_verified_again_in_docker(tmp_path):
+    from tasks_review.core.docker import Engine, InfraError
+    from tests.conftest import SAMPLES
+
+    try:
+        Engine.from_env()
+    except InfraError as exc:
+        pytest.skip(f"no Docker engine: {exc}")
+    sample = next((SAMPLES / "pi").glob("*.jsonl"))
+    config = tmp_path / "one.yaml"
+    config.write_text(
+        f"source: {{kind: trajectory, path: {sample}, format: auto}}\n"
+        "pipeline: {name: trajectory_to_env, options: {families: [repair], jobs: 1}}\n"
+        f"output: {{destination: {tmp_path / 'out'}}}\n"
+    )
+    with pytest.raises(SystemExit):
+        call_command("generate", config=str(config))
+    (candidate,) = Candidate.objects.filter(status=Candidate.Status.KEPT)
+    assert candidate.verifier_version == VERIFIER_VERSION
+    Candidate.objects.filter(id=candidate.id).update(verifier_version=OLD)
+    out = StringIO()
+    call_command("reverify", "--run", str(candidate.run_id), "--json", stdout=out)
+    assert json.loads(out.getvalue()) == [
+        {"candidate": candidate.id, "before": OLD, "status": "kept", "after": VERIFIER_VERSION}
+    ]
+    candidate.refresh_from_db()
+    assert candidate.trials.filter(role="oracle", reward=1.0).count() == 3
+    assert candidate.check_asserted_inputs == 6 and not candidate.check_too_thin
