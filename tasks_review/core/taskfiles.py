@@ -22,10 +22,12 @@ Choices, and why:
   own build context and buys nothing here.
 * **The grader does not trust the submission, and is the matrix's own.** ``grader/grade.py``
   (standard library only; see ``trials/kit/grade.py``) removes symlinks, caches, dependency
-  folders and start-up hooks the reference lacks, puts the test files and test configuration
-  back to the reference's bytes, runs the check as an unprivileged ``grader`` user through
-  instrumented runners with two contradictory control tests, kills what it left running, and
-  judges by ``judging.py``, the rules the trial matrix applies (the matrix grades every trial
+  folders, start-up hooks and files a runner would discover as tests that the reference
+  lacks, puts the test files and test configuration back to the reference's bytes, runs the
+  check as an unprivileged ``grader`` user through instrumented runners that report over a
+  socket only root reads, with control copies of the real tests (verbatim, or with an
+  assertion made false) planned per grading, kills what it left running, and judges by
+  ``judging.py``, the rules the trial matrix applies (the matrix grades every trial
   with this very ``test.sh``). It removes any ``reward.json`` (Harbor prefers it over
   ``reward.txt``). The price: an agent whose own fix needed a different package.json (or
   other test configuration) than the reference's is graded with the reference's.
@@ -512,9 +514,10 @@ def _test_sh(candidate: RepairCandidate) -> str:
 # fresh container of the task's own image, after the agent's {candidate.project_dir} has been
 # copied in. grader/grade.py (standard library only) restores the tests and test
 # configuration from grading.json, runs the recorded check as an unprivileged user through
-# instrumented test runners, and judges their machine-readable results: reward 1 only when the
-# check exits 0, every expected runner reported, its two contradictory control tests came out
-# as they must, and no test that passed on the reference is missing.
+# instrumented test runners that report to it test by test, and judges what they reported:
+# reward 1 only when the check exits 0, every expected runner reported, the copies of real
+# tests it planned as controls came out as they must, nothing was tampered with, and no test
+# that passed on the reference is missing.
 #
 # The check, as recorded, run from {check_workdir(candidate)}:
 {_comment(candidate.task_command)}

@@ -55,7 +55,8 @@ def too_thin(size: CheckSize) -> bool:
 
 def check_size(files: Mapping[str, bytes], tests: int) -> CheckSize:
     """The size of the check whose test files are among ``files`` (the reference's)."""
-    count, inputs = 0, set()
+    count = 0
+    inputs: set[tuple[str, str]] = set()
     for path in sorted(files):
         if not is_test_file(path):
             continue

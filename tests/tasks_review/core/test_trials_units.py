@@ -635,6 +635,24 @@ def test_patched_assertions_are_caught_by_the_copies_the_grader_planned(tmp_path
     assert any("forged in-process" in r for r in verdict.reasons), verdict.reasons
 
 
+def test_the_pytest_plugin_copies_unittest_style_tests_too(tmp_path):
+    files = {
+        "tests/test_y.py": """
+            import unittest
+            class T(unittest.TestCase):
+                def test_b(self):
+                    self.assertEqual(2, 2)
+        """
+    }
+    project, reference = project_with(tmp_path, files)
+    grader = Grader(project, {"reference": reference})
+    ran = grader.run("pytest_boot.py", "module", "--", "-q", "-p", "no:cacheprovider", "tests")
+    records = grader.sessions()
+    assert ran.returncode == 0, ran.stdout
+    verdict = judging.judge_sessions(0, False, 0.1, records, {"pytest"}, baseline=True)
+    assert verdict.controls["mutable"] == ["tests/test_y.py::T::test_b"], verdict
+
+
 def test_the_pytest_plugin_copies_tests_among_them_and_catches_a_forcing_conftest(tmp_path):
     files = {"tests/test_x.py": "def test_a():\n    assert 1 == 1\n"}
     project, reference = project_with(tmp_path, files)

@@ -24,6 +24,18 @@ agent's project; the trial matrix writes the submission's regular files). Then:
    same session records) and write ``reward.txt``; ``reward.json``, which Harbor would prefer,
    is removed. The sessions and the verdict go to ``<verifier dir>/traj2env/``.
 
+Threat model: the submission is written by someone who has read this kit. Everything running
+as ``grader`` is theirs: code imported by the tests can patch anything in its own process (and,
+with no Yama ptrace restriction, in other ``grader`` processes). What holds it is that no
+grading secret is in its environment, files or arguments, that reports go to a socket only
+this root process reads and checks as they arrive, and that the controls are copies of the real
+tests, with random names, among them: nothing by name, file or call stack tells a verbatim copy
+from one with an assertion made false, so sparing the controls while neutering the rest leaves
+a failure or a forged pass. Out of reach: code that reads the runner's own memory (the plan it
+was given) or compares each running test's code and values with the originals it memorised,
+and a submission that hard-codes the visible tests' answers (no hidden tests here; the
+candidate page flags checks with too few asserted inputs).
+
 Usage: python3 -I grade.py GRADING_JSON   (TRAJ2ENV_VERIFIER_DIR overrides /logs/verifier)
 """
 

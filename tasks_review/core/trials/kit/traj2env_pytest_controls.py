@@ -20,7 +20,8 @@ import pytest
 import traj2env_channel
 
 _RANDOM = random.SystemRandom()
-_state = {"link": None, "phases": {}}
+_COPYABLE = ("Function", "TestCaseFunction")
+_state = {"link": None, "phases": {}}  # type: ignore[var-annotated]  # 3.8 syntax
 _record = {"complete": True, "problems": [], "cases": [], "copies": {}, "baseline": False}
 
 
@@ -33,7 +34,9 @@ def pytest_configure(config):
 def _describe(item):
     function = getattr(item, "function", None)
     code = getattr(function, "__code__", None)
-    plain = type(item) is pytest.Function and getattr(item, "callspec", None) is None
+    # Plain test functions and methods, and unittest.TestCase methods pytest runs; not
+    # parametrized ones (a copy would need the parameters).
+    plain = type(item).__name__ in _COPYABLE and getattr(item, "callspec", None) is None
     cls = getattr(item, "cls", None)
     name = getattr(item, "originalname", item.name)
     return {
@@ -52,7 +55,7 @@ def _copy(item, entry, trees):
     node = copies.make(function, entry["name"], entry.get("at") if entry["fail"] else None)
     made = copies.compile_function(node, path, item.module.__dict__)
     setattr(item.cls if item.cls is not None else item.module, entry["name"], made)
-    return pytest.Function.from_parent(item.parent, name=entry["name"])
+    return type(item).from_parent(item.parent, name=entry["name"])
 
 
 @pytest.hookimpl(trylast=True)
