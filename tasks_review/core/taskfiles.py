@@ -490,6 +490,8 @@ def grading_config(candidate: RepairCandidate, blobs: BlobStore, check_timeout: 
             for path, data in sorted(ref_bytes.items())
             if is_guarded(path) or is_discovered(path, candidate.task_command)
         },
+        # Every path the reference has: its own modules may bear standard-library names.
+        "reference_paths": sorted(ref_bytes),
         "reference_passed": {},
         "rules": guard_rules(candidate.task_command),
     }

@@ -153,7 +153,8 @@ def clean(project, rules, reference):
 
 def shadowing(project, folders, reference):
     """Project modules in ``folders`` (on the check's import path) named like a standard-library
-    or runner module, which the reference does not have: tampering findings."""
+    or runner module, which the reference does not have (``reference``: its paths): tampering
+    findings."""
     names = set(getattr(sys, "stdlib_module_names", ())) | RUNNER_MODULES
     found = []
     for folder in sorted(folders):
@@ -766,7 +767,8 @@ def grade(config, verifier, out):
     rules = Rules(config["rules"])
     reference = config.get("reference") or {}
     removed = clean(project, rules, reference)
-    findings = shadowing(project, import_folders(config, reference), reference)
+    known = set(reference) | set(config.get("reference_paths") or ())
+    findings = shadowing(project, import_folders(config, reference), known)
     restored = restore(project, reference)
     uid, gid, home = grader_account()
     chown_tree(project, uid, gid)
