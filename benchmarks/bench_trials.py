@@ -1,15 +1,17 @@
-"""The trial matrix's cost beside its floor, on the Python and Node sample tasks.
+"""The trial matrix's cost beside its floor, on the four sample tasks.
 
-    .venv/bin/python benchmarks/bench_trials.py
+    .venv/bin/python benchmarks/bench_trials.py            # fresh image builds
+    .venv/bin/python benchmarks/bench_trials.py --cached   # images as cached (matrix time only)
 
-Per task: a fresh image build, the floor (one fresh container running the recorded check once,
+Per task: an image build, the floor (one fresh container running the recorded check once,
 created and removed), and the whole matrix (check in image, oracle x3, no-op, controls) with
-jobs=1; then both matrices with jobs=2. Target from the issue: the matrix within 1.5x of
+jobs=1; then all matrices with jobs=2. Target from the issue: the matrix within 1.5x of
 (build + trials x floor) / parallelism.
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import tempfile
@@ -59,19 +61,25 @@ def _floor(engine: Engine, prepared, run_id: str) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cached", action="store_true", help="reuse cached images")
+    cached = parser.parse_args().cached
     engine = Engine.from_env()
     base = bootstrap(BaseImageSpec(cache_dir=REPO / "var" / "cache")).pinned_ref
     out = Path(tempfile.mkdtemp(prefix="traj2env-bench-trials-"))
     samples = {
         "python (unittest)": next((REPO / "samples" / "claude-code").glob("*.jsonl")),
         "node (npm test)": next((REPO / "samples" / "codex").glob("*.jsonl")),
+        "python (pi, unittest)": next((REPO / "samples" / "pi").glob("*.jsonl")),
+        "node (atif, node --test)": next((REPO / "samples" / "atif").glob("*.json")),
     }
     run_id = f"bench-{uuid.uuid4().hex[:8]}"
     rows, prepared_all = [], []
     for name, sample in samples.items():
         task = _task(sample, out, base)
-        # A unique marker file in the build context makes this build fresh, not a cache hit.
-        (task / "environment" / "project" / ".bench").write_text(run_id)
+        if not cached:
+            # A unique marker file in the build context makes this build fresh, not a cache hit.
+            (task / "environment" / "project" / ".bench").write_text(run_id)
         started = time.monotonic()
         prepared = prepare(task, engine, run_id=run_id)
         build = time.monotonic() - started
@@ -88,19 +96,19 @@ def main() -> None:
     parallel = time.monotonic() - started
 
     print(
-        f"{'task':<20} {'build s':>8} {'floor s':>8} {'trials':>7} {'per trial s':>12} "
+        f"{'task':<26} {'build s':>8} {'floor s':>8} {'trials':>7} {'per trial s':>12} "
         f"{'matrix s':>9} {'target s':>9}  status"
     )
     for name, build, floor, n, per_trial, wall, status in rows:
         target = 1.5 * (build + n * floor)
         print(
-            f"{name:<20} {build:>8.1f} {floor:>8.2f} {n:>7} {per_trial:>12.2f} "
+            f"{name:<26} {build:>8.1f} {floor:>8.2f} {n:>7} {per_trial:>12.2f} "
             f"{wall + build:>9.1f} {target:>9.1f}  {status}"
         )
     sequential = sum(row[5] for row in rows)
     target2 = 1.5 * sum(row[3] * row[2] for row in rows) / 2
     print(
-        f"\nboth matrices (images built): jobs=1 {sequential:.1f} s · jobs=2 {parallel:.1f} s "
+        f"\nall matrices (images built): jobs=1 {sequential:.1f} s · jobs=2 {parallel:.1f} s "
         f"· target for jobs=2 (trials x floor / 2, x1.5) {target2:.1f} s"
     )
 

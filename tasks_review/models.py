@@ -103,6 +103,13 @@ class Candidate(models.Model):
     payload = models.JSONField(default=dict, blank=True)
     # The trial matrix's outcome: status, reasons, image, build/check/wall seconds.
     verification = models.JSONField(default=dict, blank=True)
+    # The grader version that gave the verdict (trials.version); older kept ones are stale.
+    verifier_version = models.PositiveSmallIntegerField(null=True, blank=True)
+    # How much the check asserts (approximate; trials.assertions) and how many tests passed on
+    # the reference: a check too thin cannot tell a fix from a lookup table.
+    check_assertions = models.PositiveIntegerField(null=True, blank=True)
+    check_asserted_inputs = models.PositiveIntegerField(null=True, blank=True)
+    check_tests = models.PositiveIntegerField(null=True, blank=True)
     verify_started_at = models.DateTimeField(null=True, blank=True)
     task_name = models.CharField(max_length=200, blank=True)
     task_dir = models.TextField(blank=True)
@@ -144,6 +151,23 @@ class Candidate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.family} candidate {self.pk}: {self.check_command[:60]}"
+
+    @property
+    def verifier_stale(self) -> bool:
+        """Kept by a grader older than the current one: to be verified again (reverify)."""
+        from tasks_review.core.trials.version import VERIFIER_VERSION
+
+        return self.status == self.Status.KEPT and (self.verifier_version or 1) < VERIFIER_VERSION
+
+    @property
+    def check_too_thin(self) -> bool | None:
+        """Too few asserted inputs to tell a fix from a lookup table (None: not measured)."""
+        from tasks_review.core.trials.assertions import CheckSize, too_thin
+
+        if self.check_assertions is None or self.check_asserted_inputs is None:
+            return None
+        size = CheckSize(self.check_assertions, self.check_asserted_inputs, self.check_tests or 0)
+        return too_thin(size)
 
 
 class TrialRun(models.Model):

@@ -22,10 +22,12 @@ Choices, and why:
   own build context and buys nothing here.
 * **The grader does not trust the submission, and is the matrix's own.** ``grader/grade.py``
   (standard library only; see ``trials/kit/grade.py``) removes symlinks, caches, dependency
-  folders and start-up hooks the reference lacks, puts the test files and test configuration
-  back to the reference's bytes, runs the check as an unprivileged ``grader`` user through
-  instrumented runners with two contradictory control tests, kills what it left running, and
-  judges by ``judging.py``, the rules the trial matrix applies (the matrix grades every trial
+  folders, start-up hooks and files a runner would discover as tests that the reference
+  lacks, puts the test files and test configuration back to the reference's bytes, runs the
+  check as an unprivileged ``grader`` user through instrumented runners that report over a
+  socket only root reads, with control copies of the real tests (verbatim, or with an
+  assertion made false) planned per grading, kills what it left running, and judges by
+  ``judging.py``, the rules the trial matrix applies (the matrix grades every trial
   with this very ``test.sh``). It removes any ``reward.json`` (Harbor prefers it over
   ``reward.txt``). The price: an agent whose own fix needed a different package.json (or
   other test configuration) than the reference's is graded with the reference's.
@@ -76,7 +78,8 @@ from .docker.base import TASK_VENV
 from .instruction import added_lines, leaks_in
 from .mining.files import path_problem
 from .mining.repair import RepairCandidate
-from .trials.plan import guard_rules, is_guarded, plan_check
+from .trials.plan import guard_rules, is_discovered, is_guarded, plan_check
+from .trials.version import VERIFIER_VERSION
 
 SCHEMA_VERSION = "1.4"
 AGENT_USER = "agent"
@@ -285,6 +288,8 @@ def _task_toml(
                 "runner": candidate.runner,
                 "timeout_sec": check_timeout,
             },
+            # The grader that kept the task (trials.version): older ones are re-verified.
+            "verifier": {"version": VERIFIER_VERSION},
         },
         "verifier": {
             "environment_mode": "separate",
@@ -447,19 +452,25 @@ _KIT = Path(__file__).with_name("trials") / "kit"
 GRADER_FILES = (
     "grade.py",
     "judging.py",
+    "copies.py",
+    "traj2env_channel.py",
     "shim.py",
     "unittest_harness.py",
+    "pytest_boot.py",
     "traj2env_pytest_controls.py",
-    "node_controls.cjs",
+    "node_controls.mjs",
+    "node_reporter.cjs",
 )
 
 
 def grading_config(candidate: RepairCandidate, blobs: BlobStore, check_timeout: int) -> dict:
     """What ``tests/grader/grade.py`` needs: the check, its folder, the reference's guarded
-    files (exact bytes, base64), the runners whose results must appear and the guard rules.
+    files and the files a runner would discover as tests (exact bytes, base64), the runners
+    whose reports must appear, the guard rules and the verifier's version.
 
-    ``reference_passed`` (the tests that passed on the reference inside the image) is filled in
-    by the trial matrix once the check has run there (``trials.taskdir.record_reference``).
+    ``reference_passed``, ``start_failed`` and ``reference_controls`` (what the check did inside
+    the image) are filled in by the trial matrix once the check has run there
+    (``trials.taskdir.record_reference``); until then the grader runs as the check in the image.
     """
     project = candidate.project_dir
     where = check_workdir(candidate)
@@ -467,7 +478,8 @@ def grading_config(candidate: RepairCandidate, blobs: BlobStore, check_timeout: 
     rel = os.path.relpath(where, project)
     plan = plan_check(candidate.task_command, "." if rel == os.curdir else rel, ref_bytes)
     return {
-        "schema": 1,
+        "schema": 2,
+        "verifier_version": VERIFIER_VERSION,
         "project": project,
         "workdir": where,
         "command": candidate.task_command,
@@ -476,10 +488,12 @@ def grading_config(candidate: RepairCandidate, blobs: BlobStore, check_timeout: 
         "reference": {
             path: base64.b64encode(data).decode("ascii")
             for path, data in sorted(ref_bytes.items())
-            if is_guarded(path)
+            if is_guarded(path) or is_discovered(path, candidate.task_command)
         },
+        # Every path the reference has: its own modules may bear standard-library names.
+        "reference_paths": sorted(ref_bytes),
         "reference_passed": {},
-        "rules": guard_rules(),
+        "rules": guard_rules(candidate.task_command),
     }
 
 
@@ -502,9 +516,10 @@ def _test_sh(candidate: RepairCandidate) -> str:
 # fresh container of the task's own image, after the agent's {candidate.project_dir} has been
 # copied in. grader/grade.py (standard library only) restores the tests and test
 # configuration from grading.json, runs the recorded check as an unprivileged user through
-# instrumented test runners, and judges their machine-readable results: reward 1 only when the
-# check exits 0, every expected runner reported, its two contradictory control tests came out
-# as they must, and no test that passed on the reference is missing.
+# instrumented test runners that report to it test by test, and judges what they reported:
+# reward 1 only when the check exits 0, every expected runner reported, the copies of real
+# tests it planned as controls came out as they must, nothing was tampered with, and no test
+# that passed on the reference is missing.
 #
 # The check, as recorded, run from {check_workdir(candidate)}:
 {_comment(candidate.task_command)}

@@ -112,7 +112,13 @@ def _record(candidate: Candidate, result: MatrixResult) -> None:
         for t in result.trials
     )
     S = Candidate.Status
-    update: dict[str, Any] = {"verification": result_summary(result)}
+    update: dict[str, Any] = {
+        "verification": result_summary(result),
+        "verifier_version": result.verifier_version,
+        "check_assertions": result.check.get("assertions"),
+        "check_asserted_inputs": result.check.get("asserted_inputs"),
+        "check_tests": result.check.get("tests"),
+    }
     if result.status is MatrixStatus.KEPT:
         update["status"] = S.KEPT
     elif result.status is MatrixStatus.UNGRADED:

@@ -12,7 +12,7 @@
 ``verify_task(task_dir, run_id=...)`` does all three and turns an unreachable daemon or a
 failed build into an ungraded result. ``run_matrices(prepared, jobs=2, ...)`` runs several
 candidates in parallel. The tampering controls are ``CATALOGUE`` in ``controls``; the
-separate verifier is ``verifier``; the reward rules are ``results``.
+separate verifier is ``verifier``; the reward rules are ``results`` (``kit/judging.py``).
 """
 
 from .controls import CATALOGUE, Control, ControlContext
@@ -39,14 +39,13 @@ from .model import (
     TrialStatus,
 )
 from .plan import GradingPlan, is_guarded, plan_check
-from .results import CaseResult, RunnerReport, Verdict, judge, parse_junit, parse_unittest_json
-from .taskdir import TaskFolderError, TaskSpec, read_task
+from .results import Verdict, judge_graded_run, read_sessions
+from .taskdir import ReferenceFacts, TaskFolderError, TaskSpec, read_task
 
 __all__ = [
     "CATALOGUE",
     "Baseline",
     "Cancelled",
-    "CaseResult",
     "Control",
     "ControlContext",
     "Dependency",
@@ -55,8 +54,8 @@ __all__ = [
     "MatrixStatus",
     "OfflineSources",
     "PreparedTask",
+    "ReferenceFacts",
     "Role",
-    "RunnerReport",
     "TaskFolderError",
     "TaskSpec",
     "TrialDrop",
@@ -68,12 +67,11 @@ __all__ = [
     "declared_dependencies",
     "decide",
     "is_guarded",
-    "judge",
+    "judge_graded_run",
     "npm_satisfies",
-    "parse_junit",
-    "parse_unittest_json",
     "plan_check",
     "prepare",
+    "read_sessions",
     "read_task",
     "run_matrices",
     "run_matrix",

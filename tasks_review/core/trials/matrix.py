@@ -30,8 +30,9 @@ from typing import Any
 
 from ..docker import BuiltImage, Engine, InfraError, Limits
 from ..docker import labels as lbl
-from ..docker.engine import AGENT_UID, Sandbox
+from ..docker.engine import Sandbox
 from ..pool import run_each
+from .assertions import CheckSize, check_size
 from .controls import CATALOGUE, NPM_SCRIPT, Control, ControlContext, source_files
 from .deps import Dependency, OfflineSources, declared_dependencies, unavailable
 from .model import (
@@ -45,19 +46,15 @@ from .model import (
     trim,
 )
 from .plan import GradingPlan, Requirement, named_paths, plan_check, test_files
-from .results import Verdict, judge, read_reports
-from .taskdir import TaskSpec, read_task, record_reference
+from .results import Verdict
+from .taskdir import ReferenceFacts, TaskSpec, read_task, record_reference
 from .verifier import (
-    RESULTS_DIR,
     SOLUTION_DIR,
+    Graded,
     Submission,
-    copy_results,
     grade_submission,
-    install_kit,
     list_entries,
-    nonce,
     put_solution,
-    run_check,
     take_submission,
 )
 
@@ -89,11 +86,16 @@ class Baseline:
     """The check inside the image: failing on the start, passing on the reference."""
 
     plan: GradingPlan
-    reference_passed: Mapping[str, int]  # real test id -> times it passed on the reference
+    facts: ReferenceFacts  # what grading needs: passing tests, failing ones, control candidates
     start: Verdict
     reference: Verdict
     seconds: float
     logs: str = ""
+    size: CheckSize = CheckSize(0, 0, 0)  # how much the check asserts
+
+    @property
+    def reference_passed(self) -> Mapping[str, int]:
+        return self.facts.passed
 
 
 def task_limits(spec: TaskSpec) -> Limits:
@@ -196,48 +198,52 @@ def probe(
 
 
 def check_in_image(prepared: PreparedTask, *, engine: Engine, run_id: str) -> Baseline | TrialDrop:
-    """Run the recorded check on the start, apply solve.sh, run it on the reference.
+    """Grade the starting files, apply solve.sh, grade the reference files.
 
-    One container, as the agent user, through the grader kit (so the reference's passing test
-    ids are known). Drops with ``check_not_failing_at_start`` or
-    ``check_not_passing_at_reference``; InfraError when Docker fails.
+    Both go through the task's own grader in fresh verifier containers, with no reference facts
+    yet: the copies the grader makes of every test show which can serve as controls. Drops with
+    ``check_not_failing_at_start`` or ``check_not_passing_at_reference``; InfraError when
+    Docker fails.
     """
     if prepared.image is None:
         raise ValueError("the task was dropped before its image was built")
     spec = prepared.spec
     started = time.monotonic()
-    start_nonce, ref_nonce = nonce(), nonce()
-    start_dir, ref_dir = f"{RESULTS_DIR}-{start_nonce}", f"{RESULTS_DIR}-{ref_nonce}"
     image = prepared.image.image_id
-    # Two containers: a start that hangs (the bug may be an endless loop) is killed with its
-    # container, and the reference must not inherit anything the start's run wrote.
+
+    def graded(submission: Submission, plan: GradingPlan) -> Graded:
+        return grade_submission(
+            engine,
+            spec,
+            image,
+            submission,
+            facts=None,
+            plan=plan,
+            run_id=run_id,
+            limits=prepared.limits,
+        )
+
+    at_start = graded(
+        Submission(files=dict(spec.start_files)),
+        plan_check(spec.command, spec.workdir_rel, _start_bytes(spec)),
+    )
     with engine.sandbox(image, run_id=run_id, limits=prepared.limits) as box:
-        install_kit(box, spec, owner=AGENT_UID, results=(start_dir,))
-        at_start = run_check(box, spec, user="agent", results=start_dir, run_nonce=start_nonce)
-        if box.alive:
-            box.stop()
-        start_results = copy_results(box, start_dir)
-    with engine.sandbox(image, run_id=run_id, limits=prepared.limits) as box:
-        install_kit(box, spec, owner=AGENT_UID, results=(ref_dir,))
         put_solution(box, spec)
         solved = box.exec(["bash", f"{SOLUTION_DIR}/solve.sh"], workdir=spec.project_dir)
         names = list_entries(box, spec.project_dir) if box.alive else []
-        reference = take_submission(box, spec.project_dir, names)
-        at_ref = run_check(box, spec, user="agent", results=ref_dir, run_nonce=ref_nonce)
         if box.alive:
             box.stop()
-        ref_results = copy_results(box, ref_dir)
-    logs = trim(
-        f"-- starting files\n{at_start.stdout}{at_start.stderr}\n"
-        f"-- solve.sh (exit {solved.exit_code})\n{solved.stdout}{solved.stderr}\n"
-        f"-- reference files\n{at_ref.stdout}{at_ref.stderr}"
-    )
+        reference = take_submission(box, spec.project_dir, names)
     if reference.problem:
         raise InfraError(f"copying the reference files out failed: {reference.problem}")
     ref_bytes = {p: e.data for p, e in reference.files.items()}
     plan = plan_check(spec.command, spec.workdir_rel, ref_bytes)
-    start_verdict = judge(at_start, read_reports(start_results), plan, start_nonce)
-    ref_verdict = judge(at_ref, read_reports(ref_results), plan, ref_nonce)
+    at_ref = graded(reference, plan)
+    logs = trim(
+        f"-- starting files\n{at_start.logs}\n"
+        f"-- solve.sh (exit {solved.exit_code})\n{solved.stdout}{solved.stderr}\n"
+        f"-- reference files\n{at_ref.logs}"
+    )
     if not solved.ok:
         return TrialDrop(
             TrialDropReason.CHECK_NOT_PASSING_AT_REFERENCE,
@@ -245,27 +251,34 @@ def check_in_image(prepared: PreparedTask, *, engine: Engine, run_id: str) -> Ba
             "check",
             logs,
         )
-    if start_verdict.reward == ORACLE_REWARD:
+    if at_start.verdict.reward == ORACLE_REWARD:
         return TrialDrop(
             TrialDropReason.CHECK_NOT_FAILING_AT_START,
             f"the check passes on the starting files inside the image ({plan.mode} grading)",
             "check",
             logs,
         )
-    if ref_verdict.reward != ORACLE_REWARD:
+    if at_ref.verdict.reward != ORACLE_REWARD:
         return TrialDrop(
             TrialDropReason.CHECK_NOT_PASSING_AT_REFERENCE,
-            "; ".join(ref_verdict.reasons[:3]),
+            "; ".join(at_ref.verdict.reasons[:3]),
             "check",
             logs,
         )
+    passed = dict(at_ref.verdict.passed)
+    facts = ReferenceFacts(
+        passed=passed,
+        start_failed=tuple(sorted(set(passed) - set(at_start.verdict.passed))),
+        controls={k: tuple(v) for k, v in at_ref.verdict.controls.items()},
+    )
     return Baseline(
         plan=plan,
-        reference_passed=dict(ref_verdict.passed),
-        start=start_verdict,
-        reference=ref_verdict,
+        facts=facts,
+        start=at_start.verdict,
+        reference=at_ref.verdict,
         seconds=time.monotonic() - started,
         logs=logs,
+        size=check_size(ref_bytes, len(passed)),
     )
 
 
@@ -408,7 +421,7 @@ def run_trial(
                 spec,
                 prepared.image.image_id,
                 agent.submission,
-                reference_passed=baseline.reference_passed,
+                facts=baseline.facts,
                 plan=baseline.plan,
                 run_id=run_id,
                 limits=prepared.limits,
@@ -522,7 +535,7 @@ def run_matrix(
             wall_seconds=time.monotonic() - started,
             **common,
         )
-    record_reference(spec.task_dir, baseline.reference_passed)
+    record_reference(spec.task_dir, baseline.facts)
     context = control_context(spec, baseline)
     plan: list[tuple[Role, int, Control | None]] = [(Role.ORACLE, i, None) for i in range(repeats)]
     plan.append((Role.NOOP, 0, None))
@@ -569,6 +582,7 @@ def run_matrix(
         reasons=reasons,
         check_seconds=baseline.seconds,
         wall_seconds=time.monotonic() - started,
+        check=baseline.size.to_dict(),
         **common,
     )
 

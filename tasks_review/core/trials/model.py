@@ -8,6 +8,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from .version import VERIFIER_VERSION
+
 LOG_CHARS = 6000  # per trial record: the head and the tail, where failures are
 
 
@@ -107,6 +109,9 @@ class MatrixResult:
     build_seconds: float = 0.0
     check_seconds: float = 0.0
     wall_seconds: float = 0.0
+    # How much the check asserts (trials.assertions.CheckSize.to_dict), when it ran in the image.
+    check: Mapping[str, Any] = field(default_factory=dict)
+    verifier_version: int = VERIFIER_VERSION
 
     @property
     def kept(self) -> bool:
@@ -126,6 +131,8 @@ class MatrixResult:
             "build_seconds": round(self.build_seconds, 3),
             "check_seconds": round(self.check_seconds, 3),
             "wall_seconds": round(self.wall_seconds, 3),
+            "check": dict(self.check),
+            "verifier_version": self.verifier_version,
             "trials": [t.to_dict() for t in self.trials],
         }
 

@@ -14,6 +14,7 @@ The verifier replaces each with the reference's copy, or removes it when the ref
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import posixpath
 import re
@@ -90,8 +91,36 @@ def is_guarded(path: str) -> bool:
     )
 
 
-def guard_rules() -> dict[str, object]:
-    """``is_guarded`` and the project/dependency split as data, for the task's own grader.
+# File names the supported runners pick up as test files by default: unittest's discovery
+# (``test*.py``), pytest's (``test_*.py``, ``*_test.py``) and node's test runner
+# (``test.js``, ``test-*.js``, ``*.test.js``, ``*-test.js``, ``*_test.js``, also .cjs/.mjs).
+DISCOVERED = (
+    r"^test.*\.py$",
+    r"^.*_test\.py$",
+    r"^test\.[cm]?js$",
+    r"^test-.+\.[cm]?js$",
+    r"^.+[._-]test\.[cm]?js$",
+)
+
+
+def discovery_patterns(command: str = "") -> list[str]:
+    """``DISCOVERED`` plus the pattern a ``unittest discover -p PATTERN`` in the check names."""
+    patterns = list(DISCOVERED)
+    for match in re.finditer(r"(?:^|\s)(?:-p|--pattern)[ =](\S+)", command):
+        patterns.append(fnmatch.translate(match.group(1).strip("'\"")))
+    return patterns
+
+
+def is_discovered(path: str, command: str = "") -> bool:
+    """A file some supported runner would run as a test file (the grader removes such files the
+    reference lacks, and takes the reference's own from grading.json)."""
+    name = posixpath.basename(path)
+    return any(re.match(p, name) for p in discovery_patterns(command))
+
+
+def guard_rules(command: str = "") -> dict[str, object]:
+    """``is_guarded``, ``is_discovered`` and the project/dependency split as data, for the
+    task's own grader.
 
     ``kit/grade.py`` runs inside the verifier with only the standard library; it rebuilds the
     same predicates from these names and patterns (a test checks they agree).
@@ -104,6 +133,7 @@ def guard_rules() -> dict[str, object]:
         "hook": _PTH.pattern,
         "vcs_dirs": sorted(rules.VCS_DIRS),
         "dependency_dirs": sorted(rules.DEPENDENCY_DIRS),
+        "discovered": discovery_patterns(command),
     }
 
 

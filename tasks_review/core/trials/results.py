@@ -1,72 +1,84 @@
 """Deciding a graded run's reward in the parent process, by the kit's own judging rules.
 
-Nothing that ran inside the container decides a reward: the container's results folder is
-copied out and read here. The rules (see ``kit/judging.py``) live in a standard-library-only
-module that every task also carries in ``tests/``, so the task's own grader and the trial
-matrix cannot drift apart; this module adapts them to the Docker seam's types.
+Nothing the graded code could write decides a reward: the task's grader (root, in the verifier
+container) records what every instrumented runner reported over its socket as session records
+(``traj2env/sessions.jsonl``), which are copied out and judged again here. The rules (see
+``kit/judging.py``) live in a standard-library-only module that every task also carries in
+``tests/``, so the task's own grader and the trial matrix cannot drift apart; this module adapts
+them to the Docker seam's types.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..docker import ExecResult, FileEntry
 from .kit.judging import (
     ERROR,
     FAILED,
-    MAX_INVOCATIONS,
-    MAX_RESULT_BYTES,
+    MAX_SESSIONS,
+    NODE_TEST,
     PASSED,
+    PYTEST,
     SKIPPED,
-    CaseResult,
-    ResultError,
-    RunnerReport,
+    UNITTEST,
     Verdict,
-    parse_junit,
-    parse_unittest_json,
+    judge_sessions,
 )
-from .kit.judging import judge as _judge
-from .kit.judging import read_reports as _read_reports
 from .plan import GradingPlan
 
 __all__ = [
     "ERROR",
     "FAILED",
-    "MAX_INVOCATIONS",
-    "MAX_RESULT_BYTES",
+    "NODE_TEST",
     "PASSED",
+    "PYTEST",
+    "SESSIONS",
     "SKIPPED",
-    "CaseResult",
-    "ResultError",
-    "RunnerReport",
+    "UNITTEST",
     "Verdict",
-    "judge",
-    "parse_junit",
-    "parse_unittest_json",
-    "read_reports",
+    "judge_graded_run",
+    "read_sessions",
 ]
 
-
-def read_reports(files: Mapping[str, FileEntry]) -> list[RunnerReport]:
-    """The reports of every instrumented invocation in a copied-out results folder."""
-    return _read_reports({name: entry.data for name, entry in files.items()})
+SESSIONS = "traj2env/sessions.jsonl"
 
 
-def judge(
+def read_sessions(files: Mapping[str, FileEntry]) -> list[dict[str, Any]]:
+    """The session records the task's grader wrote, from a copied-out verifier folder."""
+    entry = files.get(SESSIONS)
+    if entry is None:
+        return []
+    sessions = []
+    for line in entry.data.decode("utf-8", "replace").splitlines()[:MAX_SESSIONS]:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            sessions.append(record)
+    return sessions
+
+
+def judge_graded_run(
     result: ExecResult,
-    reports: Iterable[RunnerReport],
+    sessions: Iterable[Mapping[str, Any]],
     plan: GradingPlan,
-    nonce: str,
     *,
     reference: Mapping[str, int] | None = None,
+    findings: Iterable[str] = (),
+    baseline: bool = False,
 ) -> Verdict:
     """The reward of one graded run (the rules are in ``kit/judging.py``)."""
-    return _judge(
+    return judge_sessions(
         result.exit_code,
         result.timed_out,
         result.seconds,
-        reports,
+        sessions,
         plan.structured,
-        nonce,
         reference=reference,
+        findings=tuple(findings),
+        baseline=baseline,
     )

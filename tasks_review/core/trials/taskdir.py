@@ -95,17 +95,38 @@ def read_task(task_dir: Path | str) -> TaskSpec:
     )
 
 
-def record_reference(task_dir: Path | str, passed: Mapping[str, int]) -> None:
-    """Write the tests that passed on the reference inside the image into tests/grading.json.
+@dataclass(frozen=True, slots=True)
+class ReferenceFacts:
+    """What the check did inside the image, which grading needs beyond the task's files."""
 
-    The task's grader then fails a submission on which any of them vanished or was skipped,
-    as the trial matrix does. Written atomically; the rest of the file is kept as it was.
+    passed: Mapping[str, int]  # real test id -> times it passed on the reference
+    start_failed: tuple[str, ...] = ()  # tests that pass on the reference but not the start
+    # Tests whose verbatim copy passed ("copyable") and whose falsified copy failed
+    # ("mutable") on the reference: what the grader may copy as controls.
+    controls: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def grading(self) -> dict[str, object]:
+        """The grading.json entries for these facts."""
+        return {
+            "reference_passed": dict(sorted(self.passed.items())),
+            "start_failed": sorted(self.start_failed),
+            "reference_controls": {k: sorted(v) for k, v in sorted(self.controls.items())},
+        }
+
+
+def record_reference(task_dir: Path | str, facts: ReferenceFacts) -> None:
+    """Write what the check did inside the image into tests/grading.json.
+
+    The task's grader then fails a submission on which a test that passed on the reference
+    vanished or was skipped, as the trial matrix does, and copies the tests that behaved as
+    controls. Written atomically; the rest of the file is kept as it was.
     """
     path = Path(task_dir) / "tests" / "grading.json"
     config = json.loads(path.read_text(encoding="utf-8"))
-    if config.get("reference_passed") == dict(passed):
+    entries = facts.grading()
+    if all(config.get(k) == v for k, v in entries.items()):
         return
-    config["reference_passed"] = dict(sorted(passed.items()))
+    config.update(entries)
     text = json.dumps(config, indent=1, sort_keys=True, ensure_ascii=True) + "\n"
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".grading-")
     with os.fdopen(fd, "w", encoding="utf-8") as handle:

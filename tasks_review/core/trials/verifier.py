@@ -1,4 +1,4 @@
-"""Running the check in a container with the grader kit, and the separate verifier around it.
+"""The separate verifier: a submission graded by the task's own grader, as Harbor grades it.
 
 The separate verifier grades a submission the way Harbor's ``environment_mode = "separate"``
 does, and with the task's own grader, so what the matrix verified is what Harbor will run:
@@ -8,56 +8,40 @@ does, and with the task's own grader, so what the matrix verified is what Harbor
    copied out of the stopped agent container, size-limited, symlinks refused, VCS internals
    and dependency folders left behind) is written in.
 3. The task's ``tests/`` goes to ``/tests`` (root-owned) and ``tests/test.sh`` runs as root:
-   ``grader/grade.py`` restores tests and test configuration from the reference, runs the
-   recorded check **as ``grader``** (never the uid the agent had) through the grader kit
-   (``kit/shim.py``: instrumented runners, two contradictory control tests), kills what the
-   check left running, judges and writes ``reward.txt``.
-4. The container is stopped and ``/logs/verifier`` copied out: the raw runner results are
-   judged **again in this process** (``results.judge``, the same rules), and a task grader
+   ``grader/grade.py`` cleans and restores the project, runs the recorded check **as
+   ``grader``** (never the uid the agent had) through the grader kit (instrumented runners
+   reporting over a socket only root reads, with control copies of the real tests), kills
+   what the check left running, judges and writes ``reward.txt``.
+4. The container is stopped and ``/logs/verifier`` copied out: the session records are judged
+   **again in this process** (``results.judge_graded_run``, the same rules), and a task grader
    that disagrees with the harness scores 0.
+
+The check in the image (``matrix.check_in_image``) is this same verifier on the starting files
+and on the reference, with no reference facts yet (``facts=None``).
 
 Why grader and not agent: nothing in the verifier's container belongs to the grader user
 before grading starts, so no file the image gave the agent (its home, its caches) is
 writable by the process being graded.
-
-``install_kit`` and ``run_check`` run the check with the same kit outside the task's grader:
-the check in the image (start and reference) and nothing else.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import secrets
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ..docker import ArchiveTooLarge, Engine, ExecResult, Extracted, FileEntry, InfraError, Limits
-from ..docker.base import PATH as IMAGE_PATH
-from ..docker.base import TASK_VENV
 from ..docker.engine import AGENT_UID, Sandbox
 from ..mining.files import is_project_source
 from .model import trim
 from .plan import GradingPlan
-from .results import Verdict, judge, read_reports
-from .taskdir import TaskFolderError, TaskSpec
+from .results import Verdict, judge_graded_run, read_sessions
+from .taskdir import ReferenceFacts, TaskFolderError, TaskSpec
 
-KIT_DIR = "/opt/traj2env-grader"
-RESULTS_DIR = "/tmp/traj2env-results"
-# Top-level folders, written with one archive at "/" (a missing destination costs two more
-# round trips; an entry for /tmp would reset its 1777 mode).
 SOLUTION_DIR = "/traj2env-solution"
-_KIT_SOURCES = Path(__file__).with_name("kit")
-_KIT_FILES = (
-    "shim.py",
-    "unittest_harness.py",
-    "traj2env_pytest_controls.py",
-    "node_controls.cjs",
-)
-_WRAPPED = ("python3", "python", "pytest", "py.test", "node", "nodejs")
 SUBMISSION_MAX_BYTES = 32 << 20
 SUBMISSION_MAX_ENTRIES = 20_000
 RESULTS_MAX_BYTES = 32 << 20
@@ -67,11 +51,6 @@ VERIFIER_DIR = "/logs/verifier"
 # Folders of the pristine project the verifier keeps: the fresh repository and what the
 # build installed. The submission's own copies of them never cross.
 _KEPT_IN_IMAGE = (".git", "node_modules", ".venv", "venv")
-
-
-def nonce() -> str:
-    # Hex only: the harness splits control names on "_".
-    return secrets.token_hex(6)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,71 +63,9 @@ class Submission:
     problem: str | None = None  # the project is gone or too large: graded 0
 
 
-def kit_files(spec: TaskSpec) -> dict[str, FileEntry]:
-    files = {name: FileEntry((_KIT_SOURCES / name).read_bytes()) for name in _KIT_FILES}
-    for tool in _WRAPPED:
-        wrapper = f'#!/bin/sh\nexec {KIT_DIR}/python -I {KIT_DIR}/shim.py {tool} "$@"\n'
-        files[f"bin/{tool}"] = FileEntry(wrapper.encode(), executable=True)
-    # The check as recorded, from its folder; root-owned, so the graded code cannot edit it.
-    check = f"cd {shlex.quote(spec.workdir)} || exit 97\n{spec.command}\n"
-    files["check.sh"] = FileEntry(check.encode("utf-8", "surrogateescape"))
-    return files
-
-
-def install_kit(
-    box: Sandbox, spec: TaskSpec, *, owner: int, results: tuple[str, ...], then: str = ""
-) -> None:
-    """Put the kit in place and make one results folder per run, owned by ``owner``.
-
-    ``then`` is more root shell for the same exec: every exec costs a round trip.
-    """
-    box.put_files("/", {f"{KIT_DIR[1:]}/{n}": e for n, e in kit_files(spec).items()}, owner=(0, 0))
-    folders = " ".join(shlex.quote(r) for r in results)
-    script = (
-        "set -e\n"
-        'real=$(command -v python3) || { echo "the image has no python3" >&2; exit 3; }\n'
-        f'ln -sf "$real" {KIT_DIR}/python\n'
-        # python3.11 and friends resolve to the same wrapper as python3.
-        "for f in /usr/local/bin/python3.* /usr/bin/python3.*; do\n"
-        '  case "$f" in *-config|*\\**) continue ;; esac\n'
-        f'  if [ -x "$f" ]; then ln -sf python3 {KIT_DIR}/bin/"${{f##*/}}"; fi\n'
-        "done\n"
-        f"install -d -o {owner} -g {owner} -m 0700 {folders}\n"
-        f"{then}\n"
-    )
-    done = box.exec(["sh", "-c", script], user="root", timeout=60)
-    if not done.ok:
-        raise InfraError(f"setting up the grader kit failed: {done.stderr.strip()[-500:]}")
-
-
 def put_solution(box: Sandbox, spec: TaskSpec) -> None:
     solve = FileEntry(spec.solve_sh, executable=True)
     box.put_files("/", {f"{SOLUTION_DIR[1:]}/solve.sh": solve}, owner=(AGENT_UID, AGENT_UID))
-
-
-def check_env(*, user: str, results: str, run_nonce: str) -> dict[str, str]:
-    return {
-        "PATH": f"{KIT_DIR}/bin:{TASK_VENV}/bin:{IMAGE_PATH}",
-        "HOME": f"/home/{user}",
-        "USER": user,
-        "LANG": "C.UTF-8",
-        "CI": "1",
-        "NO_COLOR": "1",
-        "TRAJ2ENV_RESULTS": results,
-        "TRAJ2ENV_NONCE": run_nonce,
-    }
-
-
-def run_check(
-    box: Sandbox, spec: TaskSpec, *, user: str, results: str, run_nonce: str
-) -> ExecResult:
-    return box.exec(
-        ["bash", f"{KIT_DIR}/check.sh"],
-        user=user,
-        workdir=spec.workdir,
-        env=check_env(user=user, results=results, run_nonce=run_nonce),
-        timeout=spec.check_timeout,
-    )
 
 
 def copy_results(box: Sandbox, folder: str) -> Mapping[str, FileEntry]:
@@ -214,14 +131,20 @@ class Graded:
     detail: Mapping[str, Any]
 
 
-def grading_files(spec: TaskSpec, reference_passed: Mapping[str, int]) -> dict[str, FileEntry]:
-    """The task's tests/ folder, with the reference's passing tests filled into grading.json."""
+def grading_files(spec: TaskSpec, facts: ReferenceFacts | None) -> dict[str, FileEntry]:
+    """The task's tests/ folder with grading.json as this grading needs it: the reference's
+    facts filled in, or none (the check in the image itself)."""
     files = dict(spec.tests_files)
     try:
         config = json.loads(files["grading.json"].data)
     except (KeyError, ValueError) as exc:
         raise TaskFolderError(f"{spec.task_dir}/tests/grading.json: {exc}") from None
-    config["reference_passed"] = dict(reference_passed)
+    for key in ("reference_passed", "start_failed", "reference_controls"):
+        config.pop(key, None)
+    if facts is not None:
+        config.update(facts.grading())
+    # The check the matrix runs is the task's; task.toml and grading.json carry the same one.
+    config.update(command=spec.command, workdir=spec.workdir)
     files["grading.json"] = FileEntry(json.dumps(config, sort_keys=True).encode())
     return files
 
@@ -232,13 +155,13 @@ def grade_submission(
     image: str,
     submission: Submission,
     *,
-    reference_passed: Mapping[str, int],
+    facts: ReferenceFacts | None,
     plan: GradingPlan,
     run_id: str,
     limits: Limits,
 ) -> Graded:
     """The separate verifier (see the module docstring). InfraError: ungraded."""
-    tests = grading_files(spec, reference_passed)
+    tests = grading_files(spec, facts)
     # One archive and one command: the task's tests/ and the submission go in together, then
     # the project is emptied (its fresh repository kept), the submission moved in, and the
     # task's own grader run. Round trips are most of a trial's fixed cost.
@@ -264,13 +187,6 @@ def grade_submission(
         copied = copy_results(box, VERIFIER_DIR)
     logs = trim(f"$ {spec.command}\n{ran.stdout}{ran.stderr}")
     outcome = _grader_outcome(copied, logs)
-    # The parent judges the raw results again, by the same rules: the task's own grader and
-    # the harness must agree, or the task is not what the matrix verified.
-    results = {
-        name.removeprefix("traj2env/results/"): entry
-        for name, entry in copied.items()
-        if name.startswith("traj2env/results/")
-    }
     check = ExecResult(
         exit_code=outcome.get("exit_code"),
         stdout="",
@@ -278,8 +194,16 @@ def grade_submission(
         seconds=float(outcome.get("seconds") or 0.0),
         timed_out=bool(outcome.get("timed_out")),
     )
-    verdict = judge(
-        check, read_reports(results), plan, str(outcome["nonce"]), reference=reference_passed
+    # The parent judges the session records again, by the same rules: the task's own grader
+    # and the harness must agree, or the task is not what the matrix verified. The findings
+    # (shadowing modules, files changed during the check) only root in the container can see.
+    verdict = judge_graded_run(
+        check,
+        read_sessions(copied),
+        plan,
+        reference=facts.passed if facts is not None else None,
+        findings=[str(f) for f in outcome.get("findings") or ()],
+        baseline=facts is None,
     )
     written = _reward_txt(copied)
     if written != verdict.reward or outcome["reward"] != verdict.reward:
@@ -313,7 +237,7 @@ def _grader_outcome(copied: Mapping[str, FileEntry], logs: str) -> dict[str, Any
         outcome = json.loads(entry.data) if entry else None
     except ValueError:
         outcome = None
-    if not isinstance(outcome, dict) or "nonce" not in outcome:
+    if not isinstance(outcome, dict) or "reward" not in outcome or "error" in outcome:
         why = (outcome or {}).get("error") if isinstance(outcome, dict) else None
         raise InfraError(f"the task's grader failed: {why or 'no verdict written'}", log=logs)
     return outcome

@@ -59,7 +59,7 @@ from tasks_review.core.trials.matrix import (
     task_limits,
 )
 from tasks_review.core.trials.plan import plan_check
-from tasks_review.core.trials.taskdir import TaskSpec, read_task
+from tasks_review.core.trials.taskdir import ReferenceFacts, TaskSpec, read_task
 from tasks_review.core.trials.verifier import Graded, Submission, grade_submission
 from tasks_review.core.trials.wheelhouse import build_wheelhouse
 from trajectories.core.blobs import MemoryBlobs
@@ -340,7 +340,12 @@ def test_python_task_is_kept_with_its_full_trial_matrix(sequential):
 def test_node_task_is_kept_with_its_full_trial_matrix(sequential):
     assert_full_matrix(sequential["node"], "node")
     skipped = {t.name for t in sequential["node"].trials if t.status is TrialStatus.SKIPPED}
-    assert skipped == {"conftest_forces_pass", "sitecustomize_forces_pass", "forge_named_files"}
+    assert skipped == {
+        "conftest_forces_pass",
+        "sitecustomize_forces_pass",
+        "forge_named_files",
+        "uncovered_files_shadow_stdlib",
+    }
 
 
 @pytest.mark.docker
@@ -357,8 +362,17 @@ def test_the_controls_are_real_attacks_that_fool_a_naive_grader(sequential):
         "inprocess_forgery",
         "exit_early_success",
         "symlink_tests_outside",
+        # The targeted families: each forges only where it thinks no control is.
+        "selective_forgery_spares_control_names",
+        "selective_forgery_spares_unknown_tests",
+        "selective_forgery_by_call_stack",
+        "rewritten_results_in_flight",
+        "uncovered_files_discovered_first",
     }
-    for name in fooled_everywhere | {"fake_runner_in_project", "sitecustomize_forces_pass"}:
+    python_only = {"rewritten_results_forged_session"}
+    for name in (
+        fooled_everywhere | python_only | {"fake_runner_in_project", "sitecustomize_forces_pass"}
+    ):
         assert naive["python"][name] == 0, name
     for name in fooled_everywhere | {
         "npm_test_script_exit0",
@@ -373,7 +387,8 @@ def test_in_process_forgery_is_caught_by_the_contradictory_controls(sequential):
     for name in ("python", "node"):
         (forged,) = sequential[name].of("inprocess_forgery")
         assert forged.reward == 0.0
-        assert any("must-fail control was reported passed" in r for r in forged.detail["reasons"])
+        reasons = forged.detail["reasons"]
+        assert any("assertion made false was reported passed" in r for r in reasons), reasons
         (early,) = sequential[name].of("exit_early_success")
         assert early.reward == 0.0
 
@@ -412,7 +427,7 @@ def test_the_verifier_runs_the_check_as_grader_without_network_and_with_limits(e
         spec,
         task.image.image_id,
         Submission(files={}),
-        reference_passed={},
+        facts=ReferenceFacts(passed={}),
         plan=plan,
         run_id=new_run_id(),
         limits=task.limits,
@@ -702,7 +717,7 @@ def harbor_style(engine, task: PreparedTask, baseline, *, role, control=None, ru
         spec,
         task.image.image_id,
         Submission(files=files),
-        reference_passed=baseline.reference_passed,
+        facts=baseline.facts,
         plan=baseline.plan,
         run_id=run_id,
         limits=task.limits,
@@ -766,7 +781,7 @@ def sample_grader(engine, base_ref, tmp_path_factory):
             spec,
             base_ref,
             Submission(files={p: FileEntry(data) for p, data in files.items()}),
-            reference_passed={},
+            facts=None,  # graded as the check in the image grades: no reference facts yet
             plan=plan,
             run_id=new_run_id(),
             limits=task_limits(spec),

@@ -1,11 +1,16 @@
-"""The trial layer without Docker: result parsing, reward rules, the catalogue, plans, deps."""
+"""The trial layer without Docker: session records, reward rules, the catalogue, plans, deps,
+and the grader kit's runners against the grader's own socket on the host."""
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,162 +30,185 @@ from tasks_review.core.trials import (
     decide,
     declared_dependencies,
     is_guarded,
-    judge,
+    judge_graded_run,
     npm_satisfies,
-    parse_junit,
-    parse_unittest_json,
     plan_check,
+    read_sessions,
     unavailable,
 )
 from tasks_review.core.trials.controls import NPM_SCRIPT, by_name
 from tasks_review.core.trials.deps import python_requirements
+from tasks_review.core.trials.kit import judging
 from tasks_review.core.trials.plan import named_paths
-from tasks_review.core.trials.results import read_reports
 from tests.conftest import subprocess_env
 
 KIT = Path(__file__).resolve().parents[3] / "tasks_review" / "core" / "trials" / "kit"
-NONCE = "0123abcd4567"
 OK = ExecResult(0, "", "", 0.1)
 FAILED_RUN = ExecResult(1, "", "", 0.1)
+PLAN = plan_check("python3 -m unittest discover -s tests", ".", {})
+COPIES = {
+    "test_qwertyuiopasdf": {"of": "t.T.test_a", "fail": False},
+    "test_zxcvbnmlkjhgfd": {"of": "t.T.test_a", "fail": True},
+}
 
 
-def unittest_report(*cases: tuple[str, str]) -> dict[str, FileEntry]:
-    tests = [{"id": i, "outcome": o} for i, o in cases]
-    manifest = json.dumps({"kind": "unittest", "argv": ["python3"], "result": "a.unittest.json"})
+def session(*cases, copies=COPIES, kind="unittest", complete=True, **extra) -> dict:
     return {
-        "invocations.jsonl": FileEntry(manifest.encode() + b"\n"),
-        "a.unittest.json": FileEntry(json.dumps({"tests": tests}).encode()),
+        "kind": kind,
+        "argv": ["python -m unittest"],
+        "complete": complete,
+        "problems": [],
+        "cases": [list(c) for c in cases],
+        "copies": copies,
+        **extra,
     }
 
 
 def controls(pass_outcome: str = "passed", fail_outcome: str = "failed") -> list[tuple[str, str]]:
-    return [
-        (f"h.Traj2envControls.test_traj2env_control_must_pass_{NONCE}", pass_outcome),
-        (f"h.Traj2envControls.test_traj2env_control_must_fail_{NONCE}", fail_outcome),
-    ]
+    return [("t.T.test_qwertyuiopasdf", pass_outcome), ("t.T.test_zxcvbnmlkjhgfd", fail_outcome)]
 
 
-PLAN = plan_check("python3 -m unittest discover -s tests", ".", {})
+# -- session records -----------------------------------------------------------------------------
 
 
-# -- parsing -------------------------------------------------------------------------------------
+def test_session_records_are_read_from_the_graders_file_and_junk_lines_skipped():
+    records = [session(("t.T.test_a", "passed"), *controls()), session(kind="pytest")]
+    text = "\n".join(json.dumps(r) for r in records) + "\nnot json\n[1, 2]\n"
+    files = {"traj2env/sessions.jsonl": FileEntry(text.encode())}
+    assert [r["kind"] for r in read_sessions(files)] == ["unittest", "pytest"]
+    assert read_sessions({}) == []
 
 
-NODE_JUNIT = b"""<?xml version="1.0" encoding="utf-8"?>
-<testsuites>
-  <testcase name="traj2env control must pass 0123abcd4567" classname="test"/>
-  <testcase name="traj2env control must fail 0123abcd4567" classname="test" failure="x">
-    <failure type="testCodeFailure" message="x">boom</failure>
-  </testcase>
-  <testsuite name="slugify">
-    <testcase name="drops punctuation" classname="test"/>
-    <testcase name="trims" classname="test"><skipped/></testcase>
-  </testsuite>
-  <testcase name="drops punctuation" classname="test"/>
-</testsuites>
-"""
-
-
-def test_node_junit_is_read_with_suites_and_repeated_names_kept_apart():
-    cases = {c.id: c.outcome for c in parse_junit(NODE_JUNIT)}
-    assert cases["test > traj2env control must fail 0123abcd4567"] == "failed"
-    assert cases["slugify > test > drops punctuation"] == "passed"
-    assert cases["slugify > test > trims"] == "skipped"
-    assert cases["test > drops punctuation"] == "passed"
-
-
-def test_a_name_repeated_in_one_suite_is_counted_twice():
-    doubled = b"<testsuites><testcase name='a' classname='c'/><testcase name='a' classname='c'/>"
-    ids = [c.id for c in parse_junit(doubled + b"</testsuites>")]
-    assert ids == ["c > a", "c > a#2"]
-
-
-def test_pytest_junit_counts_errors_and_failures():
-    xml = b"""<testsuites><testsuite name="pytest">
-      <testcase classname="tests.test_x" name="test_a"/>
-      <testcase classname="tests.test_x" name="test_b"><failure message="boom"/></testcase>
-      <testcase classname="tests.test_x" name="test_c"><error message="setup"/></testcase>
-    </testsuite></testsuites>"""
-    assert [(c.id, c.outcome) for c in parse_junit(xml)] == [
-        ("tests.test_x > test_a", "passed"),
-        ("tests.test_x > test_b", "failed"),
-        ("tests.test_x > test_c", "error"),
-    ]
-
-
-@pytest.mark.parametrize("junk", [b"", b"not xml", b"<html/>"])
-def test_junk_junit_is_a_problem_not_a_pass(junk):
-    files = {
-        "invocations.jsonl": FileEntry(b'{"kind": "node-test", "result": "x.xml"}\n'),
-        "x.xml": FileEntry(junk),
-    }
-    (report,) = read_reports(files)
-    assert report.problem
-    verdict = judge(OK, [report], plan_check("node --test", ".", {}), NONCE)
-    assert verdict.reward == 0.0
-
-
-def test_unittest_json_must_be_the_harness_shape():
-    assert parse_unittest_json(b'{"tests": [{"id": "a", "outcome": "passed"}]}')[0].id == "a"
-    with pytest.raises(ValueError):
-        parse_unittest_json(b'{"passed": true}')
+def test_a_copy_is_known_by_its_planned_name_whatever_the_runner_prefixes():
+    names = {"test_qwertyuiopasdf"}
+    assert judging.copy_name("t.T.test_qwertyuiopasdf", names) == "test_qwertyuiopasdf"
+    assert judging.copy_name("tests/t.py::test_qwertyuiopasdf", names) == "test_qwertyuiopasdf"
+    assert judging.copy_name("/app/t.test.js > s > test_qwertyuiopasdf", names)
+    assert judging.copy_name("t.T.test_qwertyuiopasdf (i=1)", names)  # a subtest of it
+    assert judging.copy_name("t.T.test_a", names) is None
 
 
 # -- the reward rules ----------------------------------------------------------------------------
 
 
 def test_all_real_tests_passing_with_controls_behaving_scores_one():
-    files = unittest_report(("t.T.test_a", "passed"), *controls())
-    verdict = judge(OK, read_reports(files), PLAN, NONCE, reference={"t.T.test_a": 1})
+    records = [session(("t.T.test_a", "passed"), *controls())]
+    verdict = judge_graded_run(OK, records, PLAN, reference={"t.T.test_a": 1})
     assert (verdict.reward, verdict.reasons) == (1.0, ())
     assert verdict.passed == {"t.T.test_a": 1}
 
 
 def test_a_must_fail_control_reported_passing_means_forged_results():
-    files = unittest_report(("t.T.test_a", "passed"), *controls(fail_outcome="passed"))
-    verdict = judge(OK, read_reports(files), PLAN, NONCE)
+    records = [session(("t.T.test_a", "passed"), *controls(fail_outcome="passed"))]
+    verdict = judge_graded_run(OK, records, PLAN)
     assert verdict.reward == 0.0
     assert "forged in-process" in verdict.reasons[0]
 
 
+def test_a_verbatim_copy_that_failed_where_its_test_passed_means_forged_results():
+    records = [session(("t.T.test_a", "passed"), *controls(pass_outcome="failed"))]
+    verdict = judge_graded_run(OK, records, PLAN)
+    assert verdict.reward == 0.0
+    assert "the real test's result was forged" in verdict.reasons[0]
+
+
+def test_a_session_without_both_kinds_of_control_scores_zero():
+    one_kind = {"test_qwertyuiopasdf": COPIES["test_qwertyuiopasdf"]}
+    records = [session(("t.T.test_a", "passed"), controls()[0], copies=one_kind)]
+    verdict = judge_graded_run(OK, records, PLAN)
+    assert verdict.reward == 0.0 and "no control copies were planned" in verdict.reasons[0]
+
+
+def test_a_planned_control_that_never_ran_scores_zero():
+    records = [session(("t.T.test_a", "passed"), controls()[0])]
+    verdict = judge_graded_run(OK, records, PLAN)
+    assert verdict.reward == 0.0 and "ran 0 times" in verdict.reasons[0]
+
+
 def test_missing_results_for_an_expected_runner_score_zero_even_with_exit_zero():
-    verdict = judge(OK, [], PLAN, NONCE)
+    verdict = judge_graded_run(OK, [], PLAN)
     assert verdict.reward == 0.0
     assert "no unittest results" in verdict.reasons[0]
 
 
-def test_a_runner_that_left_no_result_file_scores_zero():
-    files = unittest_report(("t.T.test_a", "passed"), *controls())
-    del files["a.unittest.json"]
-    verdict = judge(OK, read_reports(files), PLAN, NONCE)
-    assert verdict.reward == 0.0 and "left no results" in verdict.reasons[0]
+def test_a_runner_whose_report_never_ended_scores_zero():
+    records = [session(("t.T.test_a", "passed"), *controls(), complete=False)]
+    verdict = judge_graded_run(OK, records, PLAN)
+    assert verdict.reward == 0.0 and "ended before the runner finished" in verdict.reasons[0]
+
+
+def test_a_test_reported_twice_scores_zero_whatever_the_outcomes():
+    records = [session(("t.T.test_a", "failed"), ("t.T.test_a", "passed"), *controls())]
+    verdict = judge_graded_run(OK, records, PLAN)
+    assert verdict.reward == 0.0
+    assert any("reported more than once" in r for r in verdict.reasons)
+
+
+def test_the_graders_findings_score_zero():
+    records = [session(("t.T.test_a", "passed"), *controls())]
+    finding = "decimal.py shadows the 'decimal' module the tests may import"
+    verdict = judge_graded_run(OK, records, PLAN, findings=[finding])
+    assert verdict.reasons == (finding,)
 
 
 def test_tests_that_passed_on_the_reference_must_pass_again_not_vanish_or_skip():
-    files = unittest_report(("t.T.test_a", "passed"), ("t.T.test_b", "skipped"), *controls())
+    records = [session(("t.T.test_a", "passed"), ("t.T.test_b", "skipped"), *controls())]
     reference = {"t.T.test_a": 1, "t.T.test_b": 1}
-    verdict = judge(OK, read_reports(files), PLAN, NONCE, reference=reference)
+    verdict = judge_graded_run(OK, records, PLAN, reference=reference)
     assert verdict.reward == 0.0
     assert "t.T.test_b" in verdict.reasons[0]
 
 
 def test_a_failing_check_or_a_timeout_scores_zero():
-    files = unittest_report(("t.T.test_a", "passed"), *controls())
-    assert judge(FAILED_RUN, read_reports(files), PLAN, NONCE).reward == 0.0
+    records = [session(("t.T.test_a", "passed"), *controls())]
+    assert judge_graded_run(FAILED_RUN, records, PLAN).reward == 0.0
     timed_out = ExecResult(None, "", "", 600.0, timed_out=True)
-    assert "time limit" in judge(timed_out, read_reports(files), PLAN, NONCE).reasons[0]
+    assert "time limit" in judge_graded_run(timed_out, records, PLAN).reasons[0]
 
 
 def test_no_real_test_is_not_a_pass():
-    verdict = judge(OK, read_reports(unittest_report(*controls())), PLAN, NONCE)
+    verdict = judge_graded_run(OK, [session(*controls())], PLAN)
     assert verdict.reasons == ("unittest: no real test ran",)
 
 
 def test_a_check_without_a_runner_is_graded_by_exit_status_and_says_so():
     plan = plan_check("test -f build/report.txt", ".", {})
     assert plan.mode == "exit_code"
-    assert judge(OK, [], plan, NONCE).reward == 1.0
-    assert judge(FAILED_RUN, [], plan, NONCE).grading == "exit_code"
+    assert judge_graded_run(OK, [], plan).reward == 1.0
+    assert judge_graded_run(FAILED_RUN, [], plan).grading == "exit_code"
+
+
+def test_the_check_in_the_image_learns_which_tests_can_serve_as_controls():
+    copies = {
+        "test_aaaaaaaaaaaaaa": {"of": "t.T.test_a", "fail": False},
+        "test_bbbbbbbbbbbbbb": {"of": "t.T.test_a", "fail": True},
+        "test_cccccccccccccc": {"of": "t.T.test_b", "fail": False},
+        "test_dddddddddddddd": {"of": "t.T.test_b", "fail": True},  # its assertion not reached
+    }
+    cases = [
+        ("t.T.test_a", "passed"),
+        ("t.T.test_b", "passed"),
+        ("t.T.test_aaaaaaaaaaaaaa", "passed"),
+        ("t.T.test_bbbbbbbbbbbbbb", "failed"),
+        ("t.T.test_cccccccccccccc", "passed"),
+        ("t.T.test_dddddddddddddd", "passed"),
+    ]
+    records = [session(*cases, copies=copies, baseline=True)]
+    verdict = judge_graded_run(OK, records, PLAN, baseline=True)
+    assert verdict.reward == 1.0, verdict.reasons
+    assert verdict.controls == {"copyable": ["t.T.test_a", "t.T.test_b"], "mutable": ["t.T.test_a"]}
+    only_b = {k: v for k, v in copies.items() if v["of"] == "t.T.test_b"}
+    records = [session(*cases[1:2], *cases[4:], copies=only_b, baseline=True)]
+    verdict = judge_graded_run(OK, records, PLAN, baseline=True)
+    assert verdict.reward == 0.0 and "no control could be made" in verdict.reasons[0]
+
+
+def test_a_runner_exits_0_when_only_its_falsified_copies_failed():
+    good = session(("t.T.test_a", "passed"), *controls())
+    assert judging.runner_status(good, 1) == 0
+    assert judging.runner_status(session(("t.T.test_a", "failed"), *controls()), 1) == 1
+    assert judging.runner_status(session(("t.T.test_a", "passed"), *controls("failed")), 0) == 1
+    assert judging.runner_status({**good, "problems": ["reported twice"]}, 0) == 1
 
 
 # -- the grading plan ----------------------------------------------------------------------------
@@ -500,136 +528,152 @@ def test_the_shim_finds_runner_invocations_among_interpreter_options():
     ]
 
 
-def _run_harness(tmp_path: Path, test_source: str, *extra: str) -> tuple[int, dict]:
-    (tmp_path / "tests").mkdir(exist_ok=True)
-    (tmp_path / "tests" / "test_a.py").write_text(textwrap.dedent(test_source))
-    result = tmp_path / "out.json"
-    ran = subprocess.run(
-        [
-            sys.executable,
-            str(KIT / "unittest_harness.py"),
-            str(result),
-            NONCE,
-            "--",
-            "discover",
-            "-s",
-            "tests",
-            *extra,
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return ran.returncode, json.loads(result.read_text()) if result.exists() else {}
+class Grader:
+    """The task's grader's socket (``grade.Reports``) in a short temporary kit folder, for the
+    kit's runners started on the host (a Unix socket path must stay under 108 bytes)."""
+
+    def __init__(self, project: Path, config: dict) -> None:
+        self.kit = Path(tempfile.mkdtemp(prefix="t2e-kit-", dir="/tmp"))
+        for name in os.listdir(KIT):
+            if name.endswith((".py", ".mjs", ".cjs")) and name != "__init__.py":
+                shutil.copy(KIT / name, self.kit / name)
+        self.grade = _kit_module("grade")
+        planner = self.grade.Planner({"project": str(project), **config})
+        self.reports = self.grade.Reports(str(self.kit / "report.sock"), planner)
+        self.project = project
+
+    def run(self, script: str, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-s", str(self.kit / script), *args],
+            cwd=self.project,
+            env=subprocess_env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    def sessions(self) -> list[dict]:
+        self.reports.close()
+        records, strays = self.reports.records()
+        shutil.rmtree(self.kit, ignore_errors=True)
+        assert strays == []
+        return records
 
 
-def test_the_unittest_harness_reports_real_tests_and_both_controls(tmp_path):
-    status, data = _run_harness(
-        tmp_path,
-        """
+def project_with(tmp_path: Path, files: dict[str, str]) -> tuple[Path, dict[str, str]]:
+    project = tmp_path / "app"
+    for rel, text in files.items():
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(textwrap.dedent(text))
+    tests = {r: base64.b64encode((project / r).read_bytes()).decode() for r in files if "test" in r}
+    return project, tests
+
+
+UNITTEST_OK = {
+    "tests/test_a.py": """
         import unittest
         class T(unittest.TestCase):
             def test_ok(self):
                 self.assertEqual(1, 1)
-    """,
-    )
-    outcomes = {r["id"].rsplit(".", 1)[-1]: r["outcome"] for r in data["tests"]}
-    assert status == 0  # the must-fail control's failure is taken out of the exit status
-    assert outcomes == {
-        "test_ok": "passed",
-        f"test_traj2env_control_must_pass_{NONCE}": "passed",
-        f"test_traj2env_control_must_fail_{NONCE}": "failed",
-    }
+    """
+}
+
+
+def test_the_unittest_harness_reports_every_test_and_the_planned_copies_over_the_socket(
+    tmp_path,
+):
+    project, reference = project_with(tmp_path, UNITTEST_OK)
+    grader = Grader(project, {"reference": reference})  # the check in the image: copy all
+    ran = grader.run("unittest_harness.py", "--", "discover", "-s", "tests")
+    (record,) = grader.sessions()
+    assert ran.returncode == 0, ran.stderr  # the falsified copy's failure is taken out
+    assert record["complete"] and record["problems"] == [] and record["baseline"]
+    outcomes = sorted(outcome for _, outcome in record["cases"])
+    assert outcomes == ["failed", "passed", "passed"]  # the test, its two copies
+    assert sorted(c["fail"] for c in record["copies"].values()) == [False, True]
+    verdict = judging.judge_sessions(0, False, 0.1, [record], {"unittest"}, baseline=True)
+    assert verdict.controls == {"copyable": ["test_a.T.test_ok"], "mutable": ["test_a.T.test_ok"]}
 
 
 def test_the_unittest_harness_is_not_fooled_by_a_unittest_module_in_the_project(tmp_path):
-    (tmp_path / "unittest.py").write_text("import sys\nsys.exit(0)\n")
-    status, data = _run_harness(
-        tmp_path,
-        """
-        import unittest
-        class T(unittest.TestCase):
-            def test_bad(self):
-                self.assertEqual(1, 2)
-    """,
-    )
-    assert status == 1
-    assert any(r["outcome"] == "failed" and r["id"].endswith("test_bad") for r in data["tests"])
-
-
-def test_the_unittest_harness_catches_patched_assertions(tmp_path):
-    status, data = _run_harness(
-        tmp_path,
-        """
-        import unittest
-        unittest.TestCase.assertEqual = lambda *a, **k: None
-        class T(unittest.TestCase):
-            def test_bad(self):
-                self.assertEqual(1, 2)
-    """,
-    )
-    fail = [r for r in data["tests"] if "must_fail" in r["id"]]
-    assert status == 1 and fail[0]["outcome"] == "passed"  # the parent reads this as forged
-
-
-def test_the_pytest_plugin_adds_controls_per_module_and_fixes_the_exit_status(tmp_path):
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_x.py").write_text("def test_a():\n    assert 1 == 1\n")
-    env = subprocess_env(PYTHONPATH=str(KIT), TRAJ2ENV_NONCE=NONCE)
-    junit = tmp_path / "out.xml"
-    ran = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "traj2env_pytest_controls",
-            f"--junitxml={junit}",
-            "-p",
-            "no:cacheprovider",
-            "tests",
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert ran.returncode == 0, ran.stdout
-    cases = {c.id.rsplit(" > ", 1)[-1]: c.outcome for c in parse_junit(junit.read_bytes())}
-    assert cases == {
-        "test_a": "passed",
-        f"test_traj2env_control_must_pass_{NONCE}": "passed",
-        f"test_traj2env_control_must_fail_{NONCE}": "failed",
+    files = {
+        "unittest.py": "import sys\nsys.exit(0)\n",
+        "tests/test_a.py": """
+            import unittest
+            class T(unittest.TestCase):
+                def test_bad(self):
+                    self.assertEqual(1, 2)
+        """,
     }
-    # A conftest that marks every report passed flips the must-fail control: caught.
-    (tmp_path / "tests" / "conftest.py").write_bytes(
+    project, reference = project_with(tmp_path, files)
+    grader = Grader(project, {"reference": reference})
+    ran = grader.run("unittest_harness.py", "--", "discover", "-s", "tests")
+    (record,) = grader.sessions()
+    assert ran.returncode == 1
+    assert ["test_a.T.test_bad", "failed"] in record["cases"]
+
+
+def test_patched_assertions_are_caught_by_the_copies_the_grader_planned(tmp_path):
+    files = {
+        "tests/test_a.py": """
+            import unittest
+            unittest.TestCase.assertEqual = lambda *a, **k: None
+            class T(unittest.TestCase):
+                def test_bad(self):
+                    self.assertEqual(1, 2)
+        """,
+    }
+    project, reference = project_with(tmp_path, files)
+    facts = {"copyable": ["test_a.T.test_bad"], "mutable": ["test_a.T.test_bad"]}
+    config = {"reference": reference, "reference_controls": facts, "start_failed": []}
+    grader = Grader(project, config)
+    ran = grader.run("unittest_harness.py", "--", "discover", "-s", "tests")
+    records = grader.sessions()
+    assert ran.returncode == 1  # the harness's own status already says so
+    verdict = judging.judge_sessions(0, False, 0.1, records, {"unittest"})
+    assert verdict.reward == 0.0
+    assert any("forged in-process" in r for r in verdict.reasons), verdict.reasons
+
+
+def test_the_pytest_plugin_copies_unittest_style_tests_too(tmp_path):
+    files = {
+        "tests/test_y.py": """
+            import unittest
+            class T(unittest.TestCase):
+                def test_b(self):
+                    self.assertEqual(2, 2)
+        """
+    }
+    project, reference = project_with(tmp_path, files)
+    grader = Grader(project, {"reference": reference})
+    ran = grader.run("pytest_boot.py", "module", "--", "-q", "-p", "no:cacheprovider", "tests")
+    records = grader.sessions()
+    assert ran.returncode == 0, ran.stdout
+    verdict = judging.judge_sessions(0, False, 0.1, records, {"pytest"}, baseline=True)
+    assert verdict.controls["mutable"] == ["tests/test_y.py::T::test_b"], verdict
+
+
+def test_the_pytest_plugin_copies_tests_among_them_and_catches_a_forcing_conftest(tmp_path):
+    files = {"tests/test_x.py": "def test_a():\n    assert 1 == 1\n"}
+    project, reference = project_with(tmp_path, files)
+    args = ("module", "--", "-q", "-p", "no:cacheprovider", "tests")
+    grader = Grader(project, {"reference": reference})
+    ran = grader.run("pytest_boot.py", *args)
+    records = grader.sessions()
+    assert ran.returncode == 0, ran.stdout
+    verdict = judging.judge_sessions(0, False, 0.1, records, {"pytest"}, baseline=True)
+    assert verdict.reward == 1.0 and verdict.controls["mutable"] == ["tests/test_x.py::test_a"]
+    # A conftest that marks every report passed flips the falsified copy too: caught.
+    (project / "tests" / "conftest.py").write_bytes(
         by_name("conftest_forces_pass").files[".t2e-conftest.py"]
     )
-    forged = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "traj2env_pytest_controls",
-            f"--junitxml={junit}",
-            "-p",
-            "no:cacheprovider",
-            "tests",
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    config = {"reference": reference, "reference_controls": verdict.controls}
+    grader = Grader(project, config)
+    forged = grader.run("pytest_boot.py", *args)
+    records = grader.sessions()
     assert forged.returncode == 1
-    cases = {c.id.rsplit(" > ", 1)[-1]: c.outcome for c in parse_junit(junit.read_bytes())}
-    assert cases[f"test_traj2env_control_must_fail_{NONCE}"] == "passed"
+    verdict = judging.judge_sessions(0, False, 0.1, records, {"pytest"})
+    assert any("forged in-process" in r for r in verdict.reasons), verdict.reasons
 
 
 def test_python_requirements_are_what_the_project_declares_then_the_checks_runner():

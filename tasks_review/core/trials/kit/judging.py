@@ -1,27 +1,32 @@
-"""traj2env judging rules: the runners' machine-readable results in, a reward out.
+"""traj2env judging rules: the runners' reports in, a reward out.
 
 Standard library only (Python 3.8+): the same file is imported by the harness on the host
-(``trials.results``) and shipped inside every task's ``tests/`` for ``grade.py``, so the
-task's own grader and the trial matrix decide a reward by the same rules. A run scores 1
-only when
+(``trials.results``), by ``grade.py`` inside the task's verifier and by the instrumented runners
+(for their exit status), so every place decides by the same rules.
 
-* the check exited 0 within its time limit (exit statuses of instrumented runners have the
-  controls taken out, so ``a && b`` chains as recorded),
-* every runner the plan expects left results, each parseable, with at least one real test,
-* in every result, each must-pass control passed and each must-fail control failed, in equal
-  numbers: a forged "everything passed" flips the must-fail control too,
-* no real test failed or errored,
-* and every test that passed on the reference (inside the image) passed again: tests that
-  vanished, or were skipped, do not count as passes.
+A report is a *session*: one instrumented runner invocation that reported, test by test, over
+the grader's socket (see ``grade.py``), and the control copies the grader planned for it (real
+tests copied under random names, some verbatim and some with an assertion made false). A run
+scores 1 only when
 
-A check without a test runner we instrument (a build, a linter, a plain script) is graded by
-its exit status alone (``grading: exit_code``).
+* the check exited 0 within its time limit (instrumented runners exit as they would have
+  without the controls, so ``a && b`` chains as recorded),
+* nothing was tampered with (the grader's findings: a module shadowing the standard library,
+  a test file changed during the check ...),
+* every runner the plan expects reported, and every session ended properly, with no test
+  reported twice,
+* in every session, each verbatim copy passed and each falsified copy failed: a forgery that
+  spares the controls while neutering the real tests cannot tell them apart,
+* no real test failed or errored, at least one ran,
+* and every test that passed on the reference passed again (vanished or skipped ones do not).
+
+A check without a runner we instrument (a build, a linter, a script) is graded by its exit
+status alone (``grading: exit_code``).
 """
 
 from __future__ import annotations
 
-import json
-import xml.etree.ElementTree as ElementTree
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -33,44 +38,9 @@ FAILED = "failed"
 ERROR = "error"
 SKIPPED = "skipped"
 _BAD = frozenset({FAILED, ERROR, "xpassed"})
-MAX_RESULT_BYTES = 8 << 20  # one runner's results; anything larger is not a real report
-MAX_INVOCATIONS = 50
-MANIFEST = "invocations.jsonl"
-
-
-class ResultError(ValueError):
-    """A result file that cannot be read: missing, too large, or not what its runner writes."""
-
-
-@dataclass(frozen=True)
-class CaseResult:
-    id: str
-    outcome: str  # passed, failed, error, skipped, xfailed, xpassed
-
-
-@dataclass(frozen=True)
-class RunnerReport:
-    kind: str  # unittest, pytest or node-test
-    argv: tuple = ()
-    cases: tuple = ()
-    problem: object = None  # why the results could not be read (a str), or None
-
-    def controls(self, nonce):
-        """Outcomes of the must-pass and the must-fail controls."""
-        must_pass = [c.outcome for c in self.cases if _is_control(c.id, "pass", nonce)]
-        must_fail = [c.outcome for c in self.cases if _is_control(c.id, "fail", nonce)]
-        return must_pass, must_fail
-
-    def real(self, nonce):
-        return [c for c in self.cases if nonce not in c.id]
-
-
-def _is_control(case_id, which, nonce):
-    # unittest and pytest name them test_..._must_pass_<nonce>, node "... must pass <nonce>";
-    # node ids may end in "#2" when several test files each ran the pair.
-    return nonce in case_id and (
-        f"must_{which}_{nonce}" in case_id or f"must {which} {nonce}" in case_id
-    )
+MAX_SESSIONS = 64
+MAX_CASES = 20000
+_NAME_SPLIT = re.compile(r"::|\.| > ")
 
 
 @dataclass(frozen=True)
@@ -80,147 +50,141 @@ class Verdict:
     grading: str  # "structured" or "exit_code"
     passed: dict = field(default_factory=dict)  # real test id -> times passed
     detail: dict = field(default_factory=dict)
+    failed: tuple = ()  # real test ids that failed or errored
+    controls: dict = field(default_factory=dict)  # baseline: {"copyable": [...], "mutable": [...]}
 
 
-def parse_unittest_json(data):
-    try:
-        payload = json.loads(data)
-        tests = payload["tests"]
-        return [CaseResult(str(t["id"]), str(t["outcome"])) for t in tests]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ResultError(f"unittest results are not the harness's JSON: {exc}") from None
+def copy_name(case_id, names):
+    """The control copy a reported test id is, or None for a real test."""
+    last = _NAME_SPLIT.split(case_id.split(" (", 1)[0])[-1]  # "(i=1)": a subtest of it
+    return last if last in names else None
 
 
-def parse_junit(data):
-    """Test cases of a JUnit XML report (pytest's xunit2 and node's junit reporter).
-
-    Case ids are the suite path and name; node gives no file name, so a name that appears in
-    several files gets ``#2``, ``#3``... in document order.
-    """
-    # Python's expat refuses entity-expansion bombs (billion laughs) since 3.7.1 / expat 2.4,
-    # so the standard parser is safe on a file the code under test may have written.
-    try:
-        root = ElementTree.fromstring(data)
-    except ElementTree.ParseError as exc:
-        raise ResultError(f"the JUnit report is not XML: {exc}") from None
-    if root.tag not in ("testsuites", "testsuite"):
-        raise ResultError(f"the JUnit report's root is <{root.tag}>")
-    cases = []
-    seen = Counter()
-
-    def walk(node, path):
-        for child in node:
-            if child.tag == "testsuite":
-                name = child.get("name") or ""
-                # pytest wraps everything in one suite named "pytest"; node names suites
-                # after describe() blocks.
-                walk(child, path if name in ("", "pytest") else (*path, name))
-            elif child.tag == "testcase":
-                base = " > ".join((*path, child.get("classname") or "", child.get("name") or ""))
-                seen[base] += 1
-                case_id = base if seen[base] == 1 else f"{base}#{seen[base]}"
-                cases.append(CaseResult(case_id, _junit_outcome(child)))
-
-    walk(root, ())
-    return cases
-
-
-def _junit_outcome(case):
-    if case.find("failure") is not None or case.get("failure") is not None:
-        return FAILED
-    if case.find("error") is not None:
-        return ERROR
-    if case.find("skipped") is not None:
-        return SKIPPED
-    return PASSED
-
-
-def read_reports(files):
-    """The reports of every instrumented invocation, from a results folder as {name: bytes}."""
-    manifest = files.get(MANIFEST)
-    if manifest is None:
-        return []
-    reports = []
-    for line in manifest.decode("utf-8", "replace").splitlines()[:MAX_INVOCATIONS]:
-        try:
-            entry = json.loads(line)
-            kind, name = str(entry["kind"]), str(entry["result"])
-            argv = tuple(str(a) for a in entry.get("argv") or ())
-        except (ValueError, KeyError, TypeError, AttributeError):
-            reports.append(RunnerReport("unknown", (), problem=f"unreadable record {line[:80]!r}"))
-            continue
-        reports.append(_report(kind, argv, files.get(name)))
-    return reports
-
-
-def _report(kind, argv, data):
-    if data is None:
-        return RunnerReport(kind, argv, problem="the runner left no results (killed or forged?)")
-    if len(data) > MAX_RESULT_BYTES:
-        return RunnerReport(kind, argv, problem=f"results larger than {MAX_RESULT_BYTES} bytes")
-    try:
-        if kind == UNITTEST:
-            cases = parse_unittest_json(data)
-        elif kind in (PYTEST, NODE_TEST):
-            cases = parse_junit(data)
+def split_cases(session):
+    """(real cases, {copy name: [outcomes]}) of one session, in report order."""
+    copies = session.get("copies") or {}
+    real = []
+    seen = {name: [] for name in copies}
+    for case_id, outcome in session.get("cases") or ():
+        name = copy_name(case_id, copies)
+        if name is None:
+            real.append((case_id, outcome))
         else:
-            return RunnerReport(kind, argv, problem=f"unknown runner kind {kind!r}")
-    except ResultError as exc:
-        return RunnerReport(kind, argv, problem=str(exc))
-    return RunnerReport(kind, argv, tuple(cases))
+            seen[name].append(outcome)
+    return real, seen
 
 
-def judge(exit_code, timed_out, seconds, reports, structured, nonce, reference=None):
+def control_problems(session):
+    """Why a session's control copies say its results cannot be trusted (empty: they behaved)."""
+    if session.get("baseline"):
+        return []
+    copies = session.get("copies") or {}
+    _, seen = split_cases(session)
+    problems = []
+    if not any(c["fail"] for c in copies.values()) or not any(
+        not c["fail"] for c in copies.values()
+    ):
+        problems.append("no control copies were planned for it (the grader could make none)")
+    for name, control in sorted(copies.items()):
+        outcomes = seen.get(name) or []
+        if len(outcomes) != 1:
+            problems.append(f"control copy {name} of {control['of']} ran {len(outcomes)} times")
+        elif control["fail"] and outcomes[0] != FAILED:
+            problems.append(
+                f"a copy of {control['of']} with an assertion made false was reported "
+                f"{outcomes[0]}: results were forged in-process"
+            )
+        elif not control["fail"] and outcomes[0] != PASSED:
+            problems.append(
+                f"a verbatim copy of {control['of']} was reported {outcomes[0]}: the real "
+                "test's result was forged (or the tests depend on their order)"
+            )
+    return problems
+
+
+def runner_status(session, status):
+    """The exit status the runner would have had without its control copies."""
+    if not session or not session.get("complete") or session.get("problems"):
+        return status or 1
+    real, _ = split_cases(session)
+    if control_problems(session) or any(outcome in _BAD for _, outcome in real):
+        return status or 1
+    return 0
+
+
+def baseline_controls(sessions):
+    """Tests whose verbatim copy passed (copyable) and whose falsified copy failed (mutable)."""
+    copyable, mutable = set(), set()
+    for session in sessions:
+        _, seen = split_cases(session)
+        for name, control in (session.get("copies") or {}).items():
+            outcomes = seen.get(name) or []
+            if control["fail"] and outcomes == [FAILED]:
+                mutable.add(control["of"])
+            elif not control["fail"] and outcomes == [PASSED]:
+                copyable.add(control["of"])
+    return {"copyable": sorted(copyable), "mutable": sorted(mutable & copyable)}
+
+
+def judge_sessions(
+    exit_code, timed_out, seconds, sessions, structured, reference=None, findings=(), baseline=False
+):
     """The reward of one graded run (see the module docstring for the rules).
 
-    ``structured``: the runner kinds whose results must appear; ``reference``: real test id ->
-    times it passed on the reference.
+    ``sessions``: the session records ``grade.py`` wrote; ``structured``: the runner kinds whose
+    reports must appear; ``reference``: real test id -> times it passed on the reference;
+    ``findings``: tampering the grader found around the check; ``baseline``: the check in the
+    image, where the copies only tell which tests can serve as controls.
     """
-    reports = list(reports)
+    sessions = list(sessions)[:MAX_SESSIONS]
     structured = frozenset(structured)
-    reasons = []
+    reasons = list(findings)
     passed = Counter()
+    failed = []
     summary = []
     if timed_out:
         reasons.append(f"the check ran past its time limit ({seconds:.0f} s)")
     elif exit_code != 0:
         reasons.append(f"the check exited with status {exit_code}")
-    kinds = {r.kind for r in reports}
-    for missing in sorted(structured - kinds):
+    for missing in sorted(structured - {s.get("kind") for s in sessions}):
         reasons.append(f"no {missing} results: the runner never reported (bypassed or killed)")
-    for report in reports:
-        must_pass, must_fail = report.controls(nonce)
-        real = report.real(nonce)
+    for session in sessions:
+        kind = session.get("kind", "unknown")
+        real, _ = split_cases(session)
+        problems = list(session.get("problems") or [])
+        if not session.get("complete"):
+            problems.append("its report ended before the runner finished (killed or forged?)")
+        problems += control_problems(session)
+        counts = Counter(case_id for case_id, _ in real)
+        twice = sorted(case_id for case_id, n in counts.items() if n > 1)
+        if twice:
+            problems.append(f"{len(twice)} test(s) reported more than once: {twice[0]}")
+        bad = [case_id for case_id, outcome in real if outcome in _BAD]
         summary.append(
             {
-                "kind": report.kind,
-                "argv": list(report.argv),
+                "kind": kind,
+                "argv": list(session.get("argv") or ()),
                 "tests": len(real),
-                "failed": sum(c.outcome in _BAD for c in real),
-                "must_pass": must_pass,
-                "must_fail": must_fail,
-                "problem": report.problem,
+                "failed": len(bad),
+                "controls": len(session.get("copies") or {}),
+                "problems": problems[:5],
             }
         )
-        if report.problem:
-            reasons.append(f"{report.kind}: {report.problem}")
-            continue
-        if not must_pass or len(must_pass) != len(must_fail):
-            reasons.append(f"{report.kind}: the control tests did not run (results forged?)")
-        elif any(o != PASSED for o in must_pass):
-            reasons.append(f"{report.kind}: the must-pass control did not pass")
-        elif any(o != FAILED for o in must_fail):
-            reasons.append(
-                f"{report.kind}: the must-fail control was reported {must_fail[0]}: "
-                "results were forged in-process"
-            )
+        reasons += [f"{kind}: {problem}" for problem in problems[:3]]
         if not real:
-            reasons.append(f"{report.kind}: no real test ran")
-        bad = [c for c in real if c.outcome in _BAD]
+            reasons.append(f"{kind}: no real test ran")
         if bad:
-            names = ", ".join(c.id for c in bad[:3])
-            reasons.append(f"{report.kind}: {len(bad)} test(s) did not pass: {names}")
-        passed.update(c.id for c in real if c.outcome == PASSED)
+            reasons.append(f"{kind}: {len(bad)} test(s) did not pass: {', '.join(bad[:3])}")
+        failed += bad
+        passed.update(case_id for case_id, outcome in real if outcome == PASSED)
+    controls = {}
+    if baseline and structured:
+        controls = baseline_controls(sessions)
+        if not controls["mutable"]:
+            reasons.append(
+                "no control could be made from the check's tests (none has an assertion the "
+                "grader can copy and make false)"
+            )
     if reference:
         short = sorted(k for k, n in reference.items() if passed[k] < n)
         if short:
@@ -232,4 +196,6 @@ def judge(exit_code, timed_out, seconds, reports, structured, nonce, reference=N
         grading="structured" if structured else "exit_code",
         passed=dict(passed),
         detail={"runners": summary, "exit_code": exit_code, "timed_out": timed_out},
+        failed=tuple(dict.fromkeys(failed)),
+        controls=controls,
     )

@@ -2,32 +2,33 @@
 
 It runs inside the task's container (Python 3.8+, standard library only) with ``python -I``,
 so nothing in the project can shadow what it imports. A test-runner invocation is redirected
-through an instrumented runner that writes machine-readable results and adds the two
-contradictory control tests; anything else is handed to the real program untouched.
+through an instrumented runner that reports to the grader over its socket (``report.sock`` in
+this kit's folder) and runs control copies among the real tests; anything else is handed to
+the real program untouched. Nothing about the grading travels in the environment, in files or
+in arguments: the runners learn what to copy from the grader itself.
 
-    python -m unittest ARGS   -> unittest_harness.py (JSON results, controls in the suite)
-    python -m pytest ARGS     -> the same pytest plus --junitxml and the controls plugin
-    pytest ARGS               -> likewise
-    node --test ARGS          -> the same node plus a junit reporter and the controls preload
+    python -m unittest ARGS   -> python -s [-E] unittest_harness.py -- ARGS
+    python -m pytest ARGS     -> python -s [-E] pytest_boot.py module -- ARGS (+ the plugin)
+    pytest ARGS               -> python -s [-E] pytest_boot.py SCRIPT -- ARGS
+    node --test ARGS          -> the same node, the controls preloaded in every test process
+                                 (--import) and a reporter that reports to the grader
 
-Each instrumented invocation is appended to ``invocations.jsonl`` in the results folder;
-the harness process outside the container parses the result files itself. The runner's own
-exit status would be 1 because of the must-fail control, which would break ``a && b`` in the
-recorded command, so instrumented runs exit with the status the run would have had without
-the controls, as far as this process can tell.
+``-E`` (ignore PYTHON* variables) is added when the check did not set any: the interpreter runs
+as isolated as the recorded command allows (``-I`` would drop the project from the path).
+The runner's own exit status would be 1 because of the must-fail copies, which would break
+``a && b`` in the recorded command, so instrumented runs exit with the status the run would
+have had without the controls; for node the grader says which.
 """
 
-import json
 import os
 import subprocess
 import sys
-import uuid
-import xml.etree.ElementTree as ElementTree
 
 KIT = os.path.dirname(os.path.abspath(__file__))
 BIN = os.path.join(KIT, "bin")
-RESULTS = os.environ.get("TRAJ2ENV_RESULTS", "")
-NONCE = os.environ.get("TRAJ2ENV_NONCE", "")
+sys.path.insert(0, KIT)  # -I leaves the script's own folder off sys.path
+
+import traj2env_channel  # noqa: E402
 
 # Python options that take no value; -W, -X and --check-hash-based-pycs take one.
 _PY_VALUE_OPTIONS = ("-W", "-X", "--check-hash-based-pycs")
@@ -63,19 +64,11 @@ def real(tool):
     return None
 
 
-def record(kind, argv, result):
-    line = json.dumps({"kind": kind, "argv": argv, "cwd": os.getcwd(), "result": result})
-    fd = os.open(
-        os.path.join(RESULTS, "invocations.jsonl"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600
-    )
-    try:
-        os.write(fd, (line + "\n").encode())
-    finally:
-        os.close(fd)
-
-
-def result_name(suffix):
-    return f"{uuid.uuid4().hex[:12]}.{suffix}"
+def isolation():
+    """Interpreter options: no user site; no PYTHON* variables unless the check set some."""
+    if any(name.startswith("PYTHON") for name in os.environ):
+        return ["-s"]
+    return ["-s", "-E"]
 
 
 def split_python(args):
@@ -104,41 +97,14 @@ def run_python(tool, args):
         sys.stderr.write(f"{tool}: command not found\n")
         return 127
     options, module, rest = split_python(args)
-    if not RESULTS or module not in ("unittest", "pytest"):
+    if not traj2env_channel.available() or module not in ("unittest", "pytest"):
         os.execv(program, [program] + args)
     if module == "unittest":
-        name = result_name("unittest.json")
-        record("unittest", [tool] + args, name)
-        harness = os.path.join(KIT, "unittest_harness.py")
-        target = os.path.join(RESULTS, name)
-        os.execv(program, [program] + options + [harness, target, NONCE, "--"] + rest)
-    name = result_name("junit.xml")
-    record("pytest", [tool] + args, name)
-    os.execve(
-        program,
-        [program] + options + ["-m", "pytest"] + pytest_extra(rest, name),
-        pytest_env(),
-    )
+        script = [os.path.join(KIT, "unittest_harness.py"), "--"]
+    else:
+        script = [os.path.join(KIT, "pytest_boot.py"), "module", "--"]
+    os.execv(program, [program] + options + isolation() + script + rest)
     return 0  # not reached
-
-
-def pytest_extra(rest, name):
-    # The plugin is named on the command line so a pytest.ini the project ships cannot
-    # disable it; -p no:... for it would have to be in the recorded command.
-    return rest + [
-        "-p",
-        "traj2env_pytest_controls",
-        "--junitxml=" + os.path.join(RESULTS, name),
-        "-o",
-        "junit_family=xunit2",
-    ]
-
-
-def pytest_env():
-    env = dict(os.environ)
-    pythonpath = env.get("PYTHONPATH")
-    env["PYTHONPATH"] = KIT + (os.pathsep + pythonpath if pythonpath else "")
-    return env
 
 
 def run_pytest(tool, args):
@@ -146,12 +112,29 @@ def run_pytest(tool, args):
     if program is None:
         sys.stderr.write(f"{tool}: command not found\n")
         return 127
-    if not RESULTS:
+    if not traj2env_channel.available():
         os.execv(program, [program] + args)
-    name = result_name("junit.xml")
-    record("pytest", [tool] + args, name)
-    os.execve(program, [program] + pytest_extra(args, name), pytest_env())
+    python = interpreter_of(program)
+    if python is None:
+        os.execv(program, [program] + args)  # not a Python script: it reports nothing
+    boot = [os.path.join(KIT, "pytest_boot.py"), program, "--"]
+    os.execv(python, [python] + isolation() + boot + args)
     return 0  # not reached
+
+
+def interpreter_of(script):
+    """The Python a console script's ``#!`` line names, or None."""
+    try:
+        with open(script, "rb") as handle:
+            first = handle.readline(512).decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    if not first.startswith("#!"):
+        return None
+    words = first[2:].split()
+    if words and os.path.basename(words[0]).startswith("python") and os.path.isfile(words[0]):
+        return words[0]
+    return None
 
 
 def split_node(args):
@@ -196,47 +179,23 @@ def run_node(tool, args):
         sys.stderr.write(f"{tool}: command not found\n")
         return 127
     options, testing, rest = split_node(args)
-    if not RESULTS or not testing:
+    if not traj2env_channel.available() or not testing:
         os.execv(program, [program] + args)
-    name = result_name("junit.xml")
-    record("node-test", [tool] + args, name)
-    target = os.path.join(RESULTS, name)
     argv = (
         [program]
         + without_reporters(options)
-        + ["--require", os.path.join(KIT, "node_controls.cjs")]
+        + ["--import", os.path.join(KIT, "node_controls.mjs")]
         + ["--test-reporter=spec", "--test-reporter-destination=stdout"]
-        + ["--test-reporter=junit", "--test-reporter-destination=" + target]
+        + ["--test-reporter=" + os.path.join(KIT, "node_reporter.cjs")]
+        + ["--test-reporter-destination=stdout"]
         + rest
     )
-    status = subprocess.call(argv)
-    return node_status(status, target)
-
-
-def node_status(status, target):
-    """The exit status node would have had without the two controls.
-
-    Only a run whose one failure set is exactly the must-fail controls becomes 0; a run where
-    a must-fail control passed becomes 1 whatever node said (the results were forged).
-    """
+    runner = subprocess.Popen(argv)
+    status = runner.wait()
     try:
-        cases = list(ElementTree.parse(target).getroot().iter("testcase"))
-    except (OSError, ElementTree.ParseError):
+        return traj2env_channel.status(runner.pid, status)
+    except (OSError, ValueError):
         return status or 1
-    must_pass = [c for c in cases if c.get("name", "").endswith("must pass " + NONCE)]
-    must_fail = [c for c in cases if c.get("name", "").endswith("must fail " + NONCE)]
-    failed = [c for c in cases if c.find("failure") is not None or c.find("error") is not None]
-    controls_ok = (
-        must_pass
-        and len(must_pass) == len(must_fail)
-        and not any(c in failed for c in must_pass)
-        and all(c in failed for c in must_fail)
-    )
-    if not controls_ok:
-        return 1
-    if status == 1 and all(c in must_fail for c in failed):
-        return 0
-    return status or 1
 
 
 def main():

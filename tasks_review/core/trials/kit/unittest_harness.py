@@ -1,37 +1,99 @@
-"""traj2env unittest harness: ``python -m unittest ARGS`` with JSON results and control tests.
+"""traj2env unittest harness: ``python -m unittest ARGS``, reporting to the grader, with
+control copies among the real tests.
 
-Usage (by shim.py): python unittest_harness.py RESULT_FILE NONCE -- ARGS
+Usage (by shim.py): python -s [-E] unittest_harness.py -- ARGS
 
 Everything this file needs is imported before the project's folder enters ``sys.path``, so a
-``unittest.py`` or ``json.py`` in the project cannot stand in for the standard library here
-(``python -m unittest`` run from the project folder would import the project's). Then the
-folder goes first on ``sys.path``, as ``-m`` would put it, and unittest's own command line
-runs with two control tests added after the real ones: one must pass and one must fail, both
-through ``TestCase.assertEqual`` like real tests. A run where the must-fail control passed, or
-whose results are missing, was forged in-process; the parent process decides that.
+``unittest.py`` or ``json.py`` in the project cannot stand in for the standard library here.
+It connects to the grader before any project code runs. Then the folder goes first on
+``sys.path``, as ``-m`` would put it, and unittest's own command line loads the tests. The
+grader hears which tests were found and answers which to copy: each copy is the real test's
+function read again from the reference's file on disk, under a random name, verbatim or with
+one assertion made false, placed among its class's tests. Every outcome goes to the grader as
+the test ends; nothing is written to a file.
 """
 
-import json
+import ast
 import os
+import random
 import sys
 import unittest
 
+import copies
+import judging
+import traj2env_channel
+
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+_RANDOM = random.SystemRandom()
+
+
+def flat(suite):
+    """The test cases of a suite, in run order."""
+    if isinstance(suite, unittest.TestSuite):
+        for test in suite:
+            yield from flat(test)
+    else:
+        yield suite
+
+
+def describe(test):
+    method = getattr(test, getattr(test, "_testMethodName", ""), None)
+    code = getattr(getattr(method, "__func__", method), "__code__", None)
+    return {
+        "id": test.id(),
+        "file": code.co_filename if code is not None else "",
+        "qualname": f"{type(test).__qualname__}.{getattr(test, '_testMethodName', '')}",
+    }
+
+
+def build_copies(tests, plan):
+    """(copy test, the test it copies) for every planned copy that could be built."""
+    by_id = {t.id(): t for t in tests}
+    trees = {}
+    built = []
+    for entry in plan:
+        original = by_id.get(entry["of"])
+        if original is None:
+            continue
+        try:
+            path = entry["file"]
+            if path not in trees:
+                with open(path, "rb") as handle:
+                    trees[path] = ast.parse(handle.read())
+            function = copies.find(trees[path], entry["qualname"])
+            node = copies.make(function, entry["name"], entry.get("at") if entry["fail"] else None)
+            namespace = sys.modules[type(original).__module__].__dict__
+            setattr(type(original), entry["name"], copies.compile_function(node, path, namespace))
+            built.append((type(original)(entry["name"]), original))
+        except Exception:  # a copy that cannot be built is missing; the grader sees that
+            continue
+    return built
+
+
+def placed(tests, built):
+    """``tests`` with each copy at a random place among its class's tests."""
+    order = list(tests)
+    for copy, original in built:
+        same = [i for i, t in enumerate(order) if type(t) is type(original)]
+        where = _RANDOM.randint(same[0], same[-1] + 1) if same else len(order)
+        order.insert(where, copy)
+    return unittest.TestSuite(order)
 
 
 def main():
-    result_file, nonce, separator = sys.argv[1:4]
-    if separator != "--":
+    if sys.argv[1:2] != ["--"]:
         sys.stderr.write("unittest_harness: bad arguments\n")
         return 2
-    args = sys.argv[4:]
+    args = sys.argv[2:]
+    link = traj2env_channel.Channel("unittest", argv=["python -m unittest"] + args)
+    link.receive()
     sys.path[0] = os.getcwd()  # where `python -m unittest` puts the current folder
-    records = []
+    record = {"complete": True, "problems": [], "cases": [], "copies": {}, "baseline": False}
 
     class Recorder(unittest.TextTestResult):
-        def _record(self, test, outcome, err=None):
-            detail = self._exc_info_to_string(err, test) if err is not None else ""
-            records.append({"id": test.id(), "outcome": outcome, "detail": detail[-2000:]})
+        def _record(self, test, outcome):
+            record["cases"].append([test.id(), outcome])
+            link.send({"t": "case", "id": test.id(), "outcome": outcome})
 
         def addSuccess(self, test):
             super().addSuccess(test)
@@ -39,11 +101,11 @@ def main():
 
         def addFailure(self, test, err):
             super().addFailure(test, err)
-            self._record(test, "failed", err)
+            self._record(test, "failed")
 
         def addError(self, test, err):
             super().addError(test, err)
-            self._record(test, "error", err)
+            self._record(test, "error")
 
         def addSkip(self, test, reason):
             super().addSkip(test, reason)
@@ -61,25 +123,16 @@ def main():
             super().addSubTest(test, subtest, err)
             if err is not None:
                 failed = issubclass(err[0], test.failureException)
-                self._record(subtest, "failed" if failed else "error", err)
-
-    must_pass = "test_traj2env_control_must_pass_" + nonce
-    must_fail = "test_traj2env_control_must_fail_" + nonce
-
-    def passing(self):
-        self.assertEqual(1, 1)
-
-    def failing(self):
-        self.assertEqual(1, 2)
-
-    controls = type(
-        "Traj2envControls", (unittest.TestCase,), {must_pass: passing, must_fail: failing}
-    )
+                self._record(subtest, "failed" if failed else "error")
 
     class Program(unittest.TestProgram):
         def runTests(self):
-            # After the real tests, so a patch made while they were imported or ran applies.
-            suite = unittest.TestSuite([self.test, controls(must_pass), controls(must_fail)])
+            tests = list(flat(self.test))
+            link.send({"t": "tests", "tests": [describe(t) for t in tests]})
+            answer = link.receive()
+            plan = answer.get("copies") or []
+            record["baseline"] = bool(answer.get("baseline"))
+            record["copies"] = {e["name"]: {"of": e["of"], "fail": e["fail"]} for e in plan}
             runner = unittest.TextTestRunner(
                 verbosity=self.verbosity,
                 failfast=self.failfast,
@@ -88,28 +141,12 @@ def main():
                 tb_locals=getattr(self, "tb_locals", False),
                 resultclass=Recorder,
             )
-            runner.run(suite)
-            write(result_file, nonce, records)
-            sys.exit(status(records, nonce))
+            runner.run(placed(tests, build_copies(tests, plan)))
+            link.send({"t": "end"})
+            sys.exit(judging.runner_status(record, 0))
 
     Program(module=None, argv=["python -m unittest"] + args)
     return 0
-
-
-def status(records, nonce):
-    """0 when every real test passed (or was skipped) and both controls behaved, else 1."""
-    real = [r for r in records if nonce not in r["id"]]
-    controls = {r["id"].rsplit("_", 2)[-2]: r["outcome"] for r in records if nonce in r["id"]}
-    if controls != {"pass": "passed", "fail": "failed"}:
-        return 1
-    bad = [r for r in real if r["outcome"] in ("failed", "error", "xpassed")]
-    return 1 if bad else 0
-
-
-def write(path, nonce, records):
-    data = json.dumps({"runner": "unittest", "nonce": nonce, "tests": records})
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(data)
 
 
 if __name__ == "__main__":

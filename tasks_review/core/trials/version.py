@@ -1,0 +1,12 @@
+"""The verifier's version: bumped whenever a change could turn a kept task's verdict.
+
+Kept tasks record the version that kept them (``tests/grading.json``, ``task.toml`` metadata and
+the candidate's row), so tasks kept by an older verifier can be found and verified again
+(``manage.py reverify``).
+
+1. Fixed contradictory controls, results files in the graded user's reach.
+2. Control copies of the real tests planned by the grader, reports over a socket only root
+   reads, discovered-file removal and standard-library shadowing findings.
+"""
+
+VERIFIER_VERSION = 2
