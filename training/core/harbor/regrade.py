@@ -106,7 +106,7 @@ class TaskGrader:
                 self.spec,
                 self.image,
                 submission,
-                reference_passed=self.baseline.reference_passed,
+                facts=self.baseline.facts,
                 plan=self.baseline.plan,
                 run_id=self.run_id,
                 limits=self.limits,
