@@ -61,7 +61,6 @@ import base64
 import json
 import os
 import re
-import shlex
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -78,6 +77,7 @@ from .docker.base import TASK_VENV
 from .instruction import added_lines, leaks_in
 from .mining.files import path_problem
 from .mining.repair import RepairCandidate
+from .solution import solve_sh
 from .trials.plan import guard_rules, is_discovered, is_guarded, plan_check
 from .trials.version import VERIFIER_VERSION
 
@@ -94,7 +94,6 @@ _COMMIT_ENV = (
 )
 _PINNED = re.compile(r"^[^\s@]+@sha256:[0-9a-f]{64}$")
 _PROJECT_DIR = re.compile(r"^/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
-_B64 = "TRAJ2ENV_B64"
 
 
 WHEELS_DIR = "environment/wheels"
@@ -211,7 +210,7 @@ def write_task(
         for wheel in python_packages.wheels:
             files[f"{WHEELS_DIR}/{wheel.name}"] = (wheel.read_bytes(), 0o644)
     files.update(_grader_files(candidate, blobs, check_timeout))
-    files["solution/solve.sh"] = (_encode(_solve_sh(candidate, blobs), "solve.sh"), 0o755)
+    files["solution/solve.sh"] = (_encode(solve_sh(candidate, blobs), "solve.sh"), 0o755)
     return _materialise(Path(dest_dir), files, overwrite=overwrite)
 
 
@@ -371,49 +370,7 @@ def _dockerfile(
     )
 
 
-# -- shell helpers -----------------------------------------------------------------------------
-
-
-def _b64_lines(data: bytes) -> str:
-    encoded = base64.b64encode(data).decode("ascii")
-    return "\n".join(encoded[i : i + 76] for i in range(0, len(encoded), 76))
-
-
-def sh_quote(value: str) -> str:
-    """A shell word for ``value`` that stays on one line and keeps its exact bytes.
-
-    Plain names use single quotes; names with control characters (a newline would break the
-    script into lines) or bytes that are not UTF-8 use bash's $'...' with \\xHH escapes.
-    """
-    raw = value.encode("utf-8", "surrogateescape")  # path_problem has ruled out the rest
-    try:
-        raw.decode("utf-8")
-        printable = not re.search(r"[\x00-\x1f\x7f]", value)
-    except UnicodeDecodeError:
-        printable = False
-    if printable:
-        return shlex.quote(value)
-    escaped = "".join(
-        chr(b) if 0x20 <= b < 0x7F and chr(b) not in "'\\" else f"\\x{b:02x}" for b in raw
-    )
-    return f"$'{escaped}'"
-
-
-def _write_call(path: str, data: bytes) -> str:
-    body = _b64_lines(data)
-    if not body:
-        return f"write_file {sh_quote(path)} </dev/null"
-    return f"write_file {sh_quote(path)} <<'{_B64}'\n{body}\n{_B64}"
-
-
-_WRITE_FILE = """\
-write_file() {
-  # $1: a path relative to the project; the content arrives base64-encoded on stdin.
-  case "$1" in */*) mkdir -p -- "${1%/*}" ;; esac
-  rm -f -- "$1"
-  base64 -d > "$1"
-  chmod 0644 -- "$1"
-}"""
+# -- file text ----------------------------------------------------------------------------------
 
 
 def _encode(text: str, what: str) -> bytes:
@@ -421,28 +378,6 @@ def _encode(text: str, what: str) -> bytes:
         return text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError as exc:
         raise TaskWriteError(f"{what} holds text that is not valid Unicode: {exc}") from None
-
-
-# -- solution/solve.sh -------------------------------------------------------------------------
-
-
-def _solve_sh(candidate: RepairCandidate, blobs: BlobStore) -> str:
-    lines = [
-        "#!/usr/bin/env bash",
-        "# The oracle of a repair task: turns the starting files into the reference files, the",
-        "# project as it was just before the recorded check passed. Exact bytes: contents are",
-        "# base64, names are shell-quoted.",
-        "set -euo pipefail",
-        f"cd {shlex.quote(candidate.project_dir)}",
-        "",
-        _WRITE_FILE,
-        "",
-    ]
-    for path in candidate.deleted:
-        lines.append(f"rm -f -- {sh_quote(path)}")
-    for path in sorted({*candidate.added, *candidate.modified}):
-        lines.append(_write_call(path, blobs.get(candidate.ref_files[path])))
-    return "\n".join(lines) + "\n"
 
 
 # -- tests/ : the grader ------------------------------------------------------------------------

@@ -141,14 +141,6 @@ def test_the_oracle_is_scored_from_the_world_it_left(loop):
         assert reward["matched"], "the task's own verifier gave the oracle full reward"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Harbor's oracle agent runs solution/solve.sh and records no trajectory, so the harness "
-        "sees no edit and no test run; passes once the written solve.sh records its own ATIF "
-        "trajectory into /logs/agent/trajectory.json (tasks_review/core/taskfiles.py)"
-    ),
-)
 def test_evaluating_failing_test_repair_passes_the_oracle(loop):
     code, summary = loop["evaluations"]["oracle"]
     assert code == 0 and summary["gate_passed"] is True and summary["passed"] == 2

@@ -15,12 +15,12 @@ from harbor.models.task.task import Task
 
 from tasks_review.core.instruction import added_lines
 from tasks_review.core.mining import RepairCandidate, candidate_key
+from tasks_review.core.solution import sh_quote
 from tasks_review.core.taskfiles import (
     GRADER_FILES,
     PythonPackages,
     SourceTrace,
     TaskWriteError,
-    sh_quote,
     write_task,
 )
 from trajectories.core.blobs import MemoryBlobs

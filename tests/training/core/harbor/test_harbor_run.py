@@ -160,11 +160,12 @@ def test_every_trial_links_to_the_kept_task_it_ran(runs, kept):
         assert trial.ingest is not None and trial.ingest.task == trial.task_name
 
 
-def test_the_oracle_logs_solve_sh_and_the_nop_leaves_no_agent_files(runs, kept):
+def test_the_oracle_logs_solve_sh_and_its_trajectory_and_the_nop_leaves_no_agent_files(runs, kept):
     trials = by_task(runs, kept)
     for fmt in SAMPLES:
         oracle, nop = trials[("oracle", fmt)], trials[("nop", fmt)]
         assert [p.name for p in oracle.agent_logs] == ["oracle.txt"]
+        assert [p.name for p in oracle.trajectories] == ["trajectory.json"]
         assert oracle.agent.version == "1.0.0" and oracle.agent.model is None
         assert nop.agent_logs == nop.trajectories == nop.sessions == ()
 
