@@ -63,6 +63,31 @@ def test_an_unexpected_trial_result_and_ungraded_trials_stand_out(as_annotator):
     assert html.count('class="verdict-fail"') == 1
 
 
+def test_a_task_kept_by_an_older_verifier_is_marked_stale_on_the_desk_and_in_the_queue(
+    as_annotator,
+):
+    from tasks_review.core.trials.version import VERIFIER_VERSION
+
+    old = make_candidate(verifier_version=VERIFIER_VERSION - 1)
+    current = make_candidate(verifier_version=VERIFIER_VERSION)
+    html = as_annotator.get(f"/review/candidates/{old.pk}/").content.decode()
+    assert f'id="verifier-stale-{old.pk}"' in html and "reverify" in html
+    html = as_annotator.get(f"/review/candidates/{current.pk}/").content.decode()
+    assert "verifier-stale" not in html and f"verifier v{VERIFIER_VERSION}" in html
+    queue = as_annotator.get("/review/").content.decode()
+    assert queue.count(">stale</span>") == 1
+
+
+def test_a_check_too_thin_to_tell_a_fix_from_a_lookup_table_is_flagged(as_annotator):
+    thin = make_candidate(check_assertions=2, check_asserted_inputs=1, check_tests=1)
+    broad = make_candidate(check_assertions=12, check_asserted_inputs=9, check_tests=4)
+    html = as_annotator.get(f"/review/candidates/{thin.pk}/").content.decode()
+    assert "2 assertions on 1 distinct input in 1 test" in html
+    assert "too thin to tell a fix from a lookup table" in html
+    html = as_annotator.get(f"/review/candidates/{broad.pk}/").content.decode()
+    assert "12 assertions on 9 distinct inputs in 4 tests" in html and "too thin" not in html
+
+
 def test_the_desk_is_a_page_and_under_htmx_a_fragment(as_annotator):
     c = make_candidate()
     page = as_annotator.get(f"/review/candidates/{c.pk}/")
