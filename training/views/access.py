@@ -10,17 +10,20 @@ from django.contrib.auth.decorators import permission_required
 from django.http import HttpRequest
 
 from ..roles import EDIT_BEHAVIOUR, RUN_EVAL, VIEW
-from ..services.errors import Conflict, Invalid, NotFound, TrainingError
+from ..services.errors import Conflict, NotFound, NotPermitted
 
 can_view = permission_required(VIEW, raise_exception=True)
 can_edit = permission_required(EDIT_BEHAVIOUR, raise_exception=True)
 can_run = permission_required(RUN_EVAL, raise_exception=True)
 
-_STATUS: dict[type[TrainingError], int] = {Invalid: 422, Conflict: 409, NotFound: 404}
 
-
-def status_of(error: TrainingError) -> int:
-    return next((code for kind, code in _STATUS.items() if isinstance(error, kind)), 422)
+def status_of(error: Exception) -> int:
+    """The answer to a refused action: 403 for who, 404 for which, 409 for when, 422 for what."""
+    if isinstance(error, NotPermitted):
+        return 403
+    if isinstance(error, NotFound):
+        return 404
+    return 409 if isinstance(error, Conflict) else 422
 
 
 def int_or_none(request: HttpRequest, name: str) -> int | None:

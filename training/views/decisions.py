@@ -21,7 +21,7 @@ from ..roles import DECIDE, VIEW
 from ..selectors import decisions as reads
 from ..services.decisions import decision_record, evidence_runs
 from ..services.errors import TrainingError
-from .refusals import status_of
+from .access import status_of
 
 can_view = permission_required(VIEW, raise_exception=True)
 can_decide = permission_required(DECIDE, raise_exception=True)

@@ -41,7 +41,8 @@ from ..selectors import deploy as reads
 from ..services import deploy as service
 from ..services.deploy_adapters import adapter_register
 from ..services.deploy_clients import api_client_create, api_client_revoke
-from ..services.errors import Conflict, Invalid, NotFound, TrainingError
+from ..services.errors import Invalid, TrainingError
+from .access import status_of
 
 can_view = permission_required(VIEW, raise_exception=True)
 can_register = permission_required(REGISTER_ADAPTER, raise_exception=True)
@@ -63,15 +64,6 @@ ADAPTER_FIELDS = (
     "artifact_sha256",
     "rank",
 )
-
-
-def status_of(error: Exception) -> int:
-    """403 for who, 404 for which, 409 for when, 422 for what."""
-    if isinstance(error, NotPermitted):
-        return 403
-    if isinstance(error, NotFound):
-        return 404
-    return 409 if isinstance(error, Conflict) else 422
 
 
 def _percentages(post: Mapping[str, str], prefix: str = "pct:") -> dict[str, int]:

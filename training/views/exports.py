@@ -16,7 +16,7 @@ from ..roles import EXPORT
 from ..services.errors import TrainingError
 from ..services.exports import training_export_create
 from ..tasks import training_export_enqueue
-from .refusals import status_of
+from .access import status_of
 
 can_export = permission_required(EXPORT, raise_exception=True)
 PAGE_SIZE = 30

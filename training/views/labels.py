@@ -29,7 +29,7 @@ from ..selectors.pairs import pair_view
 from ..services import labels
 from ..services.errors import TrainingError
 from ..services.pairs import pairs_build
-from .refusals import status_of
+from .access import status_of
 
 can_label = permission_required(LABEL, raise_exception=True)
 TEMPLATE = "training/labels/pair.html"

@@ -21,7 +21,7 @@ from ..models import TrainingExport, TrainingPlan
 from ..roles import PLAN
 from ..services.errors import TrainingError
 from ..services.plans import PlanInvalid, plan_of, training_plan_create
-from .refusals import status_of
+from .access import status_of
 
 can_plan = permission_required(PLAN, raise_exception=True)
 PAGE_SIZE = 30
