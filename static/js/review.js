@@ -12,34 +12,12 @@
     return document.querySelector(".desk[data-candidate]");
   }
 
-  function keysDialog() {
-    return document.getElementById("review-keys");
-  }
-
-  function toggleKeys() {
-    const dialog = keysDialog();
-    if (!dialog) return;
-    if (dialog.open) dialog.close();
-    else dialog.showModal();
-  }
-
-  // htmx wires content on settle; a key pressed right after a swap can come first.
-  function wired(element) {
-    if (window.htmx) window.htmx.process(element);
-    return element;
-  }
-
-  function typing(target) {
-    if (!(target instanceof Element)) return false;
-    const field = target.closest("input, textarea, select, [contenteditable]");
-    if (!field) return false;
-    return !(field instanceof HTMLInputElement && (field.type === "radio" || field.type === "checkbox"));
-  }
-
-  function press(event, action) {
-    event.preventDefault();
-    action();
-  }
+  const keys = window.traj2envKeys; // static/js/keys.js
+  const wired = keys.wired;
+  const typing = keys.typing;
+  const press = keys.press;
+  const keysDialog = () => document.getElementById("review-keys");
+  const toggleKeys = () => keys.toggleDialog("review-keys");
 
   document.addEventListener("keydown", function (event) {
     if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;

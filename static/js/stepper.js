@@ -11,16 +11,9 @@
     return document.querySelector('#step [data-key="' + key + '"]');
   }
 
-  function keysDialog() {
-    return document.getElementById("stepper-keys");
-  }
-
-  function toggleKeys() {
-    const dialog = keysDialog();
-    if (!dialog) return;
-    if (dialog.open) dialog.close();
-    else dialog.showModal();
-  }
+  const keys = window.traj2envKeys; // static/js/keys.js
+  const keysDialog = () => document.getElementById("stepper-keys");
+  const toggleKeys = () => keys.toggleDialog("stepper-keys");
 
   function focusGoto() {
     const input = document.getElementById("goto-step");
