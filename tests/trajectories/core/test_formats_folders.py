@@ -126,6 +126,24 @@ def test_a_damaged_caller_still_finds_its_teammate_through_the_view(tmp_path: Pa
     assert str(path) in result.atif["notes"]
 
 
+def test_a_damaged_neighbour_does_not_cost_the_session_beside_it(tmp_path: Path) -> None:
+    """atif-make's teammate search reads each neighbour's first lines as objects; 42 is not one."""
+    path = tmp_path / "c0ffee00-0000-4000-8000-000000000001.jsonl"
+    path.write_text(caller())
+    broken = tmp_path / "7ea77a7e-0000-4000-8000-000000000002.jsonl"
+    broken.write_text("42\n" + teammate())
+    with pytest.raises(AttributeError):
+        convert(path, "claude-code-transcript")
+
+    result = loaded(path, Folders())
+    assert refs(result) == []
+    [note] = result.side_data["normalised"]
+    assert note.startswith("converted without linking the sessions beside it")
+    assert "AttributeError" in note
+    neighbour = loaded(broken, Folders())
+    assert [w.line for w in neighbour.warnings] == [1]
+
+
 def test_past_the_cap_nothing_is_linked_and_no_sibling_is_resolved(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -56,9 +56,11 @@ Keys are present only for the formats named:
 ``media`` (any converted format with images)
     ``{"images/<digest>.<ext>": {media_type, base64}}``: the bytes behind
     image parts, which ATIF refers to by relative path.
-``normalised`` (atif, codex)
+``normalised`` (atif, claude-code, codex)
     Sentences describing each change made to turn the source into valid,
-    complete ATIF (see ``atif.py`` and ``codex.py``).
+    complete ATIF (see ``atif.py`` and ``codex.py``), and a conversion that
+    left out the sessions beside the log because one of them broke atif-make
+    (see ``converter.py``).
 """
 
 from __future__ import annotations

@@ -30,7 +30,8 @@ def convert_claude_code(
     source: Source, variant: str, folders: Folders
 ) -> tuple[dict[str, Any], dict[str, Any], Hints]:
     scan = _scan(source)
-    document, media = run_atif_make(source, variant, LABEL, _beside(source.path, variant, folders))
+    beside = _beside(source.path, variant, folders)
+    document, media, notes = run_atif_make(source, variant, LABEL, beside)
     subagents = strip_subagents(document, lambda sub: _subagent_file(source.path, sub))
 
     calls = {
@@ -47,6 +48,8 @@ def convert_claude_code(
         side["subagents"] = subagents
     if media:
         side["media"] = media
+    if notes:
+        side["normalised"] = notes
 
     sidechain = scan.content_lines > 0 and scan.sidechain_lines == scan.content_lines
     is_subagent = source.path.parent.name == "subagents" or (sidechain and bool(scan.agent_id))

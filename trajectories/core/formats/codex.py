@@ -55,7 +55,7 @@ def convert_codex(
         if not isinstance(record.value, dict):
             raise IngestError(source.path, f"line {record.line} is not a JSON object", record.line)
     beside = _beside(source, variant, folders)
-    document, media = run_atif_make(source, variant, LABEL, beside)
+    document, media, notes = run_atif_make(source, variant, LABEL, beside)
     _require_finite_arguments(document, source.path)
     side: dict[str, Any] = {"media": media} if media else {}
     if variant != "codex-rollout":
@@ -72,7 +72,7 @@ def convert_codex(
     )
     if scan.nested:
         side["nested_calls"] = scan.nested
-    repairs = []
+    repairs = notes
     inserted = _insert_user_messages(document, scan.user_messages)
     if inserted:
         repairs.append(

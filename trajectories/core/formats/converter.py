@@ -51,12 +51,46 @@ class Beside:
 
 
 ALONE = Beside(direct=True)
+# Nothing beside the log but its own folder (subagents, persisted results).
+SOLITARY = Beside(direct=False, teammates=False)
 
 
 def run_atif_make(
     source: Source, variant: str, label: str, beside: Beside = ALONE
+) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """Convert with atif-make: the ATIF document as a plain dict, its images, and notes.
+
+    atif-make reads the sessions beside a log to link them, and a damaged one can
+    make it raise (its teammate search reads each neighbour's first lines and
+    expects every one to be an object). A neighbour must not cost this log: when
+    a conversion that looked beside it fails, the log is converted alone, and a
+    note (for ``side_data["normalised"]``) says so. If that fails too, the log
+    itself is at fault and its own error is raised.
+    """
+    try:
+        return (*_run(source, variant, label, beside), [])
+    except IngestError as error:
+        if not _looks_beside(variant, beside):
+            raise
+        document, media = _run(source, variant, label, SOLITARY)
+        note = (
+            "converted without linking the sessions beside it: with them, "
+            f"{error.reason[0].lower()}{error.reason[1:]}"
+        )
+        return document, media, [note]
+
+
+def _looks_beside(variant: str, beside: Beside) -> bool:
+    if variant == "claude-code-transcript":
+        return beside.teammates
+    if variant == "codex-rollout":
+        return beside.direct or bool(beside.neighbours)
+    return False
+
+
+def _run(
+    source: Source, variant: str, label: str, beside: Beside
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Convert with atif-make: the ATIF document as a plain dict, and its images."""
     path = source.path
     if beside.direct and not source.needs_clean_copy:
         return _convert(path, path, variant, label, beside.teammates)
