@@ -47,12 +47,18 @@ def _bare(files: list[Path]) -> float:
 
 
 def _ingest(paths: list[Path]):
+    took, _, summary = _ingest_timed(paths)
+    return took, summary
+
+
+def _ingest_timed(paths: list[Path]):
+    """Wall and CPU seconds of one ingest run in this process, and its summary."""
     from trajectories.services import ingest_run_create, ingest_run_execute
 
     gc.collect()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     summary = ingest_run_execute(run_id=ingest_run_create(paths=paths).id)
-    return time.perf_counter() - started, summary
+    return time.perf_counter() - started, time.process_time() - cpu, summary
 
 
 def _steps(ids: list[int]) -> int:
@@ -178,16 +184,19 @@ def one_folder(total: int) -> None:
     from trajectories.models import SourceFile
 
     print(f"\nOne folder of small Claude Code sessions (up to {total:,})\n")
-    print("| sessions in the folder | ingest s | ms per session | sessions/s |")
-    print("|---:|---:|---:|---:|")
+    print("| sessions in one folder | ingest s | ms per session | CPU ms per session | per s |")
+    print("|---:|---:|---:|---:|---:|")
     sizes = sorted({s for s in (1_000, total // 2, total) if 0 < s <= total})
     for size in sizes:
         SourceFile.objects.all().delete()  # and their trajectories: each size starts empty
         folder = Path(tempfile.mkdtemp(prefix="traj2env-sessions-"))
         _sessions(folder, size)
-        took, summary = _ingest([folder])
+        took, cpu, summary = _ingest_timed([folder])
         assert summary.ingested == size and not summary.failed, summary.failed[:3]
-        print(f"| {size:,} | {took:.1f} | {took / size * 1000:.2f} | {size / took:,.0f} |")
+        print(
+            f"| {size:,} | {took:.1f} | {took / size * 1000:.2f} | {cpu / size * 1000:.2f} "
+            f"| {size / took:,.0f} |"
+        )
         if size == sizes[-1]:
             sample = sorted(folder.glob("*.jsonl"))[:3]
             crowded = statistics.median(_convert_ms(convert, p) for p in sample)

@@ -29,6 +29,7 @@ from trajectories.core.formats import (
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
 CC_SESSION = FIXTURES / "claude-code-session.json"
 PI_LINEAR = FIXTURES / "pi-linear.jsonl"
+PI_TREE = FIXTURES / "pi-tree.jsonl"
 CODEX = FIXTURES / "codex-rollout.jsonl"
 
 SESSION = "5e55a0b1-2c3d-4e5f-8a9b-0c1d2e3f4a5b"
@@ -231,6 +232,32 @@ def test_each_supported_log_keeps_its_events_around_a_foreign_line(tmp_path: Pat
         result = loaded(write(tmp_path, f"damaged-{seed.stem}.jsonl", "\n".join(damaged)))
         assert [w.line for w in result.warnings] == [middle + 1], seed.name
         assert result.atif["steps"] == loaded(seed).atif["steps"], seed.name
+
+
+def test_a_pi_tree_whose_lost_line_held_a_parent_continues_with_the_entry_before_it(
+    tmp_path: Path,
+) -> None:
+    rows = PI_TREE.read_text().splitlines()
+    rows[4] = rows[4][:60]  # e0000004, the parent of e0000005, is lost
+    result = loaded(write(tmp_path, "lost-parent.jsonl", "\n".join(rows)))
+    lines = {w.line: w.reason for w in result.warnings}
+    assert sorted(lines) == [5, 6]
+    assert lines[6] == (
+        "line 6 names parent 'e0000004', which is on no line read; "
+        "the branch continues with the entry written before it, line 4"
+    )
+    messages = [step.get("message") for step in result.atif["steps"]]
+    assert messages[0].startswith("make pipeline.py print")
+    assert messages[-1] == "Done: the report prints."
+
+
+def test_a_pi_tree_with_a_missing_parent_and_no_lost_line_is_still_an_error(
+    tmp_path: Path,
+) -> None:
+    rows = PI_TREE.read_text().splitlines()
+    del rows[4]  # gone without a trace: nothing says a line was lost
+    with pytest.raises(IngestError, match="'e0000004', which is not in the file"):
+        load(write(tmp_path, "dropped.jsonl", "\n".join(rows)))
 
 
 # --------------------------------------------------------------------------- still failures

@@ -67,7 +67,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,9 +156,8 @@ def _load(source: Source, kind: Kind, folders: Folders) -> Loaded:
     )
     model = validate(document, path, origin)
     meta = build_meta(model, hints, folders.harbor_trial(path))
-    return Loaded(
-        format=kind.format, atif=document, side_data=side, meta=meta, warnings=source.warnings
-    )
+    warnings = tuple(sorted((*source.warnings, *hints.warnings), key=lambda w: w.line))
+    return Loaded(format=kind.format, atif=document, side_data=side, meta=meta, warnings=warnings)
 
 
 @contextmanager
@@ -241,7 +240,7 @@ def survey(paths: Iterable[Path]) -> Inputs:
     )
 
 
-def _walk(root: Path, found: dict[str, Path], skip: Any) -> None:
+def _walk(root: Path, found: dict[str, Path], skip: Callable[[Path, str], None]) -> None:
     waiting = [root]
     while waiting:
         folder = waiting.pop()
