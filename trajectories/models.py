@@ -55,13 +55,19 @@ class IngestRun(models.Model):
 
 
 class IngestIssue(models.Model):
-    """A file the run did not ingest: skipped (not a trajectory) or failed (a bad file)."""
+    """A file the run did not ingest: skipped (not a trajectory, not a regular file) or failed
+    (a bad file); or a warning: a line of an ingested file that was skipped or repaired, which
+    makes that trajectory partial."""
 
     class Kind(models.TextChoices):
         SKIPPED = "skipped"
         FAILED = "failed"
+        WARNING = "warning"
 
     run = models.ForeignKey(IngestRun, on_delete=models.CASCADE, related_name="issues")
+    trajectory = models.ForeignKey(
+        "Trajectory", null=True, blank=True, on_delete=models.CASCADE, related_name="warnings"
+    )
     path = models.TextField()
     line = models.PositiveIntegerField(null=True, blank=True)
     kind = models.CharField(max_length=10, choices=Kind)
@@ -120,6 +126,8 @@ class Trajectory(models.Model):
     status = models.CharField(max_length=20, choices=Status, default=Status.INGESTED, db_index=True)
     scanned = models.BooleanField(default=False)
     blocked = models.BooleanField(default=False, db_index=True)
+    # Some lines of the source were skipped or repaired; its IngestIssue warnings say which.
+    partial = models.BooleanField(default=False, db_index=True)
     scan_findings = models.JSONField(default=list, blank=True)
     harbor_task = models.CharField(max_length=300, blank=True)
     harbor_reward = models.FloatField(null=True, blank=True)

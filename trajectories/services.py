@@ -1,7 +1,8 @@
 """Writes for trajectories: ingest runs and the rows they create.
 
 The core (`trajectories.core.formats`) turns a file into ATIF; this module decides what is stored,
-deduplicates by content hash, and records every skipped or failed file on the run.
+deduplicates by content hash, and records every skipped or failed file on the run, and every line
+a stored trajectory lost or had repaired (its warnings, which make it partial).
 """
 
 from __future__ import annotations
@@ -33,11 +34,15 @@ from .models import (
     Step,
     Trajectory,
 )
-from .store import DbBlobs, blob_put, sha256_hex
+from .store import DbBlobs, sha256_hex
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]
+
+# A damaged file can have thousands of bad lines; past this many its warnings are summed up
+# in one more row, so a run's issues stay readable and cheap to store.
+WARNINGS_PER_FILE = 100
 
 
 @dataclass
@@ -45,8 +50,10 @@ class IngestSummary:
     files: int = 0
     ingested: int = 0
     duplicates: int = 0
+    partial: int = 0  # ingested with warnings: some lines skipped or repaired
     skipped: list[dict[str, Any]] = field(default_factory=list)
     failed: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[dict[str, Any]] = field(default_factory=list)
     by_format: dict[str, int] = field(default_factory=lambda: dict.fromkeys(formats.FORMATS, 0))
     trajectory_ids: list[int] = field(default_factory=list)
     # Trajectories whose bytes were already stored: part of this batch's input all the same.
@@ -57,8 +64,10 @@ class IngestSummary:
             "files": self.files,
             "ingested": self.ingested,
             "duplicates": self.duplicates,
+            "partial": self.partial,
             "skipped": self.skipped,
             "failed": self.failed,
+            "warnings": self.warnings,
             "by_format": self.by_format,
         }
 
@@ -91,23 +100,38 @@ def _claim(run_id: int) -> bool:
     )
 
 
-def ingest_run_execute(*, run_id: int, progress: Progress | None = None) -> IngestSummary | None:
-    """Ingest every file of the run. Returns None when another worker holds the run."""
+def ingest_run_execute(
+    *, run_id: int, progress: Progress | None = None, summary: IngestSummary | None = None
+) -> IngestSummary | None:
+    """Ingest every file of the run. Returns None when another worker holds the run.
+
+    ``progress(done, total, path)`` is called after each input; ``summary``, when given, is
+    the one filled as the run goes, for a caller that shows the counts while it runs.
+    """
     if not _claim(run_id):
         return None
     run = IngestRun.objects.get(id=run_id)
-    summary = IngestSummary()
+    summary = summary if summary is not None else IngestSummary()
+    # One index of folders for the batch: every file of a folder shares its one listing.
+    folders = formats.Folders()
     try:
-        files = formats.discover(Path(p) for p in run.paths)
-        summary.files = len(files)
-        IngestRun.objects.filter(id=run.id).update(files_total=len(files))
-        for n, path in enumerate(files, start=1):
-            _ingest_file(run, path, summary)
+        inputs = formats.survey(Path(p) for p in run.paths)
+        total = summary.files = len(inputs.skipped) + len(inputs.files)
+        IngestRun.objects.filter(id=run.id).update(files_total=total)
+        done = 0
+        for unreadable in inputs.skipped:
+            _issue(run, summary, unreadable.path, IngestIssue.Kind.SKIPPED, unreadable.reason)
+            done += 1
             if progress:
-                progress(n, len(files), str(path))
-            if n % 20 == 0 or n == len(files):
+                progress(done, total, _path_text(unreadable.path))
+        for path in inputs.files:
+            _ingest_file(run, path, summary, folders)
+            done += 1
+            if progress:
+                progress(done, total, _path_text(path))
+            if done % 20 == 0 or done == total:
                 IngestRun.objects.filter(id=run.id).update(
-                    files_done=n, ingested=summary.ingested, duplicates=summary.duplicates
+                    files_done=done, ingested=summary.ingested, duplicates=summary.duplicates
                 )
         subagents_link()
     except Exception as exc:
@@ -126,6 +150,15 @@ def ingest_run_execute(*, run_id: int, progress: Progress | None = None) -> Inge
     return summary
 
 
+def _path_text(path: Path) -> str:
+    """The path as storable text: bytes of a name that are not UTF-8 become ``\\xNN``.
+
+    A file name is bytes; Python carries the undecodable ones as lone surrogates, which no
+    database driver or page can encode.
+    """
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _issue(
     run: IngestRun,
     summary: IngestSummary,
@@ -134,70 +167,109 @@ def _issue(
     reason: str,
     line: int | None = None,
 ) -> None:
-    IngestIssue.objects.create(run=run, path=str(path), line=line, kind=kind, reason=reason)
-    entry: dict[str, Any] = {"path": str(path), "reason": reason}
+    shown = _path_text(path)
+    IngestIssue.objects.create(run=run, path=shown, line=line, kind=kind, reason=reason)
+    entry: dict[str, Any] = {"path": shown, "reason": reason}
     if line is not None:
         entry["line"] = line
     (summary.skipped if kind == IngestIssue.Kind.SKIPPED else summary.failed).append(entry)
 
 
-def _ingest_file(run: IngestRun, path: Path, summary: IngestSummary) -> None:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        _issue(
-            run,
-            summary,
-            path,
-            IngestIssue.Kind.FAILED,
-            f"cannot read the file: {exc.strerror or exc}",
-        )
-        return
-    sha = sha256_hex(data)
-    existing = SourceFile.objects.filter(sha256=sha).values_list("trajectory__id", flat=True)
-    if existing:
-        summary.duplicates += 1
-        summary.duplicate_ids.extend(i for i in existing if i is not None)
-        return
-    try:
-        loaded = formats.load(path, run.format)
-    except formats.IngestError as exc:
-        _issue(run, summary, path, IngestIssue.Kind.FAILED, exc.reason, exc.line)
-        return
-    if isinstance(loaded, formats.NotTrajectory):
-        _issue(run, summary, path, IngestIssue.Kind.SKIPPED, loaded.reason)
-        return
-    findings: list[dict[str, Any]] = []
-    blocked = False
-    if run.scan:
-        from .core import scan as scanner
-
+def _ingest_file(
+    run: IngestRun, path: Path, summary: IngestSummary, folders: formats.Folders
+) -> None:
+    # The whole file, store included, is one burst of allocations over a large live heap.
+    with formats.collector_paused():
         try:
-            result = scanner.scan(loaded.atif)
-        except scanner.ScanError as exc:
-            _issue(
-                run, summary, path, IngestIssue.Kind.FAILED, f"atif-scan could not read it: {exc}"
-            )
+            data = formats.read_bytes(path)
+        except formats.IngestError as exc:
+            _issue(run, summary, path, IngestIssue.Kind.FAILED, exc.reason)
             return
-        findings = result.to_json()["findings"]
-        blocked = result.blocks(settings.TRAJ2ENV["SCAN_BLOCK_SEVERITY"])
-    try:
-        trajectory = trajectory_store(
-            path=path,
-            data=data,
-            sha=sha,
-            loaded=loaded,
-            scanned=run.scan,
-            findings=findings,
-            blocked=blocked,
+        sha = sha256_hex(data)
+        existing = SourceFile.objects.filter(sha256=sha).values_list("trajectory__id", flat=True)
+        if existing:
+            summary.duplicates += 1
+            summary.duplicate_ids.extend(i for i in existing if i is not None)
+            return
+        try:
+            loaded = formats.load(path, run.format, data=data, folders=folders)
+        except formats.IngestError as exc:
+            _issue(run, summary, path, IngestIssue.Kind.FAILED, exc.reason, exc.line)
+            return
+        if isinstance(loaded, formats.NotTrajectory):
+            _issue(run, summary, path, IngestIssue.Kind.SKIPPED, loaded.reason)
+            return
+        findings: list[dict[str, Any]] = []
+        blocked = False
+        if run.scan:
+            from .core import scan as scanner
+
+            try:
+                result = scanner.scan(loaded.atif)
+            except scanner.ScanError as exc:
+                reason = f"atif-scan could not read it: {exc}"
+                _issue(run, summary, path, IngestIssue.Kind.FAILED, reason)
+                return
+            findings = result.to_json()["findings"]
+            blocked = result.blocks(settings.TRAJ2ENV["SCAN_BLOCK_SEVERITY"])
+        try:
+            with transaction.atomic():
+                trajectory = trajectory_store(
+                    path=path,
+                    data=data,
+                    sha=sha,
+                    loaded=loaded,
+                    scanned=run.scan,
+                    findings=findings,
+                    blocked=blocked,
+                )
+                shown = _warnings_store(run, trajectory, path, loaded.warnings)
+        except IntegrityError:
+            # Another run stored the same bytes between our check and our insert.
+            summary.duplicates += 1
+            return
+        summary.ingested += 1
+        summary.by_format[loaded.format] = summary.by_format.get(loaded.format, 0) + 1
+        summary.trajectory_ids.append(trajectory.id)
+        if shown:
+            summary.partial += 1
+            summary.warnings.extend(shown)
+
+
+def _warnings_store(
+    run: IngestRun,
+    trajectory: Trajectory,
+    path: Path,
+    warnings: tuple[formats.LineWarning, ...],
+) -> list[dict[str, Any]]:
+    """One warning row per skipped or repaired line (the first WARNINGS_PER_FILE, then a sum)."""
+    if not warnings:
+        return []
+    shown = _path_text(path)
+    entries = [{"path": shown, "line": w.line, "reason": w.reason} for w in warnings]
+    kept = entries[:WARNINGS_PER_FILE]
+    if len(entries) > WARNINGS_PER_FILE:
+        rest = entries[WARNINGS_PER_FILE:]
+        kept.append(
+            {
+                "path": shown,
+                "line": None,
+                "reason": f"{len(rest)} more lines skipped or repaired, "
+                f"from line {rest[0]['line']} to line {rest[-1]['line']}",
+            }
         )
-    except IntegrityError:
-        # Another run stored the same bytes between our check and our insert.
-        summary.duplicates += 1
-        return
-    summary.ingested += 1
-    summary.by_format[loaded.format] = summary.by_format.get(loaded.format, 0) + 1
-    summary.trajectory_ids.append(trajectory.id)
+    IngestIssue.objects.bulk_create(
+        IngestIssue(
+            run=run,
+            trajectory=trajectory,
+            path=entry["path"],
+            line=entry["line"],
+            kind=IngestIssue.Kind.WARNING,
+            reason=entry["reason"],
+        )
+        for entry in kept
+    )
+    return [{k: v for k, v in entry.items() if v is not None} for entry in kept]
 
 
 def _text(message: Any) -> str:
@@ -236,10 +308,21 @@ def trajectory_store(
     blocked: bool = False,
 ) -> Trajectory:
     meta = loaded.meta
-    source = SourceFile.objects.create(
-        sha256=sha, path=str(path), size=len(data), raw=blob_put(data)
-    )
     atif = loaded.atif
+    # A blob's key is its digest: one bulk INSERT that ignores rows already there stores all
+    # three, where looking each up first took three round trips more per file.
+    blobs = DbBlobs()
+    raw_sha = blobs.put(data)
+    atif_sha = blobs.put(json.dumps(atif, separators=(",", ":")).encode())
+    side_sha = (
+        blobs.put(json.dumps(loaded.side_data, separators=(",", ":")).encode())
+        if loaded.side_data
+        else None
+    )
+    blobs.flush()
+    source = SourceFile.objects.create(
+        sha256=sha, path=_path_text(path), size=len(data), raw_id=raw_sha
+    )
     trajectory = Trajectory.objects.create(
         source=source,
         format=loaded.format,
@@ -260,12 +343,11 @@ def trajectory_store(
         scanned=scanned,
         scan_findings=findings or [],
         blocked=blocked,
+        partial=loaded.partial,
         harbor_task=(meta.harbor_task or "")[:300],
         harbor_reward=meta.harbor_reward,
-        atif=blob_put(json.dumps(atif, separators=(",", ":")).encode()),
-        side_data=blob_put(json.dumps(loaded.side_data, separators=(",", ":")).encode())
-        if loaded.side_data
-        else None,
+        atif_id=atif_sha,
+        side_data_id=side_sha,
     )
     _steps_insert(trajectory.id, atif.get("steps") or [])
     return trajectory
@@ -289,8 +371,9 @@ _STEP_COLUMNS = (
 def _steps_insert(trajectory_id: int, steps: list[dict[str, Any]]) -> None:
     """Insert one row per ATIF step with a single executemany.
 
-    bulk_create spends most of a 20,000-step ingest building SQL per row; each field still
-    prepares its own value (get_db_prep_save), so JSON is adapted correctly on every backend.
+    bulk_create spends most of a 20,000-step ingest building SQL per row. Integers, text and
+    booleans go to the driver as they are (every backend adapts them natively); only the two
+    JSON columns need their field's preparation, which differs by backend.
     """
     fields = [Step._meta.get_field(name) for name in _STEP_COLUMNS]
     quote = connection.ops.quote_name
@@ -298,10 +381,10 @@ def _steps_insert(trajectory_id: int, steps: list[dict[str, Any]]) -> None:
         f"INSERT INTO {quote(Step._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
         f"VALUES ({', '.join(['%s'] * len(fields))})"
     )
-    prep = [f.get_db_prep_save for f in fields]
+    json_prep = Step._meta.get_field("tool_calls").get_db_prep_save
 
-    def row(i: int, step: dict[str, Any]) -> list[Any]:
-        values = (
+    def row(i: int, step: dict[str, Any]) -> tuple[Any, ...]:
+        return (
             trajectory_id,
             i,
             int(step.get("step_id") or i + 1),
@@ -310,11 +393,10 @@ def _steps_insert(trajectory_id: int, steps: list[dict[str, Any]]) -> None:
             str(step.get("model_name") or "")[:200],
             _text(step.get("message")),
             step.get("reasoning_content") or "",
-            step.get("tool_calls") or [],
-            (step.get("observation") or {}).get("results") or [],
+            json_prep(step.get("tool_calls") or [], connection),
+            json_prep((step.get("observation") or {}).get("results") or [], connection),
             bool(step.get("is_copied_context")),
         )
-        return [p(v, connection) for p, v in zip(prep, values, strict=True)]
 
     with connection.cursor() as cursor:
         for start in range(0, len(steps), 2000):

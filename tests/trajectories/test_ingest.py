@@ -33,7 +33,17 @@ def test_samples_ingest_one_per_format_and_the_generator_script_is_skipped(q_syn
     assert result["duplicates"] == 0 and result["failed"] == []
     assert [s["path"].endswith("make_samples.py") for s in result["skipped"]] == [True]
     assert result["skipped"][0]["reason"].startswith("not a trajectory")
-    assert set(result) == {"files", "ingested", "duplicates", "skipped", "failed", "by_format"}
+    assert result["partial"] == 0 and result["warnings"] == []
+    assert set(result) == {
+        "files",
+        "ingested",
+        "duplicates",
+        "partial",
+        "skipped",
+        "failed",
+        "warnings",
+        "by_format",
+    }
 
 
 def test_the_same_bytes_ingested_again_add_nothing(q_sync):

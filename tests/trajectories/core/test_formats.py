@@ -131,8 +131,10 @@ def test_detect_still_recognises_a_log_whose_last_line_is_cut_off(tmp_path: Path
     text = CC_SESSION.read_text()
     path = write(tmp_path, "cut.jsonl", text[: len(text) - 40])
     assert detect(path) == "claude-code"
-    with pytest.raises(IngestError):
-        load(path)
+    result = loaded(path)
+    [warning] = result.warnings
+    assert warning.line == len(text[: len(text) - 40].splitlines())
+    assert result.partial
 
 
 @pytest.mark.parametrize(
@@ -250,13 +252,14 @@ def test_a_claude_code_log_without_a_conversation_is_an_ingest_error(tmp_path: P
     assert "atif-make could not convert" in caught.value.reason
 
 
-def test_a_line_that_is_not_an_object_is_an_ingest_error_with_its_number(tmp_path: Path) -> None:
+def test_a_line_that_is_not_an_object_is_skipped_with_a_warning_naming_it(tmp_path: Path) -> None:
     rows = lines_of(CC_SESSION)
     rows.insert(3, "[1, 2, 3]")
-    with pytest.raises(IngestError) as caught:
-        load(write(tmp_path, "array-line.jsonl", "\n".join(rows)))
-    assert caught.value.line == 4
-    assert "not a JSON object" in caught.value.reason
+    result = loaded(write(tmp_path, "array-line.jsonl", "\n".join(rows)))
+    [warning] = result.warnings
+    assert warning.line == 4
+    assert "not a JSON object" in warning.reason and "an array" in warning.reason
+    assert steps(result) == steps(loaded(CC_SESSION))
 
 
 # --------------------------------------------------------------------------- Codex
@@ -583,31 +586,40 @@ def test_invalid_json_in_a_document_reports_its_line(tmp_path: Path) -> None:
     assert caught.value.reason.startswith(f"invalid JSON at line {expected}, column ")
 
 
-def test_a_truncated_last_line_reports_its_number_and_says_cut_off(tmp_path: Path) -> None:
+def test_a_truncated_last_line_is_a_warning_with_its_number_that_says_cut_off(
+    tmp_path: Path,
+) -> None:
     rows = lines_of(CODEX)
     rows[-1] = rows[-1][:50]
-    with pytest.raises(IngestError) as caught:
-        load(write(tmp_path, "cut.jsonl", "\n".join(rows)))
-    assert caught.value.line == len(rows)
-    assert "cut off" in caught.value.reason
+    result = loaded(write(tmp_path, "cut.jsonl", "\n".join(rows)))
+    [warning] = result.warnings
+    assert warning.line == len(rows)
+    assert "cut off" in warning.reason
+    assert result.partial and result.meta.steps >= 1
 
 
-def test_a_bad_line_in_the_middle_reports_its_number(tmp_path: Path) -> None:
+def test_a_bad_line_in_the_middle_is_a_warning_and_every_other_line_is_kept(
+    tmp_path: Path,
+) -> None:
     rows = lines_of(PI_LINEAR)
     rows[4] = rows[4][:-3]
-    with pytest.raises(IngestError) as caught:
-        load(write(tmp_path, "middle.jsonl", "\n".join(rows)))
-    assert caught.value.line == 5
-    assert "line 5 is not valid JSON" in caught.value.reason
-    assert "cut off" not in caught.value.reason
+    result = loaded(write(tmp_path, "middle.jsonl", "\n".join(rows)))
+    [warning] = result.warnings
+    assert warning.line == 5
+    assert "line 5 is not valid JSON" in warning.reason
+    assert "cut off" not in warning.reason
+    without = "\n".join(rows[:4] + rows[5:])
+    assert steps(result) == steps(loaded(write(tmp_path, "without.jsonl", without)))
 
 
-def test_bytes_that_are_not_utf8_report_their_line(tmp_path: Path) -> None:
+def test_bytes_that_are_not_utf8_are_replaced_and_their_line_reported(tmp_path: Path) -> None:
     data = PI_LINEAR.read_text().replace("run the checks", "run the ch\u00e9cks").encode("latin-1")
-    with pytest.raises(IngestError) as caught:
-        load(write(tmp_path, "latin1.jsonl", data))
-    assert caught.value.line == 2
-    assert "not UTF-8" in caught.value.reason
+    result = loaded(write(tmp_path, "latin1.jsonl", data))
+    [warning] = result.warnings
+    assert warning.line == 2
+    assert "not UTF-8" in warning.reason and "0xe9" in warning.reason
+    assert any("run the ch\ufffdcks" in str(step.get("message")) for step in steps(result))
+    assert result.partial
 
 
 def test_a_utf16_file_is_an_ingest_error(tmp_path: Path) -> None:

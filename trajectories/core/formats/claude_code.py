@@ -17,7 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .converter import run_atif_make, strip_subagents
+from .converter import Beside, run_atif_make, strip_subagents
+from .folders import TEAM_CAP, Folders
 from .meta import Hints
 from .model import IngestError
 from .source import Source
@@ -26,10 +27,11 @@ LABEL = "Claude Code log"
 
 
 def convert_claude_code(
-    source: Source, variant: str
+    source: Source, variant: str, folders: Folders
 ) -> tuple[dict[str, Any], dict[str, Any], Hints]:
     scan = _scan(source)
-    document, media = run_atif_make(source, variant, LABEL)
+    beside = _beside(source.path, variant, folders)
+    document, media, notes = run_atif_make(source, variant, LABEL, beside)
     subagents = strip_subagents(document, lambda sub: _subagent_file(source.path, sub))
 
     calls = {
@@ -46,6 +48,8 @@ def convert_claude_code(
         side["subagents"] = subagents
     if media:
         side["media"] = media
+    if notes:
+        side["normalised"] = notes
 
     sidechain = scan.content_lines > 0 and scan.sidechain_lines == scan.content_lines
     is_subagent = source.path.parent.name == "subagents" or (sidechain and bool(scan.agent_id))
@@ -55,6 +59,20 @@ def convert_claude_code(
         is_subagent=is_subagent,
     )
     return document, side, hints
+
+
+def _beside(path: Path, variant: str, folders: Folders) -> Beside:
+    """Which sessions beside this one atif-make may link as its teammates.
+
+    It looks at every other ``*.jsonl`` in the folder, and links none when there
+    are more than ``TEAM_CAP``: past the cap, not looking gives the same result
+    without listing and resolving the whole folder again for every file.
+    """
+    if variant != "claude-code-transcript" or path.parent.name == "subagents":
+        return Beside(direct=True)
+    if folders.others(path) > TEAM_CAP:
+        return Beside(direct=True, teammates=False)
+    return Beside(direct=True, neighbours=folders.logs(path.parent))
 
 
 class _Scan:

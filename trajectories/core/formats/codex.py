@@ -24,7 +24,6 @@ atif-make fell back to the file name the id is put right (and listed too).
 
 from __future__ import annotations
 
-import glob
 import json
 import re
 import shlex
@@ -32,7 +31,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .converter import run_atif_make, strip_subagents
+from .converter import Beside, run_atif_make, strip_subagents
+from .folders import CODEX_DIRECT, Folders
 from .meta import Hints
 from .model import IngestError
 from .source import Source
@@ -48,11 +48,14 @@ _OUTPUT = "Output:\n"
 _REQUEST = "## My request for Codex:"
 
 
-def convert_codex(source: Source, variant: str) -> tuple[dict[str, Any], dict[str, Any], Hints]:
+def convert_codex(
+    source: Source, variant: str, folders: Folders
+) -> tuple[dict[str, Any], dict[str, Any], Hints]:
     for record in source.records:
         if not isinstance(record.value, dict):
             raise IngestError(source.path, f"line {record.line} is not a JSON object", record.line)
-    document, media = run_atif_make(source, variant, LABEL)
+    beside = _beside(source, variant, folders)
+    document, media, notes = run_atif_make(source, variant, LABEL, beside)
     _require_finite_arguments(document, source.path)
     side: dict[str, Any] = {"media": media} if media else {}
     if variant != "codex-rollout":
@@ -69,7 +72,7 @@ def convert_codex(source: Source, variant: str) -> tuple[dict[str, Any], dict[st
     )
     if scan.nested:
         side["nested_calls"] = scan.nested
-    repairs = []
+    repairs = notes
     inserted = _insert_user_messages(document, scan.user_messages)
     if inserted:
         repairs.append(
@@ -82,7 +85,7 @@ def convert_codex(source: Source, variant: str) -> tuple[dict[str, Any], dict[st
         repairs.append("session_id set from session_meta.id instead of the file name")
     if repairs:
         side["normalised"] = repairs
-    subagents = strip_subagents(document, lambda sub: _thread_file(source.path, sub))
+    subagents = strip_subagents(document, lambda sub: _thread_file(source.path, sub, folders))
     if subagents:
         side["subagents"] = subagents
 
@@ -98,6 +101,31 @@ def convert_codex(source: Source, variant: str) -> tuple[dict[str, Any], dict[st
         is_subagent=bool(parent) or (isinstance(origin, dict) and "subagent" in origin),
     )
     return document, side, hints
+
+
+def _beside(source: Source, variant: str, folders: Folders) -> Beside:
+    """The rollouts beside this one that atif-make reads as its threads.
+
+    It reads the header of every ``rollout-*.jsonl`` in the folder for each file it
+    converts; from the folder's headers, read once, the threads of this rollout
+    (and theirs) are known, and a view holding only them gives the same result.
+    """
+    if variant != "codex-rollout":
+        return Beside(direct=True)
+    path = source.path
+    rollouts = folders.rollouts(path.parent)
+    near = len(rollouts) - (path.name in rollouts) <= CODEX_DIRECT
+    if near and not source.needs_clean_copy:
+        return Beside(direct=True)
+    # atif-make takes the rollout's id from its last session_meta.
+    meta: dict[str, Any] = {}
+    for record in source.records:
+        line = record.value
+        if line.get("type") == "session_meta" and isinstance(line.get("payload"), dict):
+            meta = line["payload"]
+    own = meta.get("id") or meta.get("session_id")
+    descendants = folders.codex_descendants(path, own if isinstance(own, str) else None)
+    return Beside(direct=near, neighbours=descendants)
 
 
 class _Scan:
@@ -396,13 +424,9 @@ def _user_step(text: str, stamp: str | None) -> dict[str, Any]:
     return step
 
 
-def _thread_file(path: Path, sub: dict[str, Any]) -> str | None:
+def _thread_file(path: Path, sub: dict[str, Any], folders: Folders) -> str | None:
     thread = (sub.get("extra") or {}).get("thread_id")
-    # The id comes from the log; only a plain name may become part of a glob.
+    # The id comes from the log; only a plain name may become part of a pattern.
     if not isinstance(thread, str) or not thread or set(thread) & {"/", "\\", "\x00"}:
         return None
-    try:
-        found = sorted(path.parent.glob(f"rollout-*{glob.escape(thread)}.jsonl"))
-    except (OSError, ValueError):
-        return None
-    return found[0].name if found else None
+    return folders.codex_thread_file(path.parent, thread)

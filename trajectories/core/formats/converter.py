@@ -1,54 +1,126 @@
 """Running atif-make, and what ingest does to its output before keeping it.
 
 atif-make reads the file itself, line by line, and silently skips a line that
-does not decode on its own. A line holding two objects (a dropped newline) or a
-byte-order mark on line one would therefore lose records. For those files only,
-the converter is given a clean copy written from the records already read, with
-links to the session's sibling folders (subagents, persisted tool results) so
-nothing it looks for beside the log goes missing.
+does not decode on its own; it also looks beside the file for the sessions the
+log spawned. Two things follow.
+
+* When a line-based reader would misread the bytes on disk (two objects on one
+  line, a byte-order mark, lines ingest skipped or repaired), atif-make is
+  given a clean copy written from the records already read, so it converts
+  exactly what ingest read and warned about.
+* When looking beside the file would cost more than the file (a folder of
+  thousands of sessions, see ``folders.py``), atif-make does not look: a Claude
+  Code transcript past the teammate cap is parsed with teammate linking off
+  (atif-make links none past the cap anyway), and a Codex rollout is shown a
+  *view* of its folder: a private folder holding the log, links to the
+  session's own folder (subagents, persisted tool results), and links to just
+  the neighbours it would have linked. Either way its result is the same.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import os
 import tempfile
-from collections.abc import Callable
-from dataclasses import fields, is_dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
 from atif_make import convert
 from atif_make.atif import SCHEMA_VERSION, MediaStore, Trajectory
+from atif_make.parsers.claude_code import parse_claude_code_transcript
 
 from .model import IngestError
 from .source import Source
 
 
+@dataclass(frozen=True)
+class Beside:
+    """What atif-make may see beside the log it converts.
+
+    ``direct``: it may read the real folder (its own look there is cheap enough).
+    ``neighbours``: the names in the folder it links from this log, for a view.
+    ``teammates``: a Claude Code transcript is searched for teammates at all.
+    """
+
+    direct: bool
+    neighbours: Sequence[str] = ()
+    teammates: bool = True
+
+
+ALONE = Beside(direct=True)
+# Nothing beside the log but its own folder (subagents, persisted results).
+SOLITARY = Beside(direct=False, teammates=False)
+
+
 def run_atif_make(
-    source: Source, variant: str, label: str
+    source: Source, variant: str, label: str, beside: Beside = ALONE
+) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """Convert with atif-make: the ATIF document as a plain dict, its images, and notes.
+
+    atif-make reads the sessions beside a log to link them, and a damaged one can
+    make it raise (its teammate search reads each neighbour's first lines and
+    expects every one to be an object). A neighbour must not cost this log: when
+    a conversion that looked beside it fails, the log is converted alone, and a
+    note (for ``side_data["normalised"]``) says so. If that fails too, the log
+    itself is at fault and its own error is raised.
+    """
+    try:
+        return (*_run(source, variant, label, beside), [])
+    except IngestError as error:
+        if not _looks_beside(variant, beside):
+            raise
+        document, media = _run(source, variant, label, SOLITARY)
+        note = (
+            "converted without linking the sessions beside it: with them, "
+            f"{error.reason[0].lower()}{error.reason[1:]}"
+        )
+        return document, media, [note]
+
+
+def _looks_beside(variant: str, beside: Beside) -> bool:
+    if variant == "claude-code-transcript":
+        return beside.teammates
+    if variant == "codex-rollout":
+        return beside.direct or bool(beside.neighbours)
+    return False
+
+
+def _run(
+    source: Source, variant: str, label: str, beside: Beside
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Convert with atif-make: the ATIF document as a plain dict, and its images."""
     path = source.path
-    if not source.needs_clean_copy:
-        return _convert(path, path, variant, label)
+    if beside.direct and not source.needs_clean_copy:
+        return _convert(path, path, variant, label, beside.teammates)
     try:
         with tempfile.TemporaryDirectory(prefix="traj2env-") as tmp:
-            where = Path(tmp) / "copy" / (path.parent.name or "log")
+            where = Path(tmp) / "view" / (path.parent.name or "log")
             where.mkdir(parents=True)
-            copy = where / path.name
-            with copy.open("w", encoding="utf-8") as handle:
-                for record in source.records:
-                    handle.write(json.dumps(record.value, ensure_ascii=False))
-                    handle.write("\n")
+            read = where / path.name
+            if source.needs_clean_copy:
+                _write_clean_copy(read, source)
+            else:
+                read.symlink_to(path.absolute())
             # A session keeps subagents and oversized results in `<stem>/`; a
             # subagent finds the session's `tool-results/` two levels up.
             _link(where / path.stem, path.parent / path.stem)
             _link(where.parent / "tool-results", path.parent.parent / "tool-results")
-            return _convert(copy, path, variant, label)
+            for name in beside.neighbours:
+                if not os.path.lexists(where / name):
+                    (where / name).symlink_to((path.parent / name).absolute())
+            return _convert(read, path, variant, label, beside.teammates)
     except OSError as error:
-        reason = f"could not write the clean copy atif-make needs: {error.strerror or error}"
+        reason = f"could not write the copy atif-make reads: {error.strerror or error}"
         raise IngestError(path, reason) from None
+
+
+def _write_clean_copy(copy: Path, source: Source) -> None:
+    with copy.open("w", encoding="utf-8") as handle:
+        for record in source.records:
+            handle.write(json.dumps(record.value))
+            handle.write("\n")
 
 
 def _link(link: Path, target: Path) -> None:
@@ -57,13 +129,18 @@ def _link(link: Path, target: Path) -> None:
 
 
 def _convert(
-    read: Path, original: Path, variant: str, label: str
+    read: Path, original: Path, variant: str, label: str, teammates: bool = True
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     # atif-make is a library of hand-written parsers over untrusted logs: a
     # number where it expects text surfaces as TypeError, a bad shape as
     # KeyError. Any of them means this file cannot be converted.
     try:
-        trajectory, _ = convert(read, variant)
+        if variant == "claude-code-transcript" and not teammates:
+            # `_team` is the switch atif-make uses for the same purpose inside its
+            # parser; a test holds the result equal to `convert` past the cap.
+            trajectory = parse_claude_code_transcript(read, _team=False)
+        else:
+            trajectory, _ = convert(read, variant)
         document = to_dict(trajectory)
         media = media_data(trajectory.all_media())
     except RecursionError:
@@ -93,7 +170,8 @@ def to_dict(trajectory: Trajectory) -> dict[str, Any]:
     nested 22 dicts deep took 4 s, and 30 would take a quarter of an hour. This
     is the same serialisation (drop None and empty containers, keep required
     fields, leave out ``media``, ``schema_version`` first) with one pass per
-    value; a test holds it equal to atif-make's on every fixture.
+    value and each dataclass's fields looked up once; a test holds it equal to
+    atif-make's on every fixture.
     """
     trajectory.renumber()
     data = _plain(trajectory)
@@ -102,28 +180,47 @@ def to_dict(trajectory: Trajectory) -> dict[str, Any]:
     return ordered
 
 
+# Per dataclass: (field name, required?) for every field that is not excluded.
+_PLANS: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def _plan(kind: type) -> tuple[tuple[str, bool], ...]:
+    plan = _PLANS.get(kind)
+    if plan is None:
+        required: frozenset[str] = getattr(kind, "REQUIRED", frozenset())
+        excluded: frozenset[str] = getattr(kind, "EXCLUDE", frozenset())
+        plan = tuple((f.name, f.name in required) for f in fields(kind) if f.name not in excluded)
+        _PLANS[kind] = plan
+    return plan
+
+
 def _plain(value: Any) -> Any:
-    if is_dataclass(value) and not isinstance(value, type):
-        required: frozenset[str] = getattr(value, "REQUIRED", frozenset())
-        excluded: frozenset[str] = getattr(value, "EXCLUDE", frozenset())
-        out: dict[str, Any] = {}
-        for field in fields(value):
-            if field.name in excluded:
-                continue
-            cleaned = _plain(getattr(value, field.name))
-            if field.name in required:
-                empty: Any = {} if field.name == "arguments" else []
-                out[field.name] = cleaned if cleaned is not None else empty
-            elif cleaned is not None and not (isinstance(cleaned, dict | list) and not cleaned):
-                out[field.name] = cleaned
-        return out
-    if isinstance(value, dict):
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    if kind is dict:
         kept = {}
         for key, item in value.items():
             cleaned = _plain(item)
             if cleaned is not None:
                 kept[key] = cleaned
         return kept
+    if kind is list:
+        return [_plain(item) for item in value]
+    if is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, Any] = {}
+        for name, required in _plan(kind):
+            cleaned = _plain(getattr(value, name))
+            if required:
+                if cleaned is None:
+                    cleaned = {} if name == "arguments" else []
+                out[name] = cleaned
+            elif cleaned is not None and not (type(cleaned) in (dict, list) and not cleaned):
+                out[name] = cleaned
+        return out
+    # Subclasses of dict and list (never made by atif-make today) go the slow way.
+    if isinstance(value, dict):
+        return {k: c for k, v in value.items() if (c := _plain(v)) is not None}
     if isinstance(value, list):
         return [_plain(item) for item in value]
     return value

@@ -1,9 +1,12 @@
 """A tolerant JSON Lines reader.
 
-Real logs sometimes hold two JSON objects on one line where a writer dropped a
-newline (two of the pi sessions in the corpus do). ``json.loads`` rejects such a
-line as "Extra data"; decoding value after value with ``raw_decode`` recovers
-both. Anything else that fails to decode is a genuinely bad line.
+Real logs are not clean. A writer drops a newline and two JSON objects share a
+line (two of the pi sessions in the corpus do); ``json.loads`` rejects such a
+line as "Extra data", while decoding value after value with ``raw_decode``
+recovers both. A crash prints its stack trace between the events of a
+stream-json log, a session still being written ends mid-line, a byte is
+garbled: each such line is reported with its number and skipped, and every
+other line is kept.
 
 Lines are split on ``\\n`` only: JSON strings may legally hold U+2028 and
 other characters that ``str.splitlines`` would treat as line breaks.
@@ -13,11 +16,18 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .model import LineWarning
+
 _SPACE = " \t\r\n"
+# A \uD800-\uDFFF escape: JSON allows it alone, but a lone surrogate is not text
+# and no database driver or UTF-8 encoder will take it.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class NonStandardJSON(ValueError):
@@ -43,12 +53,6 @@ DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_
 class Record:
     line: int  # 1-based line of the file the value starts on
     value: Any
-
-
-@dataclass(frozen=True, slots=True)
-class BadLine:
-    line: int
-    reason: str
 
 
 def values_on_line(text: str) -> list[Any]:
@@ -84,23 +88,31 @@ def iter_lines(text: str, first_line: int = 1) -> Iterator[tuple[int, str]]:
             yield number, line
 
 
-def read_records(text: str) -> tuple[list[Record], list[int], BadLine | None]:
-    """Decode every line; stop at the first bad one.
+def read_records(text: str) -> tuple[list[Record], list[int], list[LineWarning]]:
+    """Decode every line, skipping the ones that do not decode.
 
-    Returns the records read, the lines that held more than one value, and the
-    first bad line (None when every line decoded).
+    Returns the records read, the lines that held more than one value, and a
+    warning for each line skipped (a line cut off at the end of the file says so).
     """
     records: list[Record] = []
     crowded: list[int] = []
+    bad: list[LineWarning] = []
+    last = 0
     for number, line in iter_lines(text):
+        last = number
         try:
             values = values_on_line(line)
         except (ValueError, RecursionError) as error:
-            return records, crowded, BadLine(number, describe_error(error))
+            reason = f"line {number} is not valid JSON: {describe_error(error)}"
+            bad.append(LineWarning(number, reason))
+            continue
         if len(values) > 1:
             crowded.append(number)
         records.extend(Record(number, value) for value in values)
-    return records, crowded, None
+    # A log being written, or copied while it was, stops without its last newline.
+    if bad and bad[-1].line == last and not text.endswith("\n"):
+        bad[-1] = LineWarning(last, bad[-1].reason + " (the file ends mid-line, as if cut off)")
+    return records, crowded, bad
 
 
 def sniff_records(text: str, limit: int) -> list[Record]:
@@ -118,3 +130,35 @@ def sniff_records(text: str, limit: int) -> list[Record]:
         if len(records) >= limit:
             break
     return records
+
+
+def may_hold_surrogates(text: str) -> bool:
+    return _SURROGATE_ESCAPE.search(text) is not None
+
+
+def replace_surrogates(value: Any) -> tuple[Any, bool]:
+    """``value`` with every lone surrogate replaced by U+FFFD, and whether there was one.
+
+    The JSON decoder joins escaped surrogate pairs into one character, so any
+    surrogate left in a decoded string stands alone.
+    """
+    if isinstance(value, str):
+        fixed = _LONE_SURROGATE.sub("\ufffd", value)
+        return fixed, fixed != value
+    if isinstance(value, list):
+        changed = False
+        for index, item in enumerate(value):
+            value[index], hit = replace_surrogates(item)
+            changed = changed or hit
+        return value, changed
+    if isinstance(value, dict):
+        changed = False
+        for key in list(value):
+            item, hit = replace_surrogates(value[key])
+            fixed_key, key_hit = replace_surrogates(key)
+            if key_hit:
+                del value[key]
+            value[fixed_key] = item
+            changed = changed or hit or key_hit
+        return value, changed
+    return value, False

@@ -11,7 +11,7 @@ from typing import Any, get_args
 from harbor.models.trajectories import Trajectory
 from pydantic import ValidationError
 
-from .model import HarborTrial, IngestError, TrajectoryMeta
+from .model import HarborTrial, IngestError, LineWarning, TrajectoryMeta
 
 SCHEMA_VERSIONS: tuple[str, ...] = get_args(Trajectory.model_fields["schema_version"].annotation)
 TITLE_LENGTH = 200
@@ -45,6 +45,7 @@ class Hints:
     titles: tuple[str, ...] = ()  # preferred title candidates, tried before user steps
     parent_session_id: str | None = None
     is_subagent: bool = False
+    warnings: tuple[LineWarning, ...] = ()  # repairs the converter made around lost lines
 
 
 def validate(document: dict[str, Any], path: Path, origin: str) -> Trajectory:

@@ -28,16 +28,38 @@ class TrajectoryMeta:
     harbor_reward: float | None
 
 
+@dataclass(frozen=True, slots=True)
+class LineWarning:
+    """A line of the file that was skipped or repaired; the rest of the file was kept."""
+
+    line: int
+    reason: str
+
+
 @dataclass(frozen=True)
 class Loaded:
     format: str
     atif: dict[str, Any]
     side_data: dict[str, Any]
     meta: TrajectoryMeta
+    warnings: tuple[LineWarning, ...] = ()
+
+    @property
+    def partial(self) -> bool:
+        """Whether some line of the source did not make it into the ATIF as written."""
+        return bool(self.warnings)
 
 
 @dataclass(frozen=True)
 class NotTrajectory:
+    reason: str
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A path given to ingest that is not a regular file it may open (a FIFO, a device ...)."""
+
+    path: Path
     reason: str
 
 

@@ -10,7 +10,10 @@ has an ``id`` and a ``parentId`` and branching appends a new child of an older
 entry, so the file holds abandoned branches too. As pi does when it resumes, the
 active branch is the path from the last entry written back to the root; entries
 off that path are not part of the conversation and are left out (their count
-is in ``side_data["pi_tree"]``).
+is in ``side_data["pi_tree"]``). When lines of the file were lost (skipped as
+bad), the path can reach a parent that is on none of the lines read: it then
+continues with the entry written just before, where an append-only log keeps
+an entry's parent unless it branched, and a warning says so.
 
 Mapping:
 
@@ -56,7 +59,7 @@ from atif_make.atif import (
 
 from .converter import media_data, to_dict
 from .meta import Hints
-from .model import IngestError
+from .model import IngestError, LineWarning
 from .source import Source
 
 _SUMMARY_ROLES = {"branchSummary": "branch_summary", "compactionSummary": "compaction"}
@@ -79,9 +82,10 @@ def convert_pi(source: Source) -> tuple[dict[str, Any], dict[str, Any], Hints]:
     version = header.get("version")
     tree = (isinstance(version, int) and version >= 2) or any("parentId" in e for _, e in entries)
     side: dict[str, Any] = {}
+    spliced: list[LineWarning] = []
     if tree:
         total = sum(1 for _, entry in entries if isinstance(entry.get("id"), str))
-        entries = _active_branch(path, entries)
+        entries = _active_branch(path, entries, spliced if source.warnings else None)
         side["pi_tree"] = {
             "leaf_id": entries[-1][1]["id"] if entries else None,
             "on_branch": len(entries),
@@ -134,42 +138,72 @@ def convert_pi(source: Source) -> tuple[dict[str, Any], dict[str, Any], Hints]:
         session_id=trajectory.session_id,
         cwd=cwd,
         started_at=iso_or_none(header.get("timestamp")),
+        warnings=tuple(spliced),
     )
     return document, side, hints
 
 
-def _active_branch(path: Path, entries: list[Entry]) -> list[Entry]:
-    """The path from the last entry written back to the root, in order."""
+def _active_branch(
+    path: Path, entries: list[Entry], spliced: list[LineWarning] | None = None
+) -> list[Entry]:
+    """The path from the last entry written back to the root, in order.
+
+    ``spliced``, when given (lines of the file were lost), collects a warning for
+    each missing parent stepped over; without it a missing parent is an error.
+    """
     by_id: dict[str, Entry] = {}
+    position: dict[str, int] = {}
     leaf: str | None = None
-    for line, entry in entries:
+    for index, (line, entry) in enumerate(entries):
         entry_id = entry.get("id")
         if isinstance(entry_id, str):
             by_id[entry_id] = (line, entry)
+            position[entry_id] = index
             leaf = entry_id
     branch: list[Entry] = []
     seen: set[str] = set()
-    current, child_line = leaf, None
+    current, child = leaf, None
     while current is not None:
         if current in seen:
             line = by_id[current][0]
             raise IngestError(
                 path, f"entry {current!r} is its own ancestor (a parentId cycle)", line
             )
-        seen.add(current)
         found = by_id.get(current)
         if found is None:
-            raise IngestError(
-                path,
-                f"an entry names parent {current!r}, which is not in the file",
-                child_line,
+            child_line = by_id[child][0] if child else None
+            if spliced is None or child is None or child_line is None:
+                raise IngestError(
+                    path,
+                    f"an entry names parent {current!r}, which is not in the file",
+                    child_line,
+                )
+            before = _written_before(entries, position[child], seen)
+            where = f"line {before[0]}" if before else "nothing: the branch starts there"
+            spliced.append(
+                LineWarning(
+                    child_line,
+                    f"line {child_line} names parent {current!r}, which is on no line read; "
+                    f"the branch continues with the entry written before it, {where}",
+                )
             )
+            current = before[1]["id"] if before else None
+            continue
+        seen.add(current)
         branch.append(found)
-        child_line = found[0]
+        child = current
         parent = found[1].get("parentId")
         current = parent if isinstance(parent, str) else None
     branch.reverse()
     return branch
+
+
+def _written_before(entries: list[Entry], index: int, seen: set[str]) -> Entry | None:
+    for line, entry in reversed(entries[:index]):
+        entry_id = entry.get("id")
+        if isinstance(entry_id, str) and entry_id not in seen:
+            return line, entry
+    return None
 
 
 class _Builder:

@@ -1,21 +1,41 @@
 """Reading a file into JSON values, and naming what a file is when it is not a trajectory.
 
-One strict pass: the file is decoded as UTF-8 and parsed either as one JSON
-document (pretty-printed or not) or as JSON Lines, and the first bad line is an
-``IngestError`` with its number. Files that are plainly something else (text,
+One pass: the file is decoded as UTF-8 and parsed either as one JSON document
+(pretty-printed or not) or as JSON Lines. A JSON Lines log keeps every line
+that decodes; a line that does not (a stack trace printed between events, a
+last line cut off, a value that is not an object) is skipped with a warning
+naming its line, and so is a line whose bytes had to be repaired (not UTF-8, a
+lone surrogate escape). A document has no lines to skip: if it does not parse,
+the file is an ``IngestError``. Files that are plainly something else (text,
 Markdown, binary) are recognised from their first bytes without reading the rest.
+
+Only regular files are opened: a FIFO would block the reader forever and a
+device may never end, so both are refused before a byte is read.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from .jsonl import DECODER, Record, describe_error, iter_lines, read_records, values_on_line
-from .model import IngestError, NotTrajectory
+from .detect import SNIFF_RECORDS, classify
+from .jsonl import (
+    DECODER,
+    Record,
+    describe_error,
+    iter_lines,
+    may_hold_surrogates,
+    read_records,
+    replace_surrogates,
+    sniff_records,
+    values_on_line,
+)
+from .model import IngestError, LineWarning, NotTrajectory
 
 HEAD_BYTES = 64 * 1024
 _BOM = b"\xef\xbb\xbf"
@@ -30,23 +50,75 @@ class Source:
     document: bool  # the file is a single JSON value (pretty-printed or on one line)
     crowded_lines: tuple[int, ...]  # lines that held more than one value
     had_bom: bool
+    warnings: tuple[LineWarning, ...] = ()  # lines skipped or repaired, in line order
 
     @property
     def needs_clean_copy(self) -> bool:
         """Whether a line-based reader would misread the bytes on disk."""
-        return bool(self.crowded_lines) or self.had_bom
+        return bool(self.crowded_lines) or self.had_bom or bool(self.warnings)
 
 
-def read_source(path: Path) -> Source | NotTrajectory:
+def file_kind(mode: int) -> str | None:
+    """What a non-regular file is, in words; None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """Open a regular file for reading; anything else is an ``IngestError``.
+
+    Non-blocking, so that a FIFO swapped in after discovery opens at once (and
+    is then refused) instead of waiting for a writer that never comes.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
-        with path.open("rb") as handle:
+        fd = os.open(path, flags)
+    except OSError as error:
+        raise IngestError(path, f"cannot read the file: {error.strerror or error}") from None
+    try:
+        kind = file_kind(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise IngestError(path, f"cannot read the file: it is {kind}, not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes(path: Path) -> bytes:
+    """All the bytes of a regular file (see ``open_regular``)."""
+    with open_regular(path) as handle:
+        try:
+            return handle.read()
+        except OSError as error:
+            raise IngestError(path, f"cannot read the file: {error.strerror or error}") from None
+
+
+def read_source(path: Path, data: bytes | None = None) -> Source | NotTrajectory:
+    """The file's JSON values; ``data`` is its bytes when the caller has read them already."""
+    if data is not None:
+        return _sniff(path, data[:HEAD_BYTES]) or _parse(path, data)
+    with open_regular(path) as handle:
+        try:
             head = handle.read(HEAD_BYTES)
             verdict = _sniff(path, head)
             if verdict is not None:
                 return verdict
             data = head + handle.read()
-    except OSError as error:
-        raise IngestError(path, f"cannot read the file: {error.strerror or error}") from None
+        except OSError as error:
+            raise IngestError(path, f"cannot read the file: {error.strerror or error}") from None
     return _parse(path, data)
 
 
@@ -67,7 +139,12 @@ def _sniff(path: Path, head: bytes) -> NotTrajectory | None:
         return None
     if b"\x00" in head:
         return NotTrajectory("not a trajectory: binary file")
-    return NotTrajectory(_describe_text(path, head.decode("utf-8", errors="replace")))
+    text = head.decode("utf-8", errors="replace")
+    # Output printed before the first event (a warning, a banner) is a foreign line, not a
+    # reason to call the log plain text.
+    if b"\n{" in head and _log_kind(sniff_records(text, SNIFF_RECORDS)):
+        return None
+    return NotTrajectory(_describe_text(path, text))
 
 
 def _utf16_head(head: bytes) -> str:
@@ -95,41 +172,121 @@ def _describe_text(path: Path, text: str) -> str:
     return "not a trajectory: plain text"
 
 
-def _parse(path: Path, data: bytes) -> Source:
+def _log_kind(records: list[Record]) -> bool:
+    kind = classify(records)
+    return kind is not None and kind.format != "atif"
+
+
+def _decode(data: bytes) -> tuple[str, list[LineWarning]]:
+    """The text of the file; a line that is not UTF-8 is decoded with U+FFFD and reported."""
+    try:
+        return data.decode("utf-8"), []
+    except UnicodeDecodeError:
+        pass
+    lines: list[str] = []
+    warnings: list[LineWarning] = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            lines.append(raw.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            lines.append(raw.decode("utf-8", errors="replace"))
+            reason = (
+                f"line {number} is not UTF-8: byte 0x{raw[error.start]:02x} and any others "
+                "that cannot be decoded were replaced with U+FFFD"
+            )
+            warnings.append(LineWarning(number, reason))
+    return "\n".join(lines), warnings
+
+
+def _parse(path: Path, data: bytes) -> Source | NotTrajectory:
     had_bom = data.startswith(_BOM)
     if had_bom:
         data = data[len(_BOM) :]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        byte = data[error.start]
-        raise IngestError(
-            path,
-            f"the file is not UTF-8: byte 0x{byte:02x} on line {line} cannot be decoded "
-            "(re-save the file as UTF-8)",
-            line,
-        ) from None
+    starts_like_json = data.lstrip(b" \t\r\n")[:1] in (b"{", b"[")
+    text, warnings = _decode(data)
 
     first = next(iter_lines(text), None)
     if first is None:
         raise IngestError(path, "the file holds only blank space")
     first_number, first_line = first
+    document_error: IngestError | None = None
     try:
         values_on_line(first_line)
     except json.JSONDecodeError:
-        # Not one value per line: a pretty-printed document, or a broken first line.
-        return Source(path, [Record(first_number, _document(path, text))], True, (), had_bom)
-    except (ValueError, RecursionError) as error:
-        reason = f"line {first_number} is not valid JSON: {describe_error(error)}"
-        raise IngestError(path, reason, first_number) from None
+        # Not one value per line: a pretty-printed document, a broken first line, or JSON
+        # Lines after something else printed first.
+        try:
+            value = _document(path, text)
+        except IngestError as error:
+            document_error = error
+        else:
+            if may_hold_surrogates(text) and _replace_surrogates(path, value):
+                warnings.append(LineWarning(first_number, _surrogate_reason(first_number)))
+            return Source(path, [Record(first_number, value)], True, (), had_bom, tuple(warnings))
+    except (ValueError, RecursionError):
+        pass  # NaN or nesting on line 1: that line is skipped like any other bad line
 
     records, crowded, bad = read_records(text)
-    if bad is not None:
-        last = text.rstrip().count("\n") + 1
-        tail = " (the file ends mid-line, as if cut off)" if bad.line == last else ""
-        raise IngestError(path, f"line {bad.line} is not valid JSON: {bad.reason}{tail}", bad.line)
-    return Source(path, records, len(records) == 1, tuple(crowded), had_bom)
+    if document_error is not None and not _log_kind(records):
+        if not starts_like_json:
+            return NotTrajectory(_describe_text(path, text[:HEAD_BYTES]))
+        raise document_error
+    if not records:
+        first_bad = bad[0]
+        raise IngestError(path, first_bad.reason, first_bad.line)
+    document = len(records) == 1 and not bad
+    if not document:
+        records = _objects_only(records, bad)
+    if may_hold_surrogates(text):
+        warnings.extend(
+            LineWarning(record.line, _surrogate_reason(record.line))
+            for record in records
+            if _replace_surrogates(path, record.value)
+        )
+    # A line skipped whole needs no word about the bytes that were repaired in it.
+    skipped = {warning.line for warning in bad}
+    warnings = [w for w in warnings if w.line not in skipped] + bad
+    warnings.sort(key=lambda warning: warning.line)
+    return Source(path, records, document, tuple(crowded), had_bom, tuple(warnings))
+
+
+def _surrogate_reason(line: int) -> str:
+    return (
+        f"line {line} escapes a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text; "
+        "it was replaced with U+FFFD"
+    )
+
+
+def _replace_surrogates(path: Path, value: Any) -> bool:
+    """Repair ``value`` in place; whether it held a lone surrogate."""
+    try:
+        return replace_surrogates(value)[1]
+    except RecursionError:
+        raise IngestError(path, "invalid JSON: JSON nested too deeply to read") from None
+
+
+def _objects_only(records: list[Record], bad: list[LineWarning]) -> list[Record]:
+    """JSON Lines logs are made of objects; any other value on a line is foreign."""
+    kept = []
+    for record in records:
+        if isinstance(record.value, dict):
+            kept.append(record)
+            continue
+        reason = f"line {record.line} holds {_json_name(record.value)}, not a JSON object"
+        bad.append(LineWarning(record.line, reason))
+    return kept
+
+
+def _json_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "null"
 
 
 def _document(path: Path, text: str) -> Any:
