@@ -10,6 +10,7 @@ ensure_venv
 apt_install mmdebstrap docker-registry
 migrate
 "$PY" manage.py demo_admin
+"$PY" manage.py seed_behaviours
 if "$PY" manage.py images bootstrap; then
   say "generating verified tasks from the bundled samples (configs/samples.yaml)"
   "$PY" manage.py generate --config configs/samples.yaml || say "generate found nothing usable"
