@@ -18,16 +18,29 @@ _LEAD = [
     "tasks_review.run_pipeline",
 ]
 
-# The training floor's (training/roles.py names them for its checks).
+# The training floor's (training/roles.py names them for its checks). Deployments: reviewers and
+# admins register adapters and propose; approvers approve (the service also refuses the
+# registrar and the proposer); all three operate (a kill needs no approval); admins hold the API
+# clients serving infrastructure uses.
 _SEE_TRAINING = ["training.view_training"]
 _TRAIN = ["training.edit_behaviour", "training.run_eval"]
 _LABEL = ["training.label_pairs"]
 _LOOP = ["training.decide_behaviour", "training.export_training", "training.plan_training"]
+_PROPOSE = ["training.register_adapter", "training.propose_deployment"]
+_OPERATE = ["training.operate_deployment"]
 
 ROLE_PERMISSIONS: dict[str, list[str]] = {
     ANNOTATOR: _SEE + _REVIEW + _SEE_TRAINING + _LABEL,
-    REVIEWER: _SEE + _REVIEW + _LEAD + _SEE_TRAINING + _TRAIN + _LABEL + _LOOP,
-    APPROVER: _SEE + ["tasks_review.view_audit"] + _SEE_TRAINING,
+    REVIEWER: (
+        _SEE + _REVIEW + _LEAD + _SEE_TRAINING + _TRAIN + _LABEL + _LOOP + _PROPOSE + _OPERATE
+    ),
+    APPROVER: (
+        _SEE
+        + ["tasks_review.view_audit"]
+        + _SEE_TRAINING
+        + ["training.approve_deployment"]
+        + _OPERATE
+    ),
     ADMIN: (
         _SEE
         + _REVIEW
@@ -37,25 +50,11 @@ ROLE_PERMISSIONS: dict[str, list[str]] = {
         + _TRAIN
         + _LABEL
         + _LOOP
+        + _PROPOSE
+        + _OPERATE
+        + ["training.manage_api_clients"]
     ),
 }
-
-# Deployments: reviewers and admins register adapters and propose; approvers approve (the service
-# refuses the registrar and the proposer); all three operate (a kill needs no approval); admins
-# hold the API clients serving infrastructure uses.
-_DEPLOY = {
-    REVIEWER: ["training.register_adapter", "training.propose_deployment"],
-    APPROVER: ["training.approve_deployment"],
-    ADMIN: [
-        "training.register_adapter",
-        "training.propose_deployment",
-        "training.manage_api_clients",
-    ],
-}
-for _role in (REVIEWER, APPROVER, ADMIN):
-    ROLE_PERMISSIONS[_role] = (
-        ROLE_PERMISSIONS[_role] + _DEPLOY[_role] + ["training.operate_deployment"]
-    )
 
 
 def sync_role_permissions(**_: object) -> None:
