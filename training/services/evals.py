@@ -192,7 +192,8 @@ def _flush(run: EvalRun, batch: list[tuple[Any, ...]], done: int) -> int:
         f"VALUES ({', '.join(['%s'] * len(fields))})"
     )
     prep = EvalResult._meta.get_field("detail").get_db_prep_save
-    with connection.cursor() as cursor:
+    # One transaction a chunk: in autocommit SQLite would commit every row of the executemany.
+    with transaction.atomic(), connection.cursor() as cursor:
         cursor.executemany(sql, [(*row[:-1], prep(row[-1], connection)) for row in batch])
     done += len(batch)
     EvalRun.objects.filter(pk=run.pk).update(done=done)

@@ -66,7 +66,9 @@ _VALUE_OPTIONS = {
 
 
 @functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=65536)
 def basename(program: str) -> str:
+    # Cached: the replay, the miner and the eval harness ask it of every word of every command.
     name = posixpath.basename(program)
     # python3.12 → python3 → python; pip3 → pip
     name = re.sub(r"^(python|pip)[0-9.]*$", r"\1", name)
