@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -13,6 +12,8 @@ from harbor.models.trial.paths import TrialPaths
 
 from tasks_review.core.docker import ImageInfo
 from training.core.harbor.environment import OfflineDockerEnvironment, default_run_id
+
+from .helpers import run_coroutine
 
 IMPORT_PATH = "training.core.harbor.environment:OfflineDockerEnvironment"
 
@@ -55,7 +56,7 @@ def test_it_promises_no_network_and_nothing_it_cannot_do(tmp_path):
 def test_a_task_or_phase_asking_for_network_is_refused_before_any_container(tmp_path):
     public = make(tmp_path / "a", network=NetworkMode.PUBLIC)
     with pytest.raises(ValueError, match="without network"):
-        asyncio.run(public.start(force_build=False))
+        run_coroutine(public.start(force_build=False))
     # An installed agent calling a remote model turns no-network into an allowlist.
     allowlist = NetworkPolicy(network_mode=NetworkMode.ALLOWLIST, allowed_hosts=["api.x.com"])
     with pytest.raises(ValueError, match="allowlist"):
@@ -99,9 +100,9 @@ def test_options_are_checked_as_harbor_checks_them():
 
 def test_a_stopped_environment_runs_nothing(tmp_path):
     env = make(tmp_path)
-    asyncio.run(env.stop(delete=True))
+    run_coroutine(env.stop(delete=True))
     with pytest.raises(RuntimeError, match="is not running"):
-        asyncio.run(env.exec("true"))
+        run_coroutine(env.exec("true"))
 
 
 def test_the_image_user_is_read_from_an_inspect_result():

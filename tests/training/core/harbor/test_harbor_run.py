@@ -31,6 +31,8 @@ from training.core.harbor.environment import OfflineDockerEnvironment
 from training.core.harbor.jobs import Status, read_jobs, task_digest
 from training.core.harbor.regrade import TaskGrader
 
+from .helpers import run_coroutine
+
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 ENVIRONMENT = "training.core.harbor.environment:OfflineDockerEnvironment"
@@ -262,7 +264,7 @@ def test_a_command_past_its_time_limit_fails_and_the_container_lives_on(engine, 
         finally:
             await env.stop(delete=True)
 
-    alive, default, root = asyncio.run(scenario())
+    alive, default, root = run_coroutine(scenario())
     assert alive.splitlines()[:2] == ["agent", "/app"] and "drwxrwxrwx" in alive
     assert (default.strip(), root.strip()) == ("agent", "root")
     assert left_behind(engine, run_id) == []
@@ -292,7 +294,7 @@ def test_files_cross_in_root_owned_and_out_as_regular_files_only(engine, kept, t
         finally:
             await env.stop(delete=True)
 
-    ran, listed = asyncio.run(scenario())
+    ran, listed = run_coroutine(scenario())
     assert ran.split() == ["went", "root"]
     assert listed.split() == ["bin"]  # the host's symlink did not cross in
     assert (tmp_path / "app" / "d" / "f").read_text() == "x\n"
@@ -314,5 +316,5 @@ def test_a_start_interrupted_at_any_point_leaves_no_container(engine, kept, tmp_
             pass  # Harbor's own start timeout does the same
         await env.stop(delete=True)
 
-    asyncio.run(scenario())
+    run_coroutine(scenario())
     assert left_behind(engine, run_id) == []
