@@ -529,7 +529,7 @@ def test_the_shim_finds_runner_invocations_among_interpreter_options():
 
 
 class Grader:
-    """The task's grader's socket (``grade.Reports``) in a short temporary kit folder, for the
+    """The task's grader's socket (``reports.Reports``) in a short temporary kit folder, for the
     kit's runners started on the host (a Unix socket path must stay under 108 bytes)."""
 
     def __init__(self, project: Path, config: dict) -> None:
@@ -538,8 +538,8 @@ class Grader:
             if name.endswith((".py", ".mjs", ".cjs")) and name != "__init__.py":
                 shutil.copy(KIT / name, self.kit / name)
         self.grade = _kit_module("grade")
-        planner = self.grade.Planner({"project": str(project), **config})
-        self.reports = self.grade.Reports(str(self.kit / "report.sock"), planner)
+        planner = self.grade.planning.Planner({"project": str(project), **config})
+        self.reports = self.grade.reports.Reports(str(self.kit / "report.sock"), planner)
         self.project = project
 
     def run(self, script: str, *args: str) -> subprocess.CompletedProcess:
