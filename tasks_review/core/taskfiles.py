@@ -386,6 +386,11 @@ GRADER_DIR = "tests/grader"
 _KIT = Path(__file__).with_name("trials") / "kit"
 GRADER_FILES = (
     "grade.py",
+    "cleaning.py",
+    "restoring.py",
+    "running.py",
+    "planning.py",
+    "reports.py",
     "judging.py",
     "copies.py",
     "traj2env_channel.py",

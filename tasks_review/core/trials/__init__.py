@@ -11,24 +11,17 @@
 
 ``verify_task(task_dir, run_id=...)`` does all three and turns an unreachable daemon or a
 failed build into an ungraded result. ``run_matrices(prepared, jobs=2, ...)`` runs several
-candidates in parallel. The tampering controls are ``CATALOGUE`` in ``controls``; the
-separate verifier is ``verifier``; the reward rules are ``results`` (``kit/judging.py``).
+candidates in parallel. The image is built and probed in ``image``, checked in ``baseline``;
+one trial is ``trial``, the matrix of them ``matrix``. The tampering controls are
+``CATALOGUE`` in ``controls`` (a module per family); the separate verifier is ``verifier``; the
+reward rules are ``results`` (``kit/judging.py``; the task's own grader is ``kit/grade.py``).
 """
 
+from .baseline import Baseline, check_in_image
 from .controls import CATALOGUE, Control, ControlContext
 from .deps import Dependency, OfflineSources, declared_dependencies, npm_satisfies, unavailable
-from .matrix import (
-    Baseline,
-    Cancelled,
-    PreparedTask,
-    check_in_image,
-    decide,
-    prepare,
-    run_matrices,
-    run_matrix,
-    run_trial,
-    verify_task,
-)
+from .image import PreparedTask, prepare
+from .matrix import Cancelled, decide, run_matrices, run_matrix, verify_task
 from .model import (
     MatrixResult,
     MatrixStatus,
@@ -41,6 +34,7 @@ from .model import (
 from .plan import GradingPlan, is_guarded, plan_check
 from .results import Verdict, judge_graded_run, read_sessions
 from .taskdir import ReferenceFacts, TaskFolderError, TaskSpec, read_task
+from .trial import run_trial
 
 __all__ = [
     "CATALOGUE",

@@ -47,6 +47,9 @@ class TaskSpec:
         rel = os.path.relpath(self.workdir, self.project_dir)
         return "." if rel == os.curdir else rel
 
+    def start_bytes(self) -> dict[str, bytes]:
+        return {path: entry.data for path, entry in self.start_files.items()}
+
 
 def read_task(task_dir: Path | str) -> TaskSpec:
     """The task at ``task_dir``; TaskFolderError when it is not a runnable repair task."""

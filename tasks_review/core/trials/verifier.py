@@ -16,7 +16,7 @@ does, and with the task's own grader, so what the matrix verified is what Harbor
    **again in this process** (``results.judge_graded_run``, the same rules), and a task grader
    that disagrees with the harness scores 0.
 
-The check in the image (``matrix.check_in_image``) is this same verifier on the starting files
+The check in the image (``baseline.check_in_image``) is this same verifier on the starting files
 and on the reference, with no reference facts yet (``facts=None``).
 
 Why grader and not agent: nothing in the verifier's container belongs to the grader user

@@ -14,7 +14,7 @@ from tasks_review.core.trials.version import VERIFIER_VERSION
 from tasks_review.models import Candidate
 from tasks_review.services import reverify, verification
 from tasks_review.services.taskwriting import candidate_payload
-from tests.tasks_review.core.test_trials import FAKE_BASE, PYTHON_FIX, PYTHON_START, handmade
+from tests.tasks_review.core.trials.helpers import FAKE_BASE, PYTHON_FIX, PYTHON_START, handmade
 from tests.tasks_review.factories import make_candidate, make_run
 from trajectories.store import DbBlobs
 

@@ -1,0 +1,136 @@
+"""The check in the image: it must fail on the starting files and pass on the reference.
+
+    baseline = check_in_image(prepared, engine=engine, run_id=run_id)   # or a TrialDrop
+    baseline.facts     # what grading needs: passing tests, failing ones, control candidates
+
+Both sides go through the task's own grader in fresh verifier containers (``verifier``), with
+no reference facts yet: the copies the grader makes of every test show which can serve as
+controls in the trials.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..docker import Engine, InfraError
+from .assertions import CheckSize, check_size
+from .image import PreparedTask
+from .model import TrialDrop, TrialDropReason, trim
+from .plan import GradingPlan, plan_check
+from .results import Verdict
+from .taskdir import ReferenceFacts
+from .verifier import (
+    SOLUTION_DIR,
+    Graded,
+    Submission,
+    grade_submission,
+    list_entries,
+    put_solution,
+    take_submission,
+)
+
+ORACLE_REWARD = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The check inside the image: failing on the start, passing on the reference."""
+
+    plan: GradingPlan
+    facts: ReferenceFacts  # what grading needs: passing tests, failing ones, control candidates
+    start: Verdict
+    reference: Verdict
+    seconds: float
+    logs: str = ""
+    size: CheckSize = CheckSize(0, 0, 0)  # how much the check asserts
+
+    @property
+    def reference_passed(self) -> Mapping[str, int]:
+        return self.facts.passed
+
+
+def check_in_image(prepared: PreparedTask, *, engine: Engine, run_id: str) -> Baseline | TrialDrop:
+    """Grade the starting files, apply solve.sh, grade the reference files.
+
+    Both go through the task's own grader in fresh verifier containers, with no reference facts
+    yet: the copies the grader makes of every test show which can serve as controls. Drops with
+    ``check_not_failing_at_start`` or ``check_not_passing_at_reference``; InfraError when
+    Docker fails.
+    """
+    if prepared.image is None:
+        raise ValueError("the task was dropped before its image was built")
+    spec = prepared.spec
+    started = time.monotonic()
+    image = prepared.image.image_id
+
+    def graded(submission: Submission, plan: GradingPlan) -> Graded:
+        return grade_submission(
+            engine,
+            spec,
+            image,
+            submission,
+            facts=None,
+            plan=plan,
+            run_id=run_id,
+            limits=prepared.limits,
+        )
+
+    at_start = graded(
+        Submission(files=dict(spec.start_files)),
+        plan_check(spec.command, spec.workdir_rel, spec.start_bytes()),
+    )
+    with engine.sandbox(image, run_id=run_id, limits=prepared.limits) as box:
+        put_solution(box, spec)
+        solved = box.exec(["bash", f"{SOLUTION_DIR}/solve.sh"], workdir=spec.project_dir)
+        names = list_entries(box, spec.project_dir) if box.alive else []
+        if box.alive:
+            box.stop()
+        reference = take_submission(box, spec.project_dir, names)
+    if reference.problem:
+        raise InfraError(f"copying the reference files out failed: {reference.problem}")
+    ref_bytes = {p: e.data for p, e in reference.files.items()}
+    plan = plan_check(spec.command, spec.workdir_rel, ref_bytes)
+    at_ref = graded(reference, plan)
+    logs = trim(
+        f"-- starting files\n{at_start.logs}\n"
+        f"-- solve.sh (exit {solved.exit_code})\n{solved.stdout}{solved.stderr}\n"
+        f"-- reference files\n{at_ref.logs}"
+    )
+    if not solved.ok:
+        return TrialDrop(
+            TrialDropReason.CHECK_NOT_PASSING_AT_REFERENCE,
+            f"solution/solve.sh exited with status {solved.exit_code}",
+            "check",
+            logs,
+        )
+    if at_start.verdict.reward == ORACLE_REWARD:
+        return TrialDrop(
+            TrialDropReason.CHECK_NOT_FAILING_AT_START,
+            f"the check passes on the starting files inside the image ({plan.mode} grading)",
+            "check",
+            logs,
+        )
+    if at_ref.verdict.reward != ORACLE_REWARD:
+        return TrialDrop(
+            TrialDropReason.CHECK_NOT_PASSING_AT_REFERENCE,
+            "; ".join(at_ref.verdict.reasons[:3]),
+            "check",
+            logs,
+        )
+    passed = dict(at_ref.verdict.passed)
+    facts = ReferenceFacts(
+        passed=passed,
+        start_failed=tuple(sorted(set(passed) - set(at_start.verdict.passed))),
+        controls={k: tuple(v) for k, v in at_ref.verdict.controls.items()},
+    )
+    return Baseline(
+        plan=plan,
+        facts=facts,
+        start=at_start.verdict,
+        reference=at_ref.verdict,
+        seconds=time.monotonic() - started,
+        logs=logs,
+        size=check_size(ref_bytes, len(passed)),
+    )

@@ -1,0 +1,31 @@
+"""Shell the controls share: loops over the task's files, a trivially passing test file."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+# Loops over the newline-separated lists; file names with newlines are not supported by
+# the controls (the task writer allows them, the miner has never produced one).
+EACH_TEST = 'printf "%s\\n" "$TRAJ2ENV_TESTS" | while IFS= read -r f; do [ -n "$f" ] || continue\n'
+EACH_SOURCE = (
+    'printf "%s\\n" "$TRAJ2ENV_SOURCES" | while IFS= read -r f; do [ -n "$f" ] || continue\n'
+)
+TRIVIAL_TEST = """  case "$f" in
+    *.py) printf '%s\\n' 'import unittest' 'class T(unittest.TestCase):' \\
+      '    def test_ok(self):' '        self.assertTrue(True)' > "$dest" ;;
+    *.mjs) printf "import test from 'node:test';\\ntest('ok', () => {});\\n" > "$dest" ;;
+    *.js|*.cjs) printf "const test = require('node:test');\\ntest('ok', () => {});\\n" > "$dest" ;;
+    *) : > "$dest" ;;
+  esac
+"""
+FAKE_RUNNER = b'#!/bin/sh\necho "Ran 1 test: OK"\necho "1 passed, 0 failed"\nexit 0\n'
+
+
+def append_to_sources(patches: Mapping[str, str]) -> str:
+    """Shell that appends a language's patch to every source file."""
+    cases = "".join(
+        f"    *{suffix}) cat >> \"$f\" <<'TRAJ2ENV_PATCH'\n{text}\nTRAJ2ENV_PATCH\n    ;;\n"
+        for suffixes, text in patches.items()
+        for suffix in suffixes.split()
+    )
+    return EACH_SOURCE + f'  case "$f" in\n{cases}  esac\ndone\n'

@@ -1,0 +1,196 @@
+"""Step 3 of grading (``grade.py``): the recorded check, run as the unprivileged ``grader``.
+
+The grader user is created when the image has none; the runner kit (the shim and the
+instrumented runners) is installed in a fresh root-owned folder first on a PATH that nothing
+the submission wrote can enter; the check runs with a time limit, and then every process of
+that user is killed. Standard library only (Python 3.8+).
+"""
+
+import os
+import pwd
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# What the check's processes load from the kit folder (the grader's own modules stay here).
+KIT_FILES = (
+    "shim.py",
+    "judging.py",
+    "copies.py",
+    "traj2env_channel.py",
+    "unittest_harness.py",
+    "pytest_boot.py",
+    "traj2env_pytest_controls.py",
+    "node_controls.mjs",
+    "node_reporter.cjs",
+)
+WRAPPED = ("python3", "python", "pytest", "py.test", "node", "nodejs")
+GRADER = "grader"
+MAX_LOG = 64 << 10
+
+
+def grader_account():
+    """(uid, gid, home) of the grader user, created when the image has none."""
+    try:
+        entry = pwd.getpwnam(GRADER)
+    except KeyError:
+        for command in (
+            ["useradd", "--system", "--no-create-home", "--shell", "/bin/sh", GRADER],
+            ["adduser", "-S", "-H", "-s", "/bin/sh", GRADER],
+        ):
+            try:
+                subprocess.run(command, check=True, capture_output=True)
+                break
+            except (OSError, subprocess.CalledProcessError):
+                continue
+        try:
+            entry = pwd.getpwnam(GRADER)
+        except KeyError:
+            entry = pwd.getpwnam("nobody")
+    if entry.pw_uid == 0:
+        raise SystemExit("grade.py: the grader account must not be root")
+    home = entry.pw_dir
+    if not os.path.isdir(home) or os.stat(home).st_uid != entry.pw_uid:
+        home = tempfile.mkdtemp(prefix="traj2env-home-")
+        os.chown(home, entry.pw_uid, entry.pw_gid)
+    return entry.pw_uid, entry.pw_gid, home
+
+
+def chown_tree(root, uid, gid):
+    os.lchown(root, uid, gid)
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            os.lchown(os.path.join(folder, name), uid, gid)
+
+
+def install_kit(config, python):
+    """The kit in a fresh root-owned folder: the shim, its wrappers and the check script."""
+    kit = tempfile.mkdtemp(prefix="traj2env-grader-")
+    os.chmod(kit, 0o755)
+    for name in KIT_FILES:
+        shutil.copyfile(os.path.join(HERE, name), os.path.join(kit, name))
+        os.chmod(os.path.join(kit, name), 0o644)
+    bin_dir = os.path.join(kit, "bin")
+    os.mkdir(bin_dir, 0o755)
+    os.symlink(python, os.path.join(kit, "python"))
+    for tool in WRAPPED:
+        with open(os.path.join(bin_dir, tool), "w") as handle:
+            handle.write(f'#!/bin/sh\nexec {kit}/python -I {kit}/shim.py {tool} "$@"\n')
+        os.chmod(os.path.join(bin_dir, tool), 0o755)
+    # python3.11 and friends resolve to the same wrapper as python3.
+    for folder in ("/usr/local/bin", "/usr/bin"):
+        for name in os.listdir(folder) if os.path.isdir(folder) else ():
+            if re.match(r"^python3\.\d+$", name) and not os.path.exists(
+                os.path.join(bin_dir, name)
+            ):
+                os.symlink("python3", os.path.join(bin_dir, name))
+    check = f"cd {quote(config['workdir'])} || exit 97\n{config['command']}\n"
+    with open(os.path.join(kit, "check.sh"), "w", encoding="utf-8", errors="surrogateescape") as f:
+        f.write(check)
+    os.chmod(os.path.join(kit, "check.sh"), 0o644)
+    return kit
+
+
+def quote(text):
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def safe_path(project, kit_bin):
+    """The verifier's PATH with the kit first and nothing the submission could have written."""
+    kept = [kit_bin]
+    for folder in os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin").split(os.pathsep):
+        if not folder.startswith("/") or folder in kept:
+            continue
+        real = os.path.realpath(folder)
+        if real == project or real.startswith(project.rstrip("/") + "/"):
+            continue
+        kept.append(folder)
+    return os.pathsep.join(kept)
+
+
+def processes_of(uid):
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/status") as handle:
+                for line in handle:
+                    if line.startswith("Uid:"):
+                        if int(line.split()[1]) == uid:
+                            found.append(int(name))
+                        break
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def kill_all(uid):
+    """Kill every process of ``uid`` until none is left (a fork bomb races the first sweep)."""
+    for _ in range(100):
+        alive = processes_of(uid)
+        if not alive:
+            return
+        for pid in alive:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.02)
+
+
+def run_check(config, kit, uid, gid, home, log_path):
+    env = {
+        "PATH": safe_path(os.path.realpath(config["project"]), os.path.join(kit, "bin")),
+        "HOME": home,
+        "USER": GRADER,
+        "LOGNAME": GRADER,
+        "LANG": "C.UTF-8",
+        "CI": "1",
+        "NO_COLOR": "1",
+    }
+
+    def demote():
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+
+    started = time.monotonic()
+    timed_out = False
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            ["bash", os.path.join(kit, "check.sh")],
+            cwd=config["project"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=demote,
+            start_new_session=True,
+        )
+        try:
+            status = process.wait(timeout=float(config["timeout"]))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            status = process.wait()
+    seconds = time.monotonic() - started
+    kill_all(uid)
+    exit_code = status if status >= 0 else 128 - status
+    return exit_code, timed_out, seconds
+
+
+def tail(path, limit=MAX_LOG):
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        handle.seek(max(0, size - limit))
+        text = handle.read().decode("utf-8", "replace")
+    return ("[... output cut ...]\n" if size > limit else "") + text
