@@ -169,8 +169,9 @@ def discover(paths: Iterable[Path]) -> list[Path]:
 
     Folders are walked recursively without following symlinked folders (a link
     back up would loop); hidden files and folders (``.git``, ``.venv`` ...) are
-    skipped unless named directly. A path that does not exist raises
-    ``FileNotFoundError``: a mistyped input is a setup error, not a bad file.
+    skipped unless named directly, and so are Harbor task folders (a ``task.toml``:
+    tasks, such as ``samples/sandbox/``, not sessions). A path that does not exist
+    raises ``FileNotFoundError``: a mistyped input is a setup error, not a bad file.
     """
     found: dict[str, Path] = {}
     for given in paths:
@@ -179,7 +180,11 @@ def discover(paths: Iterable[Path]) -> list[Path]:
             found.setdefault(str(given.absolute()), given)
         elif given.is_dir():
             for folder, dirs, files in os.walk(given):
-                dirs[:] = [d for d in dirs if not d.startswith(".")]
+                dirs[:] = [
+                    d
+                    for d in dirs
+                    if not d.startswith(".") and not (Path(folder) / d / "task.toml").is_file()
+                ]
                 for name in files:
                     candidate = Path(folder) / name
                     if not name.startswith(".") and candidate.is_file():
