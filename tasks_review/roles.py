@@ -20,7 +20,7 @@ _LEAD = [
 
 # The training floor's (training/roles.py names them for its checks).
 _SEE_TRAINING = ["training.view_training"]
-_TRAIN = ["training.edit_behaviour", "training.run_eval"]
+_TRAIN = ["training.edit_behaviour", "training.run_eval", "training.import_sandbox_task"]
 _LABEL = ["training.label_pairs"]
 _LOOP = ["training.decide_behaviour", "training.export_training", "training.plan_training"]
 
