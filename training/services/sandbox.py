@@ -139,25 +139,32 @@ def _key(digest: str) -> str:
 
 
 def _store(spec: SandboxSpec, digest: str) -> Path:
-    """The folder copied under the store by its content digest (once: same content, same copy)."""
-    root = store_dir()
-    target = root / digest.removeprefix("sha256:")[:32] / spec.task_dir.name
-    if target.is_dir():
-        return target
-    staging = target.parent.with_name(f".{target.parent.name}.partial-{uuid.uuid4().hex[:8]}")
+    """The folder copied under the store by its content digest: the same content, under any
+    folder name, is stored once (Harbor's digest leaves the folder's own name out)."""
+    home = store_dir() / digest.removeprefix("sha256:")[:32]
+    if (stored := _stored(home)) is not None:
+        return stored
+    staging = home.with_name(f".{home.name}.partial-{uuid.uuid4().hex[:8]}")
     staging.mkdir(parents=True)
     try:
         copy_task_folder(spec.task_dir, staging / spec.task_dir.name)
         try:
-            staging.rename(target.parent)
+            staging.rename(home)
         except OSError:  # another import of the same content got there first
-            if not target.is_dir():
+            if _stored(home) is None:
                 raise
     except ExportRefused as refused:
         raise Invalid(str(refused)) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return target
+    stored = _stored(home)
+    assert stored is not None  # renamed into place just now
+    return stored
+
+
+def _stored(home: Path) -> Path | None:
+    copies = sorted(p for p in home.iterdir() if p.is_dir()) if home.is_dir() else []
+    return copies[0] if copies else None
 
 
 # -- the job ------------------------------------------------------------------------------------

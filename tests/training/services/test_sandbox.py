@@ -80,6 +80,14 @@ def test_importing_stores_the_folder_by_content_and_queues_it(people, store):
     assert (event.actor, event.target_id) == (people.bob, str(row.pk))
 
 
+def test_the_same_content_under_another_name_is_stored_once(people, tmp_path, monkeypatch):
+    first = sandbox_task_import(user=people.bob, path=EXAMPLE)
+    fake_matrix(monkeypatch, MatrixStatus.UNGRADED, trials=(trial(Role.ORACLE, None),))
+    sandbox_task_verify(task_id=first.pk)
+    again = sandbox_task_import(user=people.bob, path=copy_example(tmp_path))
+    assert again.path.endswith("/example") and again.task_dir == first.task_dir
+
+
 def test_a_folder_that_is_no_sandbox_task_is_refused_with_every_problem(people, tmp_path):
     folder = copy_example(tmp_path)
     (folder / "solution" / "solve.sh").unlink()
