@@ -118,7 +118,7 @@ def read_sandbox_task(task_dir: Path | str) -> SandboxSpec:
     return SandboxSpec(
         task_dir=root,
         name=config.task.name if config.task else root.name,
-        instruction=task.paths.instruction_path.read_text(encoding="utf-8"),
+        instruction=_text(task.paths.instruction_path),
         project_dir=project,
         workdir=config.environment.workdir,
         agent_user=_user(config.agent.user),
@@ -238,7 +238,7 @@ def _layout_problems(root: Path) -> list[str]:
             problems.append(f"{rel} is missing")
         elif ignored.is_excluded(path):
             problems.append(f"{rel} is excluded by a .harborignore")
-    if paths.instruction_path.is_file() and not paths.instruction_path.read_text().strip():
+    if paths.instruction_path.is_file() and not _text(paths.instruction_path).strip():
         problems.append("instruction.md is empty: the agent needs to be told what to do")
     for rel in ("environment/docker-compose.yaml", "environment/docker-compose.yml"):
         if (root / rel).exists():
@@ -354,10 +354,5 @@ def _user(value: str | int | None) -> str | None:
     return None if value is None else str(value)
 
 
-__all__ = [
-    "SandboxSpec",
-    "SandboxTaskInvalid",
-    "named_paths",
-    "read_sandbox_task",
-    "unavailable_images",
-]
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace")
