@@ -84,8 +84,17 @@ class Candidate(models.Model):
         KEPT = "kept"
         UNGRADED = "ungraded"
 
-    run = models.ForeignKey(PipelineRun, on_delete=models.CASCADE, related_name="candidates")
-    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="candidates")
+    # A task a user authored and imported (training.services.sandbox), kept by its own trial
+    # matrix: no pipeline run, no trajectory, and not for the review desk (its author stands
+    # where a reviewer would). Everything above the desk uses it as any kept task.
+    SANDBOX = "sandbox"
+
+    run = models.ForeignKey(
+        PipelineRun, null=True, blank=True, on_delete=models.CASCADE, related_name="candidates"
+    )
+    trajectory = models.ForeignKey(
+        Trajectory, null=True, blank=True, on_delete=models.CASCADE, related_name="candidates"
+    )
     family = models.CharField(max_length=20, db_index=True)
     key = models.CharField(max_length=64, db_index=True, help_text="Identity across runs.")
     status = models.CharField(max_length=10, choices=Status, default=Status.PROPOSED, db_index=True)
@@ -157,7 +166,9 @@ class Candidate(models.Model):
         """Kept by a grader older than the current one: to be verified again (reverify)."""
         from tasks_review.core.trials.version import VERIFIER_VERSION
 
-        return self.status == self.Status.KEPT and (self.verifier_version or 1) < VERIFIER_VERSION
+        if self.status != self.Status.KEPT or self.family == self.SANDBOX:
+            return False  # a sandbox task is kept by its own tests, which no grader version changes
+        return (self.verifier_version or 1) < VERIFIER_VERSION
 
     @property
     def check_too_thin(self) -> bool | None:

@@ -23,7 +23,7 @@ _LEAD = [
 # registrar and the proposer); all three operate (a kill needs no approval); admins hold the API
 # clients serving infrastructure uses.
 _SEE_TRAINING = ["training.view_training"]
-_TRAIN = ["training.edit_behaviour", "training.run_eval"]
+_TRAIN = ["training.edit_behaviour", "training.run_eval", "training.import_sandbox_task"]
 _LABEL = ["training.label_pairs"]
 _LOOP = ["training.decide_behaviour", "training.export_training", "training.plan_training"]
 _PROPOSE = ["training.register_adapter", "training.propose_deployment"]

@@ -12,6 +12,8 @@ LABEL = "training.label_pairs"
 DECIDE = "training.decide_behaviour"
 EXPORT = "training.export_training"
 PLAN = "training.plan_training"
+# Importing a task folder from a server path and running its trial matrix in Docker.
+IMPORT_SANDBOX = "training.import_sandbox_task"
 
 # Deployments (training.models.deploy).
 REGISTER_ADAPTER = "training.register_adapter"

@@ -1,8 +1,9 @@
 """django-q2 jobs of the training app, and the only module here that enqueues.
 
 Jobs take ids, call services and queue what comes next; services never enqueue. Grading
-rollouts is Docker work and runs on the docker cluster; reading a jobs folder, scoring an
-eval run and writing a training export are light and run on the default one.
+rollouts and verifying sandbox tasks is Docker work and runs on the docker cluster; reading a
+jobs folder, scoring an eval run and writing a training export are light and run on the
+default one.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from django_q.tasks import async_task
 from tasks_review.models import Candidate
 from trajectories.tasks import default_cluster, unless_gone
 
-from .models import EvalRun, RolloutImport, TrainingExport
+from .models import EvalRun, RolloutImport, SandboxTask, TrainingExport
 from .services.evals import eval_run_execute
 from .services.exports import training_export_execute
 from .services.rollouts import rollout_import_execute, rollouts_pending_by_task, rollouts_regrade
+from .services.sandbox import sandbox_task_verify
 
 
 def _enqueue(func: str, *args: object, cluster: str, **options: object) -> None:
@@ -96,3 +98,20 @@ def training_export_job(export_id: int) -> str:
         return "not claimed" if export is None else export.status
 
     return unless_gone(TrainingExport, export_id, write)
+
+
+def sandbox_task_enqueue(task_id: int) -> None:
+    _enqueue(
+        "training.tasks.sandbox_task_job",
+        task_id,
+        group="sandbox",
+        cluster=settings.Q_DOCKER_CLUSTER,
+    )
+
+
+def sandbox_task_job(task_id: int) -> str:
+    def verify() -> str:
+        row = sandbox_task_verify(task_id=task_id)
+        return "not claimed" if row is None else row.status
+
+    return unless_gone(SandboxTask, task_id, verify)

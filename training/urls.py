@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import behaviours, evals, rollouts
+from .views import behaviours, evals, rollouts, sandbox
 
 app_name = "training"
 
@@ -13,6 +13,13 @@ urlpatterns = [
     path("behaviours/<slug:slug>/edit/", behaviours.behaviour_edit, name="behaviour_edit"),
     path("behaviours/<slug:slug>/tasks/", behaviours.behaviour_tasks_add, name="tasks_add"),
     path("behaviours/<slug:slug>/evals/", behaviours.behaviour_eval_start, name="eval_start"),
+    path(
+        "behaviours/<slug:slug>/sandbox/",
+        behaviours.behaviour_sandbox_import,
+        name="sandbox_import",
+    ),
+    path("sandbox/<int:pk>/", sandbox.sandbox_task_detail, name="sandbox_task"),
+    path("sandbox/<int:pk>/retry/", sandbox.sandbox_task_retry, name="sandbox_retry"),
     path("evals/<int:pk>/", evals.eval_run_detail, name="eval"),
     path("results/<int:pk>/", evals.result_detail, name="result"),
     path("rollouts/", rollouts.rollout_list, name="rollouts"),

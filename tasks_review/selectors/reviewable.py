@@ -24,7 +24,13 @@ def reservation_minutes() -> int:
 
 
 def reviewable() -> QuerySet[Candidate]:
-    return Candidate.objects.filter(status__in=REVIEWABLE)
+    # Sandbox tasks were authored, not mined: their author stands where a reviewer would.
+    return Candidate.objects.filter(status__in=REVIEWABLE).exclude(family=Candidate.SANDBOX)
+
+
+def is_reviewable(candidate: Candidate) -> bool:
+    """The row-level form of `reviewable()`, for a service holding the candidate."""
+    return candidate.status in REVIEWABLE and candidate.family != Candidate.SANDBOX
 
 
 def reviewed_by(user: AbstractBaseUser) -> Exists:

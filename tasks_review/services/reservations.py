@@ -71,7 +71,7 @@ def refuse_unless_settler(candidate: Candidate, user: AbstractBaseUser) -> None:
 
 def _check_workable(candidate: Candidate, user: AbstractBaseUser) -> None:
     """May this user take this candidate to decide it (review, or adjudicate a dispute)?"""
-    if candidate.status not in reviewable.REVIEWABLE:
+    if not reviewable.is_reviewable(candidate):
         raise NotReviewable(f"candidate {candidate.pk} is {candidate.status}, not up for review")
     if candidate.review_status == ReviewStatus.PENDING:
         if candidate.reviews.filter(reviewer=user.pk, is_adjudication=False).exists():

@@ -22,7 +22,8 @@ from django.utils import timezone
 
 from tasks_review.core.trials.version import VERIFIER_VERSION
 from tasks_review.models import Candidate
-from tasks_review.services.taskwriting import base_image_ref, candidate_write_task
+from tasks_review.services.images import base_image_ref
+from tasks_review.services.taskwriting import candidate_write_task
 from tasks_review.services.verification import candidate_verify
 
 
@@ -44,8 +45,10 @@ class Reverified:
 
 def stale_kept(*, run_id: int | None = None) -> QuerySet[Candidate]:
     """Kept candidates whose verdict an older verifier gave, oldest first."""
-    stale = Candidate.objects.filter(status=Candidate.Status.KEPT).filter(
-        Q(verifier_version__isnull=True) | Q(verifier_version__lt=VERIFIER_VERSION)
+    stale = (
+        Candidate.objects.filter(status=Candidate.Status.KEPT)
+        .filter(Q(verifier_version__isnull=True) | Q(verifier_version__lt=VERIFIER_VERSION))
+        .exclude(family=Candidate.SANDBOX)  # graded by its own tests: no writer to rewrite it
     )
     if run_id is not None:
         stale = stale.filter(run_id=run_id)

@@ -92,7 +92,7 @@ def review_submit(
     now = now or timezone.now()
     with transaction.atomic():
         candidate = candidate_locked(candidate_id)
-        if candidate.status not in reviewable.REVIEWABLE:
+        if not reviewable.is_reviewable(candidate):
             raise NotReviewable(f"candidate {candidate.pk} is {candidate.status}, not reviewable")
         if candidate.reviews.filter(reviewer=user.pk, is_adjudication=False).exists():
             raise AlreadyReviewed(f"you already reviewed candidate {candidate.pk}")

@@ -21,6 +21,7 @@ from .deploy import (
 from .exports import TrainingExport
 from .labels import PairLabel, PreferencePair
 from .plans import TrainingPlan
+from .sandbox import SandboxTask
 
 __all__ = [
     "Adapter",
@@ -39,6 +40,7 @@ __all__ = [
     "PreferencePair",
     "Rollout",
     "RolloutImport",
+    "SandboxTask",
     "TrainingExport",
     "TrainingPlan",
 ]

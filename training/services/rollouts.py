@@ -29,7 +29,8 @@ from tasks_review.models import Candidate
 from tasks_review.services.audit import audit_event_record
 from training.core.facts import TaskContext, TrajectoryFacts, facts_of, with_world
 from training.core.harbor.jobs import JobTrial, read_jobs, task_digest
-from training.core.harbor.regrade import TaskGrader
+from training.core.harbor.regrade import Grader, TaskGrader
+from training.core.sandbox import SandboxGrader
 from trajectories.models import Trajectory
 from trajectories.services import ingest_run_create, ingest_run_execute
 from trajectories.store import DbBlobs
@@ -250,14 +251,16 @@ def rollouts_regrade(
     if not held:
         return counts
     candidate = Candidate.objects.filter(pk=candidate_id).first()
-    grader: TaskGrader | None = None
+    grader: Grader | None = None
     problem = ""
     if candidate is None or not candidate.task_dir:
         problem = f"the kept task (candidate {candidate_id}) is gone"
     else:
+        # A sandbox task is graded by its own tests/test.sh, a mined one by our grader kit.
+        kind = SandboxGrader if candidate.family == Candidate.SANDBOX else TaskGrader
         try:
             engine = engine or Engine.from_env()
-            grader = TaskGrader.prepare(
+            grader = kind.prepare(
                 Path(candidate.task_dir), engine=engine, run_id=f"regrade-{candidate_id}"
             )
         except InfraError as exc:

@@ -18,10 +18,12 @@ from ..core.spec import SpecError, load_spec
 from ..models import Behaviour, BehaviourVersion
 from ..selectors import behaviours as reads
 from ..selectors import evals as eval_reads
+from ..selectors import sandbox as sandbox_reads
 from ..services import behaviours as services
 from ..services.errors import TrainingError
 from ..services.evals import eval_run_create
-from .access import can_edit, can_run, can_view, int_or_none, status_of
+from ..services.sandbox import sandbox_task_import
+from .access import can_edit, can_import, can_run, can_view, int_or_none, status_of
 
 MAX_K = 100
 # Pages under /training/behaviours/ that a behaviour of the same slug would hide.
@@ -102,6 +104,7 @@ def _detail_context(
         "verdict": eval_reads.verdict(run) if run else None,
         "table": eval_reads.group_table(run) if run else None,
         "agents": reads.rollout_agents(behaviour),
+        "sandbox_tasks": sandbox_reads.sandbox_tasks_of(behaviour),
         "error": error,
         "error_at": error_at,
         "form": request.POST if request.method == "POST" else {},
@@ -153,6 +156,30 @@ def behaviour_tasks_add(request: HttpRequest, slug: str) -> HttpResponse:
         "(assigned once, never moved).",
     )
     return redirect(reverse("training:behaviour", args=[slug]) + "#tasks")
+
+
+@can_import
+@require_POST
+def behaviour_sandbox_import(request: HttpRequest, slug: str) -> HttpResponse:
+    """Queue a Harbor task folder on this server for the trial matrix, for this behaviour."""
+    behaviour = _behaviour(slug)
+    path = request.POST.get("path", "").strip()
+    if not path:
+        message = "Give the server path of a Harbor task folder (task.toml, environment/, ...)."
+        return _detail_refused(request, behaviour, message, status=422, at="sandbox")
+    try:
+        row = sandbox_task_import(user=request.user, path=path, behaviour_id=behaviour.pk)
+    except TrainingError as error:
+        return _detail_refused(
+            request, behaviour, str(error), status=status_of(error), at="sandbox"
+        )
+    tasks.sandbox_task_enqueue(row.pk)
+    messages.success(
+        request,
+        f"Sandbox task {row.pk} queued: its trial matrix runs in Docker; it joins the tasks "
+        "below once kept.",
+    )
+    return redirect(reverse("training:behaviour", args=[slug]) + f"#sandbox-task-{row.pk}")
 
 
 @can_run

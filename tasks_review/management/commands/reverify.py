@@ -5,8 +5,8 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from tasks_review.core.trials.version import VERIFIER_VERSION
+from tasks_review.services.images import NoBaseImage, base_image_ref
 from tasks_review.services.reverify import candidates_reverify, stale_kept
-from tasks_review.services.taskwriting import NoBaseImage, base_image_ref
 
 
 class Command(BaseCommand):

@@ -681,6 +681,14 @@ def test_discover_walks_folders_sorted_and_skips_hidden(tmp_path: Path) -> None:
     ]
 
 
+def test_discover_passes_over_harbor_task_folders(tmp_path: Path) -> None:
+    task = tmp_path / "sandbox" / "deploy"
+    (task / "tests").mkdir(parents=True)
+    for name in ("session.jsonl", "sandbox/deploy/task.toml", "sandbox/deploy/tests/test.sh"):
+        (tmp_path / name).write_text("{}")
+    assert discover([tmp_path]) == [tmp_path / "session.jsonl"]
+
+
 def test_discover_lists_each_file_once_however_it_was_reached(tmp_path: Path) -> None:
     (tmp_path / "x.jsonl").write_text("{}")
     assert discover([tmp_path / "x.jsonl", tmp_path, tmp_path / "x.jsonl"]) == [

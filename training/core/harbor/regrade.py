@@ -23,7 +23,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tasks_review.core.docker import Engine, InfraError, Limits
 from tasks_review.core.trials import Baseline, TrialDrop, TrialStatus, check_in_image, prepare
@@ -51,6 +51,13 @@ class Regrade:
         if self.reward is None or self.harbor_reward is None:
             return None
         return math.isclose(self.reward, self.harbor_reward, abs_tol=1e-9)
+
+
+class Grader(Protocol):
+    """Grades rollouts of one kept task: a mined task's ``TaskGrader``, a sandbox task's
+    ``training.core.sandbox.SandboxGrader`` (its own tests/test.sh, Harbor's contract)."""
+
+    def grade(self, app_dir: Path | None, *, harbor_reward: float | None = None) -> Regrade: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -204,10 +204,11 @@ def survey(paths: Iterable[Path]) -> Inputs:
 
     Folders are walked recursively without following symlinked folders (a link
     back up would loop); hidden files and folders (``.git``, ``.venv`` ...) are
-    skipped silently unless named directly. A FIFO, a device, a socket, a broken
-    link, a linked folder or a folder that cannot be listed is never opened: it is
-    reported in ``skipped`` with its reason. A path that does not exist raises
-    ``FileNotFoundError``: a mistyped input is a setup error, not a bad file.
+    skipped silently unless named directly, and so are Harbor task folders (a
+    ``task.toml``: tasks, such as ``samples/sandbox/``, not sessions). A FIFO, a device,
+    a socket, a broken link, a linked folder or a folder that cannot be listed is never
+    opened: it is reported in ``skipped`` with its reason. A path that does not exist
+    raises ``FileNotFoundError``: a mistyped input is a setup error, not a bad file.
     """
     found: dict[str, Path] = {}
     skipped: dict[str, Unreadable] = {}
@@ -256,7 +257,8 @@ def _walk(root: Path, found: dict[str, Path], skip: Callable[[Path, str], None])
             path = folder / entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    waiting.append(path)
+                    if not (path / "task.toml").is_file():  # a Harbor task, not sessions
+                        waiting.append(path)
                 elif entry.is_file():
                     found.setdefault(str(path.absolute()), path)
                 elif entry.is_symlink():

@@ -1,0 +1,38 @@
+"""Sandbox tasks: Harbor task folders a user authors for a behaviour, kept only when the same
+trial matrix as the mined tasks' passes (its own solution full reward, a no-op and every
+tampering control 0), graded by the task's own ``tests/test.sh`` in a separate verifier.
+
+    from training.core.sandbox import read_sandbox_task, verify_sandbox_task
+
+    spec = read_sandbox_task("samples/sandbox/stop-when-credentials-missing")  # or ...Invalid
+    result = verify_sandbox_task(spec.task_dir, run_id="sandbox-1")   # Docker, offline
+    result.status, result.reasons, result.won                         # kept / rejected / ungraded
+    SandboxGrader.prepare(spec.task_dir, engine=engine, run_id="regrade-1").grade(app_dir)
+
+``folder`` reads and validates a task folder; ``matrix`` builds its image and runs the trials;
+``verifier`` is Harbor's separate-verifier contract on the Docker seam; ``controls`` the
+tampering catalogue; ``regrade`` grades a rollout's collected project. No Django here.
+"""
+
+from .controls import CATALOGUE
+from .folder import SandboxSpec, SandboxTaskInvalid, read_sandbox_task, unavailable_images
+from .matrix import SandboxResult, prepare, run_matrix, run_trial, verify_sandbox_task
+from .regrade import SandboxGrader
+from .verifier import Graded, grade_app, read_rewards
+
+__all__ = [
+    "CATALOGUE",
+    "Graded",
+    "SandboxGrader",
+    "SandboxResult",
+    "SandboxSpec",
+    "SandboxTaskInvalid",
+    "grade_app",
+    "prepare",
+    "read_rewards",
+    "read_sandbox_task",
+    "run_matrix",
+    "run_trial",
+    "unavailable_images",
+    "verify_sandbox_task",
+]

@@ -1,0 +1,289 @@
+"""Sandbox tasks: a user's Harbor task folder imported, verified in Docker, and kept or not.
+
+``sandbox_task_import`` checks the folder (``training.core.sandbox``: Harbor's model and lint,
+the files a trial needs, offline images when an engine is at hand), copies it into the store
+by content (what is verified is what stays, whatever happens to the user's folder) and queues
+the row. ``sandbox_task_verify`` is the job: it claims the row, runs the trial matrix on the
+stored copy and records the evidence; a kept task becomes a kept ``Candidate`` (family
+"sandbox", no run, no trajectory) and joins the behaviour it was imported for, its split
+assigned then, once. Status on the row: queued -> verifying -> kept / rejected / ungraded.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import uuid
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from tasks_review.core.docker import Engine, InfraError
+from tasks_review.core.trials.model import MatrixStatus
+from tasks_review.models import Candidate
+from tasks_review.services.audit import audit_event_record
+from tasks_review.services.errors import ExportRefused
+from tasks_review.services.exports import copy_task_folder
+from training.core.harbor.jobs import task_digest
+from training.core.sandbox import (
+    SandboxResult,
+    SandboxSpec,
+    SandboxTaskInvalid,
+    read_sandbox_task,
+    unavailable_images,
+    verify_sandbox_task,
+)
+
+from ..models import Behaviour, SandboxTask
+from ..roles import EDIT_BEHAVIOUR, IMPORT_SANDBOX
+from .behaviours import behaviour_tasks_add
+from .errors import Conflict, Invalid, NotFound, TrainingError, require
+
+log = logging.getLogger(__name__)
+S = SandboxTask.Status
+_STATUS = {
+    MatrixStatus.KEPT: S.KEPT,
+    MatrixStatus.REJECTED: S.REJECTED,
+    MatrixStatus.UNGRADED: S.UNGRADED,
+}
+
+
+class TaskFolderInvalid(Invalid):
+    """The folder is not a sandbox task; ``problems`` lists why, one line each (422)."""
+
+    def __init__(self, folder: Path, problems: tuple[str, ...]) -> None:
+        self.problems = problems
+        super().__init__(f"{folder} cannot be imported as a sandbox task: " + "; ".join(problems))
+
+
+def store_dir() -> Path:
+    """Where verified task folders are kept, one per content digest."""
+    configured = settings.TRAJ2ENV.get("SANDBOX_DIR")
+    return Path(configured) if configured else Path(settings.VAR_DIR) / "sandbox"
+
+
+def sandbox_task_import(
+    *,
+    user: AbstractBaseUser | None,
+    path: str | Path,
+    behaviour_id: int | None = None,
+    engine: Engine | None = None,
+) -> SandboxTask:
+    """Check the folder, store a copy and queue its verification. With ``engine``, the
+    images its Dockerfile builds FROM must be in that engine too (a worker's may differ)."""
+    if user is not None:
+        require(user, IMPORT_SANDBOX, "import sandbox tasks")
+        if behaviour_id is not None:
+            require(user, EDIT_BEHAVIOUR, "choose a behaviour's tasks")
+    folder = Path(path).expanduser()
+    try:
+        spec = read_sandbox_task(folder)
+        problems = unavailable_images(spec, engine) if engine is not None else []
+    except SandboxTaskInvalid as invalid:
+        raise TaskFolderInvalid(folder, invalid.problems) from None
+    except InfraError as exc:
+        raise Invalid(f"the Docker engine could not be asked about the images: {exc}") from None
+    if problems:
+        raise TaskFolderInvalid(folder, tuple(problems))
+    behaviour = _behaviour(behaviour_id)
+    digest = task_digest(spec.task_dir)
+    _refuse_duplicate(digest)
+    stored = _store(spec, digest)
+    with transaction.atomic():
+        row = SandboxTask.objects.create(
+            path=str(spec.task_dir),
+            task_dir=str(stored),
+            digest=digest,
+            name=spec.name,
+            behaviour=behaviour,
+            created_by=user if user is not None and user.is_authenticated else None,
+        )
+        audit_event_record(
+            actor=user,
+            verb="sandbox.import",
+            target=row,
+            before=None,
+            after={"path": row.path, "digest": digest, "behaviour": behaviour_id},
+        )
+    return row
+
+
+def _behaviour(behaviour_id: int | None) -> Behaviour | None:
+    if behaviour_id is None:
+        return None
+    behaviour = Behaviour.objects.filter(pk=behaviour_id).first()
+    if behaviour is None:
+        raise NotFound(f"behaviour {behaviour_id} does not exist")
+    return behaviour
+
+
+def _refuse_duplicate(digest: str) -> None:
+    kept = Candidate.objects.filter(
+        family=Candidate.SANDBOX, key=_key(digest), status=Candidate.Status.KEPT
+    ).first()
+    if kept is not None:
+        raise Conflict(f"this folder (the same content) is kept already, as task #{kept.pk}")
+    running = SandboxTask.objects.filter(digest=digest, status__in=(S.QUEUED, S.VERIFYING))
+    if running.exists():
+        raise Conflict(f"this folder (the same content) is being verified: #{running[0].pk}")
+
+
+def _key(digest: str) -> str:
+    return "sandbox-" + digest.removeprefix("sha256:")[:48]
+
+
+def _store(spec: SandboxSpec, digest: str) -> Path:
+    """The folder copied under the store by its content digest: the same content, under any
+    folder name, is stored once (Harbor's digest leaves the folder's own name out)."""
+    home = store_dir() / digest.removeprefix("sha256:")[:32]
+    if (stored := _stored(home)) is not None:
+        return stored
+    staging = home.with_name(f".{home.name}.partial-{uuid.uuid4().hex[:8]}")
+    staging.mkdir(parents=True)
+    try:
+        copy_task_folder(spec.task_dir, staging / spec.task_dir.name)
+        try:
+            staging.rename(home)
+        except OSError:  # another import of the same content got there first
+            if _stored(home) is None:
+                raise
+    except ExportRefused as refused:
+        raise Invalid(str(refused)) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    stored = _stored(home)
+    assert stored is not None  # renamed into place just now
+    return stored
+
+
+def _stored(home: Path) -> Path | None:
+    copies = sorted(p for p in home.iterdir() if p.is_dir()) if home.is_dir() else []
+    return copies[0] if copies else None
+
+
+# -- the job ------------------------------------------------------------------------------------
+
+
+def _claim(task_id: int) -> bool:
+    """Queued, or left verifying by a worker that died: this worker takes it, or returns."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
+    return bool(
+        SandboxTask.objects.filter(id=task_id)
+        .filter(Q(status=S.QUEUED) | Q(status=S.VERIFYING, started_at__lt=stale))
+        .update(status=S.VERIFYING, started_at=now, finished_at=None, reasons=[], evidence={})
+    )
+
+
+def sandbox_task_verify(*, task_id: int, engine: Engine | None = None) -> SandboxTask | None:
+    """Run the trial matrix on the stored folder and record it; None when the row is gone or
+    another worker holds it. A harness error leaves the row ungraded and is raised again."""
+    if not _claim(task_id):
+        return None
+    row = SandboxTask.objects.get(pk=task_id)
+    try:
+        result = verify_sandbox_task(row.task_dir, run_id=f"sandbox-{row.pk}", engine=engine)
+    except Exception as exc:
+        log.exception("sandbox task %s: the trial matrix failed", task_id)
+        _finish(row, S.UNGRADED, [f"harness error: {type(exc).__name__}: {exc}"[:2000]], {})
+        raise
+    return _record(row, result)
+
+
+def _record(row: SandboxTask, result: SandboxResult) -> SandboxTask:
+    status = _STATUS.get(result.status, S.UNGRADED)
+    reasons = [*result.reasons, *result.problems]
+    with transaction.atomic():
+        candidate = _kept_candidate(row, result) if status == S.KEPT else None
+        _finish(row, status, reasons, result.to_dict(), candidate=candidate)
+        audit_event_record(
+            actor=None,
+            verb="sandbox.verify",
+            target=row,
+            before={"status": S.VERIFYING},
+            after={
+                "status": status,
+                "candidate": candidate.pk if candidate else None,
+                "won": list(result.won),
+            },
+        )
+    if candidate is not None and row.behaviour_id is not None:
+        # The importer's right to choose this behaviour's tasks was checked at import. The
+        # verdict stands whatever happens here (a behaviour deleted meanwhile).
+        try:
+            behaviour_tasks_add(
+                user=None, behaviour_id=row.behaviour_id, candidate_ids=[candidate.pk]
+            )
+        except TrainingError as error:
+            log.warning("sandbox task %s kept but not added to its behaviour: %s", row.pk, error)
+    row.refresh_from_db()
+    return row
+
+
+def _finish(
+    row: SandboxTask,
+    status: str,
+    reasons: list[str],
+    evidence: dict[str, Any],
+    *,
+    candidate: Candidate | None = None,
+) -> None:
+    fields: dict[str, Any] = {
+        "status": status,
+        "reasons": reasons,
+        "evidence": evidence,
+        "finished_at": timezone.now(),
+    }
+    if candidate is not None:
+        fields["candidate"] = candidate
+    SandboxTask.objects.filter(pk=row.pk).update(**fields)
+
+
+def _kept_candidate(row: SandboxTask, result: SandboxResult) -> Candidate:
+    spec = read_sandbox_task(row.task_dir)
+    return Candidate.objects.create(
+        run=None,
+        trajectory=None,
+        family=Candidate.SANDBOX,
+        key=_key(row.digest),
+        status=Candidate.Status.KEPT,
+        check_command="bash /tests/test.sh",
+        instruction=spec.instruction,
+        task_name=spec.name,
+        task_dir=row.task_dir,
+        payload={"sandbox_task": row.pk, "path": row.path, "digest": row.digest},
+        verification={
+            "status": str(result.status),
+            "image": result.image,
+            "build_seconds": round(result.build_seconds, 3),
+            "wall_seconds": round(result.wall_seconds, 3),
+            "trials": len(result.trials),
+        },
+    )
+
+
+def sandbox_task_retry(*, user: AbstractBaseUser, task_id: int) -> SandboxTask:
+    """Put an ungraded task back in line: Docker failed under it, so it has no verdict yet."""
+    require(user, IMPORT_SANDBOX, "verify sandbox tasks")
+    with transaction.atomic():
+        row = SandboxTask.objects.select_for_update().filter(pk=task_id).first()
+        if row is None:
+            raise NotFound(f"sandbox task {task_id} does not exist")
+        # Conditional: a second click, or a worker that already took it, changes nothing.
+        if not SandboxTask.objects.filter(pk=row.pk, status=S.UNGRADED).update(status=S.QUEUED):
+            raise Conflict(f"sandbox task {row.pk} is {row.status}: only ungraded ones are retried")
+        audit_event_record(
+            actor=user,
+            verb="sandbox.retry",
+            target=row,
+            before={"status": S.UNGRADED},
+            after={"status": S.QUEUED},
+        )
+    row.refresh_from_db()
+    return row
