@@ -15,6 +15,7 @@ from django.utils.safestring import SafeString
 
 from . import replay_reads as reads
 from .core.replay import Entry, FileDiff, Status, is_tree, tree_dir
+from .core.replay.results import readable_text
 from .display import (
     BASH,
     DIFF,
@@ -76,25 +77,6 @@ class Call:
     command: Command | None = None
 
 
-def _text(content: Any) -> str:
-    """An observation's content: a string, or content parts (images become a marker)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, dict) and part.get("type") == "text":
-                parts.append(str(part.get("text") or ""))
-            elif isinstance(part, dict):
-                parts.append(f"[{part.get('type', 'part')}]")
-            else:
-                parts.append(str(part))
-        return "\n".join(parts)
-    return json.dumps(content, indent=2, ensure_ascii=False)
-
-
 def _shell_text(value: Any) -> str | None:
     if isinstance(value, str):
         return value
@@ -140,7 +122,7 @@ def args_of(arguments: Any) -> list[Arg]:
 
 
 def _output(result: dict[str, Any]) -> Output:
-    text = _text(result.get("content"))
+    text = readable_text(result.get("content"))
     extra = result.get("extra") if isinstance(result.get("extra"), dict) else {}
     error = bool(extra.get("is_error") or extra.get("isError"))
     return Output(html=highlighted(text, TEXT), error=error, lines=text.count("\n") + 1)
@@ -154,7 +136,9 @@ def conversation(
     loose: list[Output] = []
     for result in step.observations or []:
         if not isinstance(result, dict):
-            loose.append(Output(html=highlighted(_text(result), TEXT), error=False, lines=1))
+            loose.append(
+                Output(html=highlighted(readable_text(result), TEXT), error=False, lines=1)
+            )
             continue
         results.setdefault(str(result.get("source_call_id") or ""), []).append(result)
     by_call = {c.tool_call_id: c for c in commands if c.tool_call_id}

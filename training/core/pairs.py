@@ -39,30 +39,11 @@ from enum import StrEnum
 from itertools import combinations
 from typing import Any
 
+from trajectories.core.replay.results import readable_text
+
 Step = Mapping[str, Any]
 
 _SPACE = re.compile(r"\s+")
-
-
-def content_text(content: Any) -> str:
-    """A message or observation's text: a string, or the text parts of ATIF content parts."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, Mapping):
-                if part.get("type") == "text":
-                    parts.append(str(part.get("text") or ""))
-                else:
-                    source = part.get("source") or {}
-                    parts.append(f"[{part.get('type')}: {source.get('media_type', '')}]")
-            else:
-                parts.append(str(part))
-        return "\n".join(parts)
-    return str(content)
 
 
 def _call_ids(step: Step) -> list[str]:
@@ -98,8 +79,8 @@ def step_key(step: Step) -> tuple[Any, ...]:
     ids = _call_ids(step)
     return (
         step.get("source"),
-        _normalise(content_text(step.get("message")), ids),
-        _normalise(content_text(step.get("reasoning_content")), ids),
+        _normalise(readable_text(step.get("message")), ids),
+        _normalise(readable_text(step.get("reasoning_content")), ids),
         _calls(step),
     )
 

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from training.core.pairs import content_text
+from trajectories.core.replay.results import readable_text
 
 Step = Mapping[str, Any]
 
@@ -76,7 +76,7 @@ def to_turns(steps: Sequence[Step]) -> list[Turn]:
     turns: list[Turn] = []
     for index, step in enumerate(steps):
         source = step.get("source")
-        text = content_text(step.get("message"))
+        text = readable_text(step.get("message"))
         if source == "agent":
             calls = tuple(
                 ToolCall(
@@ -105,7 +105,7 @@ def to_turns(steps: Sequence[Step]) -> list[Turn]:
         elif text:
             turns.append(Turn("system" if source == "system" else "user", text, index, index))
         for result in (step.get("observation") or {}).get("results") or []:
-            output = content_text(result.get("content"))
+            output = readable_text(result.get("content"))
             call_id = result.get("source_call_id")
             if call_id:
                 call_id = str(call_id)

@@ -78,6 +78,32 @@ def content_text(content: Any) -> str:
     return str(content)
 
 
+def readable_text(content: Any) -> str:
+    """A message or result as a person reads it (pages, preference pairs, chat exports): text
+    parts joined by newlines, any other part as a marker of its kind (``[image: image/png]``).
+
+    ``content_text`` above is the replay's: the text alone, joined as the tool returned it.
+    """
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, Mapping) and part.get("type") == "text":
+                parts.append(str(part.get("text") or ""))
+            elif isinstance(part, Mapping):
+                source = part.get("source")
+                media = source.get("media_type") if isinstance(source, Mapping) else None
+                kind = part.get("type", "part")
+                parts.append(f"[{kind}: {media}]" if media else f"[{kind}]")
+            else:
+                parts.append(str(part))
+        return "\n".join(parts)
+    return json.dumps(content, indent=2, ensure_ascii=False, default=str)
+
+
 def has_media(content: Any) -> bool:
     return isinstance(content, list) and any(
         isinstance(part, Mapping) and part.get("type") not in (None, "text") for part in content
