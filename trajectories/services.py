@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from .claiming import claim
 from .core import formats
 from .core import replay as core_replay
 from .models import (
@@ -88,15 +89,12 @@ def ingest_run_create(
 
 def _claim(run_id: int) -> bool:
     """QUEUED -> RUNNING, or take over a RUNNING row whose worker died (past the q2 timeout)."""
-    now = timezone.now()
-    stale = now - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
-    return bool(
-        IngestRun.objects.filter(id=run_id)
-        .filter(
-            Q(status=IngestRun.Status.QUEUED)
-            | Q(status=IngestRun.Status.RUNNING, started_at__lt=stale)
-        )
-        .update(status=IngestRun.Status.RUNNING, started_at=now)
+    S = IngestRun.Status
+    return claim(
+        IngestRun.objects.filter(id=run_id),
+        waiting=Q(status=S.QUEUED),
+        running=Q(status=S.RUNNING),
+        status=S.RUNNING,
     )
 
 
@@ -427,13 +425,14 @@ def subagents_link() -> int:
 
 
 def _claim_replay(trajectory_id: int) -> bool:
-    now = timezone.now()
-    stale = now - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
     S = Trajectory.Status
-    return bool(
-        Trajectory.objects.filter(id=trajectory_id)
-        .filter(Q(status=S.INGESTED) | Q(status=S.REPLAYING, replay_started_at__lt=stale))
-        .update(status=S.REPLAYING, replay_started_at=now, replay_error="")
+    return claim(
+        Trajectory.objects.filter(id=trajectory_id),
+        waiting=Q(status=S.INGESTED),
+        running=Q(status=S.REPLAYING),
+        started="replay_started_at",
+        status=S.REPLAYING,
+        replay_error="",
     )
 
 

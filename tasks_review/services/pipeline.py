@@ -30,8 +30,8 @@ from tasks_review.services.taskwriting import candidate_payload, candidate_write
 from tasks_review.services.verification import (
     candidate_verify,
     candidates_verify,
-    stale_claims_before,
 )
+from trajectories.claiming import DOCKER, claim, stale_before
 from trajectories.core import replay as core_replay
 from trajectories.models import Trajectory
 from trajectories.services import ingest_run_create, ingest_run_execute, replay_compute
@@ -92,12 +92,16 @@ def pipeline_run_rerun(*, run_id: int, user: Any = None) -> PipelineRun:
 
 
 def _claim(run_id: int) -> bool:
-    now = timezone.now()
     S = PipelineRun.Status
-    return bool(
-        PipelineRun.objects.filter(id=run_id, cancel_requested=False)
-        .filter(Q(status=S.QUEUED) | Q(status=S.RUNNING, started_at__lt=stale_claims_before()))
-        .update(status=S.RUNNING, started_at=now, counts=empty_counts(), timings={}, error="")
+    return claim(
+        PipelineRun.objects.filter(id=run_id, cancel_requested=False),
+        waiting=Q(status=S.QUEUED),
+        running=Q(status=S.RUNNING),
+        queue=DOCKER,
+        status=S.RUNNING,
+        counts=empty_counts(),
+        timings={},
+        error="",
     )
 
 
@@ -465,7 +469,7 @@ def candidate_retry(*, run_id: int, candidate_id: int) -> str:
 def _waiting(run: PipelineRun) -> list[int]:
     """The run's candidates a lane may take: written, or verifying under a worker that died."""
     S = Candidate.Status
-    stale = stale_claims_before()
+    stale = stale_before(DOCKER)
     return list(
         Candidate.objects.filter(run=run)
         .filter(Q(status=S.WRITTEN) | Q(status=S.VERIFYING, verify_started_at__lt=stale))

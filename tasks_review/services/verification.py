@@ -7,14 +7,11 @@ import shutil
 import threading
 from collections.abc import Callable
 from contextlib import suppress
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.db.models import Q
-from django.utils import timezone
 
 from tasks_review.core.docker import Engine, InfraError
 from tasks_review.core.docker import labels as lbl
@@ -22,6 +19,7 @@ from tasks_review.core.pool import run_each
 from tasks_review.core.trials.matrix import Cancelled, verify_task
 from tasks_review.core.trials.model import MatrixResult, MatrixStatus, TrialStatus
 from tasks_review.models import Candidate, TrialRun
+from trajectories.claiming import DOCKER, claim
 
 log = logging.getLogger(__name__)
 STAGE = "verify"
@@ -33,23 +31,16 @@ _STATUS = {
 }
 
 
-def stale_claims_before() -> datetime:
-    """Docker work (runs, verifications) claimed before this belongs to a worker that died:
-    the docker cluster stops a job at its timeout."""
-    timeout = settings.Q_CLUSTER["ALT_CLUSTERS"][settings.Q_DOCKER_CLUSTER]["timeout"]
-    return timezone.now() - timedelta(seconds=timeout)
-
-
 def _claim(candidate_id: int) -> bool:
     """WRITTEN or UNGRADED (a retry) -> VERIFYING; a stale VERIFYING is one whose worker died."""
     S = Candidate.Status
-    return bool(
-        Candidate.objects.filter(id=candidate_id)
-        .filter(
-            Q(status__in=(S.WRITTEN, S.UNGRADED))
-            | Q(status=S.VERIFYING, verify_started_at__lt=stale_claims_before())
-        )
-        .update(status=S.VERIFYING, verify_started_at=timezone.now())
+    return claim(
+        Candidate.objects.filter(id=candidate_id),
+        waiting=Q(status__in=(S.WRITTEN, S.UNGRADED)),
+        running=Q(status=S.VERIFYING),
+        started="verify_started_at",
+        queue=DOCKER,
+        status=S.VERIFYING,
     )
 
 

@@ -8,10 +8,8 @@ and split (``training.core.stats``). A run is a job: created queued, claimed by 
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import timedelta
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 from django.db.models import Q
@@ -22,6 +20,7 @@ from training.core.facts import TrajectoryFacts
 from training.core.harness import evaluate
 from training.core.spec import load_spec
 from training.core.stats import Outcome, Split, aggregate
+from trajectories.claiming import claim
 from trajectories.store import DbBlobs
 
 from ..models import Behaviour, BehaviourVersion, EvalResult, EvalRun, Rollout
@@ -68,13 +67,15 @@ def eval_run_create(
 
 def _claim(run_id: int) -> bool:
     """Take a queued run, or one whose worker died (running longer than the job time limit)."""
-    now = timezone.now()
-    stale = now - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
     S = EvalRun.Status
-    return bool(
-        EvalRun.objects.filter(id=run_id)
-        .filter(Q(status=S.QUEUED) | Q(status=S.RUNNING, started_at__lt=stale))
-        .update(status=S.RUNNING, started_at=now, done=0, total=0, error="")
+    return claim(
+        EvalRun.objects.filter(id=run_id),
+        waiting=Q(status=S.QUEUED),
+        running=Q(status=S.RUNNING),
+        status=S.RUNNING,
+        done=0,
+        total=0,
+        error="",
     )
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import shutil
 from collections.abc import Iterable
-from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -24,6 +23,7 @@ from django.utils import timezone
 
 from tasks_review.services.audit import audit_event_record
 from training.core.exports import BadExportInput, ExportRefused, task_dir_name, write_export
+from trajectories.claiming import claim
 
 from ..models import Behaviour, TrainingExport
 from ..roles import EXPORT
@@ -102,12 +102,11 @@ def training_export_create(
 
 def _claim(export_id: int) -> bool:
     """Take a queued export, or one whose worker died (running longer than the job limit)."""
-    now = timezone.now()
-    stale = now - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
-    return bool(
-        TrainingExport.objects.filter(pk=export_id)
-        .filter(Q(status=Status.QUEUED) | Q(status=Status.RUNNING, started_at__lt=stale))
-        .update(status=Status.RUNNING, started_at=now)
+    return claim(
+        TrainingExport.objects.filter(pk=export_id),
+        waiting=Q(status=Status.QUEUED),
+        running=Q(status=Status.RUNNING),
+        status=Status.RUNNING,
     )
 
 

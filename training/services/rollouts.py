@@ -13,11 +13,9 @@ from __future__ import annotations
 import json
 import logging
 from collections import defaultdict
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q
@@ -31,6 +29,7 @@ from training.core.facts import TaskContext, TrajectoryFacts, facts_of, with_wor
 from training.core.harbor.jobs import JobTrial, read_jobs, task_digest
 from training.core.harbor.regrade import Grader, TaskGrader
 from training.core.sandbox import SandboxGrader
+from trajectories.claiming import DOCKER, claim
 from trajectories.models import Trajectory
 from trajectories.services import ingest_run_create, ingest_run_execute
 from trajectories.store import DbBlobs
@@ -61,13 +60,15 @@ def rollout_import_create(*, user: AbstractBaseUser | None, path: str | Path) ->
 
 
 def _claim(import_id: int) -> bool:
-    now = timezone.now()
-    stale = now - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
     S = RolloutImport.Status
-    return bool(
-        RolloutImport.objects.filter(id=import_id)
-        .filter(Q(status=S.QUEUED) | Q(status=S.RUNNING, started_at__lt=stale))
-        .update(status=S.RUNNING, started_at=now, done=0, total=0, error="")
+    return claim(
+        RolloutImport.objects.filter(id=import_id),
+        waiting=Q(status=S.QUEUED),
+        running=Q(status=S.RUNNING),
+        status=S.RUNNING,
+        done=0,
+        total=0,
+        error="",
     )
 
 
@@ -212,20 +213,21 @@ def _world(app_dir: Path | None) -> dict[str, bytes] | None:
 
 
 def _claim_grading(rollout_ids: list[int]) -> list[int]:
-    """Take pending rollouts (or ones a dead worker left grading); the ids this worker holds."""
-    now = timezone.now()
-    stale = now - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
+    """Take pending rollouts (or ones a dead worker left grading); the ids this worker holds.
+    Grading is Docker work: the docker queue's time limit says when its worker died."""
     G = Rollout.Grade
-    held = []
-    for rollout_id in rollout_ids:
-        claimed = (
-            Rollout.objects.filter(pk=rollout_id)
-            .filter(Q(grade=G.PENDING) | Q(grade=G.GRADING, grade_started_at__lt=stale))
-            .update(grade=G.GRADING, grade_started_at=now)
+    return [
+        rollout_id
+        for rollout_id in rollout_ids
+        if claim(
+            Rollout.objects.filter(pk=rollout_id),
+            waiting=Q(grade=G.PENDING),
+            running=Q(grade=G.GRADING),
+            started="grade_started_at",
+            queue=DOCKER,
+            grade=G.GRADING,
         )
-        if claimed:
-            held.append(rollout_id)
-    return held
+    ]
 
 
 def rollouts_pending_by_task(rollout_ids: list[int] | None = None) -> dict[int, list[int]]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import shutil
 import uuid
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,7 @@ from training.core.sandbox import (
     unavailable_images,
     verify_sandbox_task,
 )
+from trajectories.claiming import DOCKER, claim
 
 from ..models import Behaviour, SandboxTask
 from ..roles import EDIT_BEHAVIOUR, IMPORT_SANDBOX
@@ -171,13 +171,17 @@ def _stored(home: Path) -> Path | None:
 
 
 def _claim(task_id: int) -> bool:
-    """Queued, or left verifying by a worker that died: this worker takes it, or returns."""
-    now = timezone.now()
-    stale = now - timedelta(seconds=int(settings.Q_CLUSTER["timeout"]))  # type: ignore[arg-type]
-    return bool(
-        SandboxTask.objects.filter(id=task_id)
-        .filter(Q(status=S.QUEUED) | Q(status=S.VERIFYING, started_at__lt=stale))
-        .update(status=S.VERIFYING, started_at=now, finished_at=None, reasons=[], evidence={})
+    """Queued, or left verifying by a worker that died: this worker takes it, or returns.
+    Verifying is Docker work: the docker queue's time limit says when its worker died."""
+    return claim(
+        SandboxTask.objects.filter(id=task_id),
+        waiting=Q(status=S.QUEUED),
+        running=Q(status=S.VERIFYING),
+        queue=DOCKER,
+        status=S.VERIFYING,
+        finished_at=None,
+        reasons=[],
+        evidence={},
     )
 
 
