@@ -7,23 +7,23 @@ and split (``training.core.stats``). A run is a job: created queued, claimed by 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from tasks_review.services.audit import audit_event_record
 from training.core.facts import TrajectoryFacts
 from training.core.harness import evaluate
-from training.core.spec import load_spec
+from training.core.spec import BehaviourSpec, load_spec
 from training.core.stats import Outcome, Split, aggregate
 from trajectories.claiming import claim
+from trajectories.core.memory import collector_paused
 from trajectories.store import DbBlobs
 
-from ..models import Behaviour, BehaviourVersion, EvalResult, EvalRun, Rollout
+from ..models import Behaviour, BehaviourTask, BehaviourVersion, EvalResult, EvalRun, Rollout
 from ..roles import RUN_EVAL
 from .errors import Invalid, NotFound, require
 
@@ -100,6 +100,9 @@ def eval_run_execute(*, run_id: int) -> EvalRun | None:
     return run
 
 
+_FIELDS = ("id", "candidate_id", "facts", "reward", "agent", "model", "adapter", "prompt_version")
+
+
 def _score(run: EvalRun) -> dict[str, Any]:
     version: BehaviourVersion = run.version
     spec = load_spec({**version.spec, "version": version.number})
@@ -111,25 +114,27 @@ def _score(run: EvalRun) -> dict[str, Any]:
         rollouts = rollouts.filter(agent=run.agent)
     graded = rollouts.filter(grade=Rollout.Grade.GRADED)
     skipped = rollouts.count() - graded.count()
-    total = graded.count()
-    EvalRun.objects.filter(pk=run.pk).update(total=total)
+    EvalRun.objects.filter(pk=run.pk).update(total=graded.count())
+    # Facts and results are trees without cycles: collections over the growing heap are waste.
+    with collector_paused():
+        outcomes = _score_rows(run, spec, tasks, graded.order_by("id"))
+    return _summary(run, outcomes, skipped=skipped)
+
+
+def _score_rows(
+    run: EvalRun,
+    spec: BehaviourSpec,
+    tasks: dict[int, BehaviourTask],
+    rollouts: QuerySet[Rollout],
+) -> list[Outcome]:
     blobs = DbBlobs()
     outcomes: list[Outcome] = []
-    fields = (
-        "id",
-        "candidate_id",
-        "facts",
-        "reward",
-        "agent",
-        "model",
-        "adapter",
-        "prompt_version",
-    )
     done = 0
     batch: list[tuple[Any, ...]] = []
-    for row in graded.order_by("id").values(*fields).iterator(chunk_size=CHUNK):
+    for row in rollouts.values(*_FIELDS).iterator(chunk_size=CHUNK):
         task = tasks[row["candidate_id"]]
-        facts = replace(TrajectoryFacts.from_dict(row["facts"]), verified_reward=row["reward"])
+        # The verified reward is the row's (re-graded), never what the facts were built with.
+        facts = TrajectoryFacts.from_dict({**row["facts"], "reward": row["reward"]})
         result = evaluate(spec, facts, blobs=blobs)
         batch.append(
             (
@@ -161,7 +166,7 @@ def _score(run: EvalRun) -> dict[str, Any]:
         if len(batch) >= CHUNK:
             done = _flush(run, batch, done)
     _flush(run, batch, done)
-    return _summary(run, outcomes, skipped=skipped)
+    return outcomes
 
 
 _RESULT_COLUMNS = (

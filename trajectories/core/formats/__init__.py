@@ -65,14 +65,13 @@ Keys are present only for the formats named:
 
 from __future__ import annotations
 
-import gc
 import os
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..memory import collector_paused
 from .atif import ORIGIN as ATIF_ORIGIN
 from .atif import convert_atif
 from .claude_code import convert_claude_code
@@ -158,27 +157,6 @@ def _load(source: Source, kind: Kind, folders: Folders) -> Loaded:
     meta = build_meta(model, hints, folders.harbor_trial(path))
     warnings = tuple(sorted((*source.warnings, *hints.warnings), key=lambda w: w.line))
     return Loaded(format=kind.format, atif=document, side_data=side, meta=meta, warnings=warnings)
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a log is turned into objects.
-
-    A long session becomes millions of dicts and lists; each allocation burst
-    triggers collections that walk the whole growing heap, which made a
-    32,000-step session cost 2.4 times as much per step as a 2,000-step one.
-    JSON trees hold no reference cycles, so pausing loses nothing; reference
-    counting still frees everything. Only a caller's enabled collector is
-    resumed, so nesting and concurrent loads leave it as they found it.
-    """
-    paused = gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _convert(
