@@ -135,6 +135,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
     }
+    # Tests use a file as the product does (not Django's shared in-memory default): there, a
+    # thread that meets another's write lock fails at once instead of waiting its timeout. One
+    # per process, so two test runs never share one (tests/conftest.py removes them).
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -68,3 +68,33 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     env.update(extra)
     return env
+
+
+
+def _remove_test_databases() -> None:
+    """SQLite test databases (with their WAL files) of test processes that have ended: Django
+    removes the file but not a WAL kept by a thread's open connection."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    name = db.get("TEST", {}).get("NAME")
+    if db["ENGINE"] != "django.db.backends.sqlite3" or not name:
+        return
+    for path in Path(name).parent.glob("test-*.sqlite3*"):
+        pid = path.name.removeprefix("test-").partition(".")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            path.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _remove_test_databases()

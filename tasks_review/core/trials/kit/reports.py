@@ -14,6 +14,7 @@ import judging
 
 MAX_LINE = 1 << 20
 MAX_MESSAGES = judging.MAX_CASES + 100
+ACCEPT_POLL = 0.05  # seconds
 
 
 def parent_of(pid):
@@ -84,6 +85,9 @@ class Reports:
         self.listener.bind(path)
         os.chmod(path, 0o666)
         self.listener.listen(64)
+        # accept() wakes now and then to see whether the grader is closing the channel
+        self.listener.settimeout(ACCEPT_POLL)
+        self.stopping = False
         self.acceptor = threading.Thread(target=self._accept, daemon=True)
         self.acceptor.start()
 
@@ -91,6 +95,10 @@ class Reports:
         while True:
             try:
                 conn, _ = self.listener.accept()
+            except socket.timeout:  # noqa: UP041 (TimeoutError only from 3.10; the kit runs on 3.8)
+                if self.stopping:  # and nothing is left waiting in the backlog
+                    return
+                continue
             except OSError:
                 return
             if len(self.threads) >= judging.MAX_SESSIONS * 4:
@@ -101,10 +109,10 @@ class Reports:
             thread.start()
 
     def close(self):
-        try:
-            self.listener.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
+        # Every process that connected before the end is heard, those still in the backlog too:
+        # the acceptor stops only once accept() finds nothing waiting.
+        self.stopping = True
+        self.acceptor.join(5)
         self.listener.close()
         for thread in list(self.threads):
             thread.join(5)

@@ -35,10 +35,12 @@ class Channel:
         return json.loads(line)
 
     def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+        # the reader holds the socket open too: both go, so the grader sees the end now
+        for end in (self.reader, self.sock):
+            try:
+                end.close()
+            except OSError:
+                pass
 
 
 def status(pid, exit_status):
