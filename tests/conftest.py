@@ -70,7 +70,6 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     return env
 
 
-
 def _remove_test_databases() -> None:
     """SQLite test databases (with their WAL files) of test processes that have ended: Django
     removes the file but not a WAL kept by a thread's open connection."""
