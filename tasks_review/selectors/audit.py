@@ -9,8 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser, User
 from django.db.models import QuerySet
 
 from ..models import AuditEvent, Candidate
-from ..roles import REVIEW
-from .reviewable import reviewed_by
+from .reviewable import bound_by_blind_review
 
 
 @dataclass(frozen=True)
@@ -59,32 +58,24 @@ BLIND_VERBS = ("review.submit",)
 
 
 def audit_blinded(events: Sequence[AuditEvent], user: AbstractBaseUser) -> set[int]:
-    """Events whose details this user may not read yet: someone else's decision on a candidate
-    still pending that the user has not reviewed. The audit log must not undo blind review;
-    someone who cannot review (an approver) is not bound by it."""
-    if not user.has_perm(REVIEW):
+    """Events whose details this user may not read yet: another reviewer's decision on a candidate
+    still pending, whether or not the user has reviewed it. The audit log must not undo blind
+    review (`reviewable.bound_by_blind_review`)."""
+    if not bound_by_blind_review(user):
         return set()
-    ids = {
-        int(e.target_id)
+    others = [
+        e
         for e in events
         if e.verb in BLIND_VERBS
         and e.target_type == "candidate"
         and e.actor_id != user.pk
         and e.target_id.isdigit()
-    }
-    if not ids:
+    ]
+    if not others:
         return set()
     pending = set(
-        Candidate.objects.filter(pk__in=ids, review_status=Candidate.ReviewStatus.PENDING)
-        .filter(~reviewed_by(user))
-        .values_list("pk", flat=True)
+        Candidate.objects.filter(
+            pk__in={int(e.target_id) for e in others}, review_status=Candidate.ReviewStatus.PENDING
+        ).values_list("pk", flat=True)
     )
-    return {
-        e.pk
-        for e in events
-        if e.verb in BLIND_VERBS
-        and e.actor_id != user.pk
-        and e.target_type == "candidate"
-        and e.target_id.isdigit()
-        and int(e.target_id) in pending
-    }
+    return {e.pk for e in others if int(e.target_id) in pending}

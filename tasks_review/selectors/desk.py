@@ -13,13 +13,13 @@ from trajectories.display import MAX_DIFF_FILES, DiffView, bytes_diff, tree_node
 from trajectories.replay_reads import blob_contents
 
 from ..models import Candidate, Review
-from .reviewable import reviews_needed
+from .reviewable import bound_by_blind_review, complete, reviews_needed
 
 
 @dataclass(frozen=True)
 class ReviewerView:
     """What one user may see of a candidate's reviews. Blind review: while a candidate is pending,
-    a reviewer sees the others' decisions only after submitting their own."""
+    a reviewer sees nobody else's decision, not even after submitting their own."""
 
     mine: Review | None
     visible: list[Review]
@@ -35,10 +35,9 @@ def reviews_for(candidate: Candidate, user: AbstractBaseUser) -> ReviewerView:
     adjudication = next((r for r in reviews if r.is_adjudication), None)
     mine = next((r for r in independent if r.reviewer_id == user.pk), None)
     others = [r for r in independent if r.reviewer_id != user.pk]
-    settled = candidate.review_status != Candidate.ReviewStatus.PENDING
-    if mine is not None or settled:
+    if complete(candidate) or not bound_by_blind_review(user):
         return ReviewerView(mine, others, 0, adjudication, len(independent), reviews_needed())
-    return ReviewerView(None, [], len(others), adjudication, len(independent), reviews_needed())
+    return ReviewerView(mine, [], len(others), adjudication, len(independent), reviews_needed())
 
 
 def reference_changes(candidate: Candidate) -> tuple[list[DiffView], int]:

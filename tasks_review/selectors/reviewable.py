@@ -10,6 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from ..models import Candidate, Review
+from ..roles import REVIEW
 
 # Only candidates the pipeline wrote or kept (verified) are worth a human's time.
 REVIEWABLE = (Candidate.Status.KEPT, Candidate.Status.WRITTEN)
@@ -31,6 +32,18 @@ def reviewable() -> QuerySet[Candidate]:
 def is_reviewable(candidate: Candidate) -> bool:
     """The row-level form of `reviewable()`, for a service holding the candidate."""
     return candidate.status in REVIEWABLE and candidate.family != Candidate.SANDBOX
+
+
+def complete(candidate: Candidate) -> bool:
+    """All the reviews a candidate needs are in: it is decided or disputed, no longer pending."""
+    return candidate.review_status != Candidate.ReviewStatus.PENDING
+
+
+def bound_by_blind_review(user: AbstractBaseUser) -> bool:
+    """Blind review: until a candidate's reviews are complete, nothing shows anyone who may review
+    another reviewer's decision on it, not even after giving their own. Someone who cannot
+    review (an approver) is not bound; an admin reviews too, so is."""
+    return user.has_perm(REVIEW)
 
 
 def reviewed_by(user: AbstractBaseUser) -> Exists:

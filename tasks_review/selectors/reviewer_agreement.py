@@ -8,9 +8,11 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import combinations
 
+from django.contrib.auth.models import AbstractBaseUser
+
 from ..core.agreement import Statistic, Undefined, cohen_kappa, krippendorff_alpha_nominal
-from ..models import Review
-from .reviewable import REVIEWABLE
+from ..models import Candidate, Review
+from .reviewable import REVIEWABLE, bound_by_blind_review
 
 # The statistics' reasons in the desk's words: its items are candidates, its ratings reviews.
 WORDING = {
@@ -48,13 +50,15 @@ class Agreement:
     decisions: dict[str, int]  # ratings per category
 
 
-def agreement() -> Agreement:
+def agreement(viewer: AbstractBaseUser) -> Agreement:
     """Agreement on decisions (accept / reject / needs fix) of independent reviews; adjudications
-    are not a rater's opinion, so they are left out."""
-    rows = (
-        Review.objects.filter(is_adjudication=False, candidate__status__in=REVIEWABLE)
-        .order_by("candidate_id", "id")
-        .values_list("candidate_id", "reviewer__username", "decision")
+    are not a rater's opinion, so they are left out. Whoever blind review binds sees it over
+    complete candidates only: a pending one's counts would tell its decisions."""
+    reviews = Review.objects.filter(is_adjudication=False, candidate__status__in=REVIEWABLE)
+    if bound_by_blind_review(viewer):
+        reviews = reviews.exclude(candidate__review_status=Candidate.ReviewStatus.PENDING)
+    rows = reviews.order_by("candidate_id", "id").values_list(
+        "candidate_id", "reviewer__username", "decision"
     )
     return agreement_over(rows, Review.Decision.values, WORDING)
 

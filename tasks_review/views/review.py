@@ -330,7 +330,11 @@ def agreement(request: HttpRequest) -> HttpResponse:
     return render_page(
         request,
         "tasks_review/review/agreement.html",
-        {"agreement": reviewer_agreement.agreement(), "needed": reviewable.reviews_needed()},
+        {
+            "agreement": reviewer_agreement.agreement(request.user),
+            "needed": reviewable.reviews_needed(),
+            "blind": reviewable.bound_by_blind_review(request.user),
+        },
     )
 
 

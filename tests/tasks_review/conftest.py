@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
+from tasks_review.models import Candidate
 from tasks_review.services import reviews
 from tests.tasks_review.factories import make_candidate, make_review, make_task_dir
 
@@ -36,11 +37,12 @@ def accepted(people, tmp_path):
 
 @pytest.fixture
 def reviewed(people):
-    """Reviews to measure agreement on: c1 A/A (alice, bob); c2 R/A; c3 R/R/R (alice, bob, dave);
-    c4 N (bob) / A (dave). An adjudication on c2 is not an opinion and must not count."""
+    """Reviews to measure agreement on, every candidate's reviews complete: c1 A/A (alice, bob);
+    c2 R/A; c3 R/R/R (alice, bob, dave); c4 N (bob) / A (dave). An adjudication on c2 is not an
+    opinion and must not count."""
     A, R, N = "accept", "reject", "needs_fix"  # noqa: N806 (as the agreement tests spell them)
     cs = [make_candidate(trials=False) for _ in range(4)]
-    for c, decisions in zip(
+    for c, decisions, status in zip(
         cs,
         [
             {"alice": A, "bob": A},
@@ -48,10 +50,12 @@ def reviewed(people):
             {"alice": R, "bob": R, "dave": R},
             {"bob": N, "dave": A},
         ],
+        ["accepted", "rejected", "rejected", "disputed"],
         strict=True,
     ):
         for name, decision in decisions.items():
             make_review(c, getattr(people, name), decision)
+        Candidate.objects.filter(pk=c.pk).update(review_status=status)
     frank = User.objects.create_user("frank")
     make_review(cs[1], frank, R, is_adjudication=True)
     return cs

@@ -76,11 +76,11 @@ def test_the_results_are_a_fragment_under_htmx(people, client, history):
     assert "<html" in client.get("/review/audit/?actor=alice").content.decode()
 
 
-def test_an_unreviewed_pending_decision_stays_hidden_in_the_audit_log(people, client, history):
+def test_a_pending_decision_stays_hidden_in_the_audit_log(people, client, history):
     c1, c2 = history
     client.force_login(people.bob)  # bob has not reviewed c1, which is still pending
     html = client.get(f"/review/audit/?target=candidate:{c1.pk}&verb=review.submit").content
-    assert "hidden until you review this candidate" in html.decode()
+    assert "hidden until the candidate has all its reviews" in html.decode()
     assert '"accept"' not in html.decode() and ">accept<" not in html.decode()
     own = client.get(f"/review/audit/?target=candidate:{c2.pk}").content.decode()
     assert "hidden until" not in own  # his own decision
@@ -91,6 +91,19 @@ def test_an_unreviewed_pending_decision_stays_hidden_in_the_audit_log(people, cl
     client.force_login(people.bob)  # decided now: no longer secret
     html = client.get(f"/review/audit/?target=candidate:{c1.pk}").content.decode()
     assert "hidden until" not in html
+
+
+def test_having_reviewed_a_pending_candidate_does_not_unblind_the_others(
+    people, client, history, settings
+):
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "REVIEWS_PER_CANDIDATE": 3}
+    _, c2 = history  # bob rejected c2
+    reviews.review_submit(user=people.dave, candidate_id=c2.pk, decision="accept")
+    for who, theirs in ((people.bob, "accept"), (people.dave, "reject")):
+        client.force_login(who)
+        html = client.get(f"/review/audit/?target=candidate:{c2.pk}").content.decode()
+        assert html.count("hidden until the candidate has all its reviews") == 1
+        assert f">{theirs}<" not in html  # the other's decision
 
 
 def test_the_audit_log_pages(people, client):

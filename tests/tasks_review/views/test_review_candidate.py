@@ -165,19 +165,27 @@ def test_j_and_k_go_to_the_neighbours_in_the_queue_skipping_held_ones(people, cl
 # -- blind review ----------------------------------------------------------------------------------
 
 
-def test_a_reviewer_sees_others_decisions_only_after_submitting(people, client, two_reviews):
+def test_a_reviewer_sees_others_decisions_only_once_the_reviews_are_complete(
+    people, client, settings
+):
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "REVIEWS_PER_CANDIDATE": 3}
     c = make_candidate()
     make_review(c, people.alice, "reject", "leaks_fix", comment="quotes the diff")
     client.force_login(people.bob)
     before = client.get(f"/review/candidates/{c.pk}/").content.decode()
-    assert "1 other review in — hidden until you submit yours" in before
+    assert "1 other review in — hidden until the candidate has all 3" in before
     assert "quotes the diff" not in before and "Leaks the fix" not in before.split("<fieldset")[0]
     assert 'class="decision decision-reject"' not in before
 
     client.post(f"/review/candidates/{c.pk}/decide/", {"decision": "accept"})
+    mine_in = client.get(f"/review/candidates/{c.pk}/").content.decode()
+    assert "quotes the diff" not in mine_in and 'class="decision decision-reject"' not in mine_in
+    assert "1 other review in — hidden until" in mine_in
+
+    reviews.review_submit(user=people.dave, candidate_id=c.pk, decision="accept")
     after = client.get(f"/review/candidates/{c.pk}/").content.decode()
     assert "quotes the diff" in after and 'class="decision decision-reject"' in after
-    assert "hidden until you submit" not in after
+    assert "hidden until" not in after
 
 
 # -- decisions -------------------------------------------------------------------------------------
