@@ -8,6 +8,7 @@ urlpatterns = [
     path("", review.queue, name="queue"),
     path("next/", review.next_candidate, name="next"),
     path("candidates/<int:pk>/", review.candidate_detail, name="candidate"),
+    path("candidates/<int:pk>/reserve/", review.reserve, name="reserve"),
     path("candidates/<int:pk>/decide/", review.decide, name="decide"),
     path("candidates/<int:pk>/adjudicate/", review.adjudicate, name="adjudicate"),
     path("candidates/<int:pk>/release/", review.release, name="release"),

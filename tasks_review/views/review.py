@@ -8,6 +8,7 @@ the only markup marked safe is Pygments output, which escapes its input.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.decorators import permission_required
@@ -127,9 +128,12 @@ def _desk_context(
     can_decide = (
         candidate.review_status == Candidate.ReviewStatus.PENDING and seen.mine is None
     ) or can_adjudicate_here
-    held_by_other = reviewable.held_by_other(candidate, user, now)
+    hold = _hold_context(request, candidate, filters, now)
     query = filters.query()
     return {
+        **hold,
+        # Post the hold on load for a candidate this user could take: free, or theirs to renew.
+        "reserve": can_decide and not hold["held_by_other"],
         "candidate": candidate,
         "trajectory": candidate.trajectory,
         "filters": filters,
@@ -143,9 +147,7 @@ def _desk_context(
         "previous_url": candidate_url(previous, filters) if previous else None,
         "next_url": candidate_url(following, filters) if following else None,
         "queue_url": _with_query(reverse("review:queue"), query),
-        "held_by_me": reviewable.held_by(candidate, user, now),
-        "held_by_other": held_by_other,
-        "can_decide": can_decide and not held_by_other,
+        "can_decide": can_decide and not hold["held_by_other"],
         "adjudicating": can_adjudicate_here,
         "decide_url": _with_query(
             reverse(
@@ -163,8 +165,25 @@ def _desk_context(
     }
 
 
+def _hold_context(
+    request: HttpRequest,
+    candidate: Candidate,
+    filters: queue_reads.QueueFilters,
+    now: datetime,
+) -> dict[str, Any]:
+    """Who holds the candidate, as its hold banner shows it."""
+    return {
+        "candidate": candidate,
+        "held_by_me": reviewable.held_by(candidate, request.user, now),
+        "held_by_other": reviewable.held_by_other(candidate, request.user, now),
+        "reserve": False,
+        "reserve_url": _with_query(reverse("review:reserve", args=[candidate.pk]), filters.query()),
+        "query": urlencode(filters.query()),
+    }
+
+
 def _reserve_on_open(request: HttpRequest, candidate: Candidate) -> Candidate:
-    """Opening a candidate one could work reserves it if free; anything else just shows it."""
+    """Reserve a candidate one could work if it is free; anything else just shows it."""
     try:
         return reservations.candidate_reserve(user=request.user, candidate_id=candidate.pk)
     except ReviewError:
@@ -188,9 +207,26 @@ def _desk(
 @can_review
 @require_GET
 def candidate_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """The desk; it writes nothing (the page posts `reserve` once it is up)."""
+    filters = queue_reads.QueueFilters.from_query(request.GET)
+    return _desk(request, _candidate(pk), filters)
+
+
+@can_review
+@require_POST
+def reserve(request: HttpRequest, pk: int) -> HttpResponse:
+    """Hold the candidate, or renew one's hold: the hold banner under htmx, the desk without."""
     filters = queue_reads.QueueFilters.from_query(request.GET)
     candidate = _reserve_on_open(request, _candidate(pk))
-    return _desk(request, candidate, filters)
+    if not wants_fragment(request):
+        return redirect(candidate_url(pk, filters))
+    if not reviewable.held_by(candidate, request.user, timezone.now()):
+        candidate = _candidate(pk)  # refused: show who holds it now
+    return render_fragment(
+        request,
+        "tasks_review/review/candidate.html#hold",
+        _hold_context(request, candidate, filters, timezone.now()),
+    )
 
 
 def _after_decision(

@@ -104,9 +104,13 @@ def test_decide_three_candidates_with_the_keyboard_and_see_the_audit(
 def test_j_and_k_step_through_the_queue_and_logs_open_in_place(page, login, people):
     first, second, _ = some_candidates(3)
     login(people.alice)
-    page.goto(f"/review/candidates/{first.pk}/")
+    page.goto(f"/review/candidates/{first.pk}/")  # the page posts the hold once it is up
+    page.wait_for_selector(f"#hold-{first.pk} .banner-mine")
     page.keyboard.press("j")
     on_desk(page, second.pk)
+    page.wait_for_selector(f"#hold-{second.pk} .banner-mine")  # a swapped-in desk posts it too
+    first.refresh_from_db()
+    assert first.reserved_by is None  # moving on freed the first
     page.keyboard.press("k")
     on_desk(page, first.pk)
     page.click(f"#candidate-{first.pk} #trial-{first.trials.get(role='noop', repeat=1).pk} a")
@@ -154,7 +158,7 @@ def test_two_reviewers_see_the_reservation_and_review_blind(
         bob.reload()
         assert bob.locator("#decision-form").count() == 1
         blind = bob.locator(".blind").inner_text()
-        assert "1 other review in" in blind and "hidden until you submit yours" in blind
+        assert "1 other review in" in blind and "hidden until the candidate has all 2" in blind
         assert bob.locator(".reviews-panel .decision").count() == 0  # alice's accept unseen
         screenshot_page(bob, "review-candidate-blind")
         bob.keyboard.press("3")  # verifier gameable

@@ -1,4 +1,4 @@
-"""The candidate desk: evidence beside the decision, reservations on open, blind review,
+"""The candidate desk: evidence beside the decision, the hold it posts once open, blind review,
 decisions and adjudication swapping in the next candidate, trial logs; each with and without
 HX-Request."""
 
@@ -102,24 +102,68 @@ def test_the_desk_is_a_page_and_under_htmx_a_fragment(as_annotator):
     assert "<html" in restore.content.decode()
 
 
-def test_opening_a_candidate_reserves_it(people, client):
+def test_opening_a_candidate_writes_nothing_and_the_page_posts_the_hold(people, client):
     c = make_candidate()
     client.force_login(people.alice)
-    html = client.get(f"/review/candidates/{c.pk}/").content.decode()
+    for headers in ({}, HX):
+        html = client.get(f"/review/candidates/{c.pk}/", headers=headers).content.decode()
+        assert f'hx-post="/review/candidates/{c.pk}/reserve/" hx-trigger="load"' in html
+        assert 'id="decision-form"' in html
+    c.refresh_from_db()
+    assert c.reserved_by is None  # a prefetch or a link preview takes nothing
+    assert not AuditEvent.objects.exists()
+
+
+def test_the_reserve_post_holds_the_candidate_and_answers_its_banner(people, client):
+    c = make_candidate()
+    client.force_login(people.alice)
+    response = client.post(f"/review/candidates/{c.pk}/reserve/?language=python", headers=HX)
     c.refresh_from_db()
     assert c.reserved_by == people.alice
-    assert "Reserved for you until" in html and 'id="decision-form"' in html
+    html = response.content.decode()
+    assert html.strip().startswith(f'<div id="hold-{c.pk}" class="hold">')  # no second post
+    assert "Reserved for you until" in html and "<html" not in html
+    assert f'action="/review/candidates/{c.pk}/release/?language=python"' in html
+    assert AuditEvent.objects.filter(verb="candidate.reserve", target_id=str(c.pk)).count() == 1
+    client.post(f"/review/candidates/{c.pk}/reserve/", headers=HX)  # the page opened again
+    assert AuditEvent.objects.filter(verb="candidate.reserve").count() == 1  # a renewal is not news
+    plain = client.post(f"/review/candidates/{c.pk}/reserve/?language=python")
+    assert plain.status_code == 302
+    assert plain["Location"] == f"/review/candidates/{c.pk}/?language=python"
+    held = client.get(f"/review/candidates/{c.pk}/").content.decode()
+    assert "Reserved for you until" in held
 
 
-def test_another_reviewer_sees_it_reserved_and_cannot_decide(people, client):
+def test_a_second_reviewers_reserve_post_sees_the_hold(people, client):
     c = make_candidate()
     reservations.candidate_reserve(user=people.alice, candidate_id=c.pk)
     client.force_login(people.bob)
     html = client.get(f"/review/candidates/{c.pk}/").content.decode()
-    c.refresh_from_db()
-    assert c.reserved_by == people.alice  # bob's visit took nothing
     assert "Reserved by <strong>alice</strong>" in html
-    assert 'id="decision-form"' not in html
+    assert 'id="decision-form"' not in html and 'hx-trigger="load"' not in html
+    response = client.post(f"/review/candidates/{c.pk}/reserve/", headers=HX)
+    assert response.status_code == 200
+    assert "Reserved by <strong>alice</strong>" in response.content.decode()
+    c.refresh_from_db()
+    assert c.reserved_by == people.alice  # bob's post took nothing
+    assert AuditEvent.objects.filter(actor=people.bob).count() == 0
+
+
+def test_reserving_is_a_post(as_annotator):
+    c = make_candidate()
+    assert as_annotator.get(f"/review/candidates/{c.pk}/reserve/").status_code == 405
+
+
+def test_a_candidate_one_cannot_decide_posts_no_hold(people, client):
+    c = make_candidate()
+    reviews.review_submit(user=people.alice, candidate_id=c.pk, decision="accept")
+    client.force_login(people.alice)
+    html = client.get(f"/review/candidates/{c.pk}/").content.decode()
+    assert "/reserve/" not in html
+    response = client.post(f"/review/candidates/{c.pk}/reserve/", headers=HX)
+    assert response.status_code == 200
+    assert "/reserve/" not in response.content.decode()  # refused: no post again on load
+    assert not AuditEvent.objects.filter(verb="candidate.reserve").exists()
 
 
 def test_untrusted_text_is_escaped_everywhere_on_the_desk(as_annotator):
@@ -194,7 +238,7 @@ def test_a_reviewer_sees_others_decisions_only_once_the_reviews_are_complete(
 def test_a_decision_under_htmx_swaps_in_the_next_candidate_and_pushes_its_url(people, client):
     first, second = make_candidate(), make_candidate()
     client.force_login(people.alice)
-    client.get(f"/review/candidates/{first.pk}/")
+    client.post(f"/review/candidates/{first.pk}/reserve/", headers=HX)
     response = client.post(
         f"/review/candidates/{first.pk}/decide/?language=python",
         {"decision": "reject", "reason": "too_easy", "comment": ""},
@@ -265,7 +309,7 @@ def test_decide_is_a_post(as_annotator):
 def test_release_gives_the_candidate_back(people, client):
     c = make_candidate()
     client.force_login(people.alice)
-    client.get(f"/review/candidates/{c.pk}/")
+    client.post(f"/review/candidates/{c.pk}/reserve/")
     response = client.post(f"/review/candidates/{c.pk}/release/?language=python")
     assert response["Location"] == "/review/?language=python"
     c.refresh_from_db()
