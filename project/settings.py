@@ -181,7 +181,7 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "static"
 # WhiteNoise serves static files from the web process. Outside DEBUG: what collectstatic wrote,
-# under content-hashed names (cached for ever) with gzip/brotli copies. In DEBUG: the source
+# under content-hashed names (cached for ever) with gzip copies. In DEBUG: the source
 # folders as they change, so nothing needs collecting first (tests run on this too).
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
