@@ -8,6 +8,9 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# Benchmarks measure the product as deployed, DEBUG off, which needs a key (manage.py processes a
+# benchmark starts inherit it).
+os.environ.setdefault("SECRET_KEY", "traj2env-benchmarks-only-key")
 
 
 def setup() -> Path:
@@ -21,4 +24,6 @@ def setup() -> Path:
 
     django.setup()
     call_command("migrate", verbosity=0)
+    # Pages name static files by their hashed names, which collectstatic's manifest holds.
+    call_command("collectstatic", interactive=False, verbosity=0)
     return var

@@ -53,6 +53,8 @@ def setup_database(deployments: int) -> str:
     os.environ["TRAJ2ENV_VAR"] = str(VAR)
     os.environ.pop("DATABASE_URL", None)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
+    # DEBUG off, as deployed, needs a key.
+    os.environ.setdefault("SECRET_KEY", "traj2env-benchmarks-only-key")
     sys.path.insert(0, str(REPO))
     import django
     from django.core.management import call_command

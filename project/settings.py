@@ -66,13 +66,35 @@ def q_cluster_limits(prefix: str) -> dict[str, int]:
 
 
 DEBUG = env_bool("DEBUG", False)
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
+# Outside DEBUG the key must be this machine's own: SECRET_KEY, or the file scripts/up.sh writes.
+SECRET_KEY_FILE = VAR_DIR / "secret-key"
+SECRET_KEY = os.environ.get("SECRET_KEY", "").strip()
+if not SECRET_KEY and SECRET_KEY_FILE.is_file():
+    SECRET_KEY = SECRET_KEY_FILE.read_text().strip()
 if not SECRET_KEY:
-    if not DEBUG and os.environ.get("TRAJ2ENV_REQUIRE_SECRET_KEY"):
-        raise ImproperlyConfigured("SECRET_KEY is required when TRAJ2ENV_REQUIRE_SECRET_KEY is set")
-    # The embedded default is a single-user machine on 127.0.0.1; a real deployment sets SECRET_KEY.
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            f"SECRET_KEY is required when DEBUG is off: set SECRET_KEY, or keep one in "
+            f"{SECRET_KEY_FILE} (scripts/up.sh writes it), or set DEBUG=1 on a development machine"
+        )
     SECRET_KEY = "traj2env-insecure-local-only-key"
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+
+# Served over HTTPS (directly or behind a TLS proxy): cookies only travel encrypted and plain
+# HTTP is redirected. Off by default: the main command serves http://127.0.0.1.
+HTTPS = env_bool("TRAJ2ENV_HTTPS", False)
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_SSL_REDIRECT = HTTPS
+# HSTS binds browsers to HTTPS for this long (and, opted in, every subdomain and the preload
+# list): hard to undo, so nothing is sent until a deployment chooses it.
+SECURE_HSTS_SECONDS = env_int("TRAJ2ENV_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("TRAJ2ENV_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("TRAJ2ENV_HSTS_PRELOAD", False)
+# Trust the proxy's X-Forwarded-Proto only when told to: a client reaching the app directly
+# could otherwise claim HTTPS.
+if env_bool("TRAJ2ENV_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -90,6 +112,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files before sessions and login: they need neither.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -156,6 +180,19 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "static"
+# WhiteNoise serves static files from the web process. Outside DEBUG: what collectstatic wrote,
+# under content-hashed names (cached for ever) with gzip copies. In DEBUG: the source
+# folders as they change, so nothing needs collecting first (tests run on this too).
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
 
 # django-q2: the ORM broker by default (embedded, no extra service); Redis when Q_REDIS_URL is set.
 # Two clusters, one queue each: Docker work (pipeline runs, which build images, and their

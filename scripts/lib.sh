@@ -59,6 +59,17 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+ensure_secret_key() {
+  # Outside DEBUG settings.py needs SECRET_KEY or this machine's own key in var/secret-key: made
+  # once and kept, so sessions outlive a restart and every process signs with the same key.
+  [ -n "${SECRET_KEY:-}" ] && return 0
+  local file="${TRAJ2ENV_VAR:-$ROOT/var}/secret-key"
+  [ -s "$file" ] && return 0
+  say "writing a secret key for this machine to $file"
+  mkdir -p "$(dirname "$file")"
+  (umask 077 && "$PY" -c 'import secrets; print(secrets.token_urlsafe(50))' > "$file")
+}
+
 migrate() {
   "$PY" manage.py migrate --noinput -v 0
 }

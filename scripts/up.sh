@@ -4,8 +4,10 @@
 # desk and its workers on 127.0.0.1.
 source "$(dirname "$0")/lib.sh"
 PORT="${PORT:-8000}"
+BIND="${TRAJ2ENV_WEB_BIND:-127.0.0.1:$PORT}"
 
 ensure_venv
+ensure_secret_key
 # mmdebstrap and docker-registry build the offline base image and give it a pinned digest.
 apt_install mmdebstrap docker-registry
 migrate
@@ -18,9 +20,10 @@ else
   say "no usable Docker engine: ingesting the samples without verification"
   "$PY" manage.py ingest samples || [ $? -eq 1 ]
 fi
+# Outside DEBUG the web app serves (through WhiteNoise) what this wrote to var/static/.
 "$PY" manage.py collectstatic --noinput -v 0
 
-say "starting the django-q2 workers (default and docker queues) and the web app on http://127.0.0.1:$PORT/"
+say "starting the django-q2 workers (default and docker queues) and the web app on http://$BIND/"
 # One worker per cluster: replays and light jobs on the default queue, Docker work (pipeline runs,
 # their verifications) on the docker one. The cluster comes from Q_CLUSTER_NAME: `qcluster --name`
 # is read after django-q2 has loaded its settings, so on Linux it serves the default queue.
@@ -29,4 +32,5 @@ WORKER=$!
 Q_CLUSTER_NAME=docker "$PY" manage.py qcluster &
 DOCKER_WORKER=$!
 trap 'kill $WORKER $DOCKER_WORKER 2>/dev/null; wait $WORKER $DOCKER_WORKER 2>/dev/null' EXIT INT TERM
-"$PY" manage.py runserver --insecure --noreload "127.0.0.1:$PORT"
+"$VENV/bin/gunicorn" project.wsgi:application --bind "$BIND" \
+  --workers "${TRAJ2ENV_WEB_WORKERS:-2}" --access-logfile -

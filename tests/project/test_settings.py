@@ -1,5 +1,6 @@
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -124,3 +125,87 @@ def test_each_cluster_serves_its_own_queue_with_its_own_limits():
         "RETRY": 1000,
         "MAX_ATTEMPTS": 2,
     }
+
+
+# The production settings docs/DEPLOY.md documents: behind a TLS proxy, HSTS chosen.
+PRODUCTION = {
+    "DEBUG": "0",
+    "SECRET_KEY": "k3y-" + "x7Qp2Lm9Rt4Vw8Zb1Nc6Hd3Jf5Gs0Ky" * 2,
+    "ALLOWED_HOSTS": "traj2env.example.com",
+    "TRAJ2ENV_HTTPS": "1",
+    "TRAJ2ENV_PROXY_SSL_HEADER": "1",
+    "TRAJ2ENV_HSTS_SECONDS": "31536000",
+    "TRAJ2ENV_HSTS_INCLUDE_SUBDOMAINS": "1",
+    "TRAJ2ENV_HSTS_PRELOAD": "1",
+}
+
+
+def _run_django(var: Path, code: str, **env: str) -> subprocess.CompletedProcess:
+    """``code`` in a fresh Django process with only ``env`` deciding DEBUG and the key."""
+    base = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY"}}
+    return subprocess.run(
+        [sys.executable, "-c", "import django; django.setup(); " + code],
+        cwd=REPO,
+        env={**base, "DJANGO_SETTINGS_MODULE": "project.settings", "TRAJ2ENV_VAR": str(var), **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_documented_production_settings_pass_the_deploy_check(tmp_path):
+    proc = _run_django(
+        tmp_path,
+        "from django.core.management import call_command; "
+        "call_command('check', deploy=True, fail_level='WARNING')",
+        **PRODUCTION,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "no issues" in proc.stdout
+
+
+def test_without_debug_a_missing_secret_key_stops_start_up_with_its_name(tmp_path):
+    proc = _run_django(tmp_path, "", DEBUG="0")
+    assert proc.returncode != 0
+    assert "SECRET_KEY is required when DEBUG is off" in proc.stderr
+
+
+def test_the_key_kept_in_var_serves_when_secret_key_is_unset(tmp_path):
+    (tmp_path / "secret-key").write_text("kept-by-up-sh\n")
+    proc = _run_django(
+        tmp_path, "from django.conf import settings; print(settings.SECRET_KEY)", DEBUG="0"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "kept-by-up-sh"
+
+
+def test_a_development_machine_starts_without_a_key_and_with_plain_http_cookies(tmp_path):
+    proc = _run_django(
+        tmp_path,
+        "from django.conf import settings; "
+        "print(settings.SESSION_COOKIE_SECURE, settings.CSRF_COOKIE_SECURE, "
+        "settings.SECURE_SSL_REDIRECT, settings.SECURE_HSTS_SECONDS)",
+        DEBUG="1",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "False", "False", "0"]
+
+
+def test_whitenoise_serves_collected_static_files_hashed_and_compressed(tmp_path):
+    proc = _run_django(
+        tmp_path,
+        "import json; from django.core.management import call_command; "
+        "call_command('collectstatic', interactive=False, verbosity=0); "
+        "from django.templatetags.static import static; from django.test import Client; "
+        "url = static('js/keys.js'); r = Client().get(url, headers={"
+        "'host': 'traj2env.example.com', 'x-forwarded-proto': 'https', "
+        "'accept-encoding': 'gzip'}); "
+        "print(json.dumps([url, r.status_code, r.get('Content-Encoding'), "
+        "r.get('Cache-Control')]))",
+        **PRODUCTION,
+    )
+    assert proc.returncode == 0, proc.stderr
+    url, status, encoding, cache = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert re.fullmatch(r"/static/js/keys\.[0-9a-f]{12}\.js", url)
+    assert status == 200 and encoding == "gzip"
+    assert "immutable" in cache
