@@ -216,6 +216,12 @@ TRAJ2ENV = {
         or Path(os.environ.get("TRAJ2ENV_CACHE_DIR") or VAR_DIR / "cache") / "wheelhouse"
     ),
     "WHEELHOUSE_OFFLINE": env_bool("TRAJ2ENV_WHEELHOUSE_OFFLINE", False),
+    # Login throttling (project/login_throttle.py): this many failed logins for one username, or
+    # from one client address, within the window refuse every attempt there for the cool-off.
+    "LOGIN_FAILURES_PER_USER": env_int("TRAJ2ENV_LOGIN_FAILURES_PER_USER", 5, minimum=1),
+    "LOGIN_FAILURES_PER_ADDRESS": env_int("TRAJ2ENV_LOGIN_FAILURES_PER_ADDRESS", 20, minimum=1),
+    "LOGIN_WINDOW_SECONDS": env_int("TRAJ2ENV_LOGIN_WINDOW_SECONDS", 900, minimum=1),
+    "LOGIN_COOLOFF_SECONDS": env_int("TRAJ2ENV_LOGIN_COOLOFF_SECONDS", 900, minimum=1),
 }
 if TRAJ2ENV["SCAN_BLOCK_SEVERITY"] not in {"info", "low", "medium", "high", "critical"}:
     raise ImproperlyConfigured(
