@@ -11,6 +11,7 @@ from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("TRAJ2ENV_VAR", BASE_DIR / "var"))
@@ -114,6 +115,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Static files before sessions and login: they need neither.
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -134,6 +136,7 @@ TEMPLATES = [
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
+                "django.template.context_processors.csp",
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
@@ -164,6 +167,22 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # per process, so two test runs never share one (tests/conftest.py removes them).
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Content Security Policy: our own files only. Scripts may also be inline with the request's
+# nonce (django-htmx's tags add it). Styles stay strict too: no template writes a style
+# attribute (tree rows carry data-depth, static/js/tree.js turns it into their indent) and htmx
+# is told not to inject its indicator <style> (the htmx-config meta tag in base.html).
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -253,6 +272,12 @@ TRAJ2ENV = {
         or Path(os.environ.get("TRAJ2ENV_CACHE_DIR") or VAR_DIR / "cache") / "wheelhouse"
     ),
     "WHEELHOUSE_OFFLINE": env_bool("TRAJ2ENV_WHEELHOUSE_OFFLINE", False),
+    # Login throttling (project/login_throttle.py): this many failed logins for one username, or
+    # from one client address, within the window refuse every attempt there for the cool-off.
+    "LOGIN_FAILURES_PER_USER": env_int("TRAJ2ENV_LOGIN_FAILURES_PER_USER", 5, minimum=1),
+    "LOGIN_FAILURES_PER_ADDRESS": env_int("TRAJ2ENV_LOGIN_FAILURES_PER_ADDRESS", 20, minimum=1),
+    "LOGIN_WINDOW_SECONDS": env_int("TRAJ2ENV_LOGIN_WINDOW_SECONDS", 900, minimum=1),
+    "LOGIN_COOLOFF_SECONDS": env_int("TRAJ2ENV_LOGIN_COOLOFF_SECONDS", 900, minimum=1),
 }
 if TRAJ2ENV["SCAN_BLOCK_SEVERITY"] not in {"info", "low", "medium", "high", "critical"}:
     raise ImproperlyConfigured(

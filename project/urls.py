@@ -4,14 +4,11 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 
 import training.urls_deploy
+from project.views import ThrottledLoginView
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="trajectories:list", permanent=False)),
-    path(
-        "accounts/login/",
-        auth_views.LoginView.as_view(redirect_authenticated_user=True),
-        name="login",
-    ),
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("trajectories/", include("trajectories.urls")),
     path("runs/", include("tasks_review.urls")),
