@@ -8,7 +8,7 @@ password. django-axes is not in requirements.lock; this is the small part of it 
 
 Limits come from settings.TRAJ2ENV (LOGIN_FAILURES_PER_USER, LOGIN_FAILURES_PER_ADDRESS,
 LOGIN_WINDOW_SECONDS, LOGIN_COOLOFF_SECONDS). The counts live in the project's cache, so every
-web process must share one cache for the limits to hold across processes.
+web process shares one cache (settings.CACHES: a table in the database).
 """
 
 from __future__ import annotations

@@ -167,6 +167,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # per process, so two test runs never share one (tests/conftest.py removes them).
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# One cache that every web process shares, in the database (login throttling counts there);
+# `manage.py createcachetable` makes its table (scripts/lib.sh's migrate runs it).
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "traj2env_cache",
+    }
+}
 
 # Content Security Policy: our own files only. Scripts may also be inline with the request's
 # nonce (django-htmx's tags add it). Styles stay strict too: no template writes a style

@@ -72,4 +72,6 @@ ensure_secret_key() {
 
 migrate() {
   "$PY" manage.py migrate --noinput -v 0
+  # the cache's table (login throttling counts there, shared by every web process)
+  "$PY" manage.py createcachetable
 }

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 
 @pytest.fixture(autouse=True)
-def throttle(settings):
+def throttle(settings, db):
     settings.TRAJ2ENV = {
         **settings.TRAJ2ENV,
         "LOGIN_FAILURES_PER_USER": 5,
