@@ -18,7 +18,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -169,3 +171,104 @@ def tree_nodes(paths: Iterable[str]) -> list[TreeNode]:
             open_dirs.append(d)
         nodes.append(TreeNode(name, path, len(dirs), False))
     return nodes
+
+
+# -- caps: every page stays small whatever the trajectory holds ------------------------------------
+
+FIELD_CHARS = 10_000  # characters of one field a page shows before "show more"
+PAGE_CHARS = 120_000  # characters all the capped fields of one page show together
+MORE_CHARS = 50_000  # characters one "show more" answer adds
+LIST_ITEMS = 50  # items of one list (a step's tool calls, a JSON array or object) shown
+JSON_DEPTH = 8  # levels of nested JSON shown; deeper values are collapsed to a count
+
+
+@dataclass(frozen=True)
+class Capped:
+    """The shown part of one field as HTML, and what a "show more" needs to fetch the rest: the
+    field's key on its page and where the shown part ends."""
+
+    html: SafeString
+    key: str
+    end: int  # characters of the field shown so far
+    total: int
+
+    @property
+    def rest(self) -> int:
+        return self.total - self.end
+
+
+def capped(
+    text: str, lexer: Lexer | None, *, key: str = "", start: int = 0, chars: int = FIELD_CHARS
+) -> Capped:
+    """`chars` characters of `text` from `start`, highlighted (escaped alone for no lexer).
+
+    >>> part = capped("x" * 25_000, TEXT, key="out")
+    >>> (part.end, part.rest)
+    (10000, 15000)
+    """
+    start = max(0, min(start, len(text)))
+    end = min(len(text), start + max(chars, 0))
+    if end == start and text:
+        html = mark_safe("")
+    elif lexer is None:
+        html = escape(text[start:end])
+    else:
+        html = highlighted(text[start:end], lexer)
+    return Capped(html, key, end, len(text))
+
+
+class Fields:
+    """The capped fields of one page under one budget (PAGE_CHARS), each remembered by its key
+    so a "show more" can build the page's fields again and answer the next slice of one.
+
+    >>> fields = Fields(budget=12_000)
+    >>> [fields.add(k, "y" * 8_000, TEXT).end for k in ("a", "b", "c")]
+    [8000, 4000, 0]
+    >>> fields.more("b", 4_000).end
+    8000
+    """
+
+    def __init__(self, budget: int = PAGE_CHARS) -> None:
+        self.left = budget
+        self.texts: dict[str, tuple[str, Lexer | None]] = {}
+
+    def add(self, key: str, text: str, lexer: Lexer | None) -> Capped:
+        self.texts[key] = (text, lexer)
+        part = capped(text, lexer, key=key, chars=min(FIELD_CHARS, self.left))
+        self.left -= part.end
+        return part
+
+    def more(self, key: str, start: int) -> Capped | None:
+        """The slice of field `key` after `start` (MORE_CHARS at most); None for no such field."""
+        if key not in self.texts:
+            return None
+        text, lexer = self.texts[key]
+        return capped(text, lexer, key=key, start=start, chars=MORE_CHARS)
+
+
+def collapsed(value: Any, *, depth: int = JSON_DEPTH, items: int = LIST_ITEMS) -> Any:
+    """JSON cut for showing: LIST_ITEMS items of each array and object, the rest counted in a
+    marker, and anything nested deeper than `depth` collapsed to a count of its items. Pretty-
+    printing deep nesting is what makes pages huge: each level indents every line below it.
+
+    >>> collapsed([[[1, 2]]], depth=2)
+    [['[… 2 items]']]
+    >>> collapsed(list(range(5)), items=2)
+    [0, 1, '… 3 more items']
+    """
+    if isinstance(value, list):
+        if depth <= 0:
+            return f"[… {len(value)} item{'s' if len(value) != 1 else ''}]"
+        shown = [collapsed(v, depth=depth - 1, items=items) for v in value[:items]]
+        if len(value) > items:
+            shown.append(f"… {len(value) - items} more items")
+        return shown
+    if isinstance(value, dict):
+        if depth <= 0:
+            return f"{{… {len(value)} key{'s' if len(value) != 1 else ''}}}"
+        pairs = list(value.items())
+        out = {str(k): collapsed(v, depth=depth - 1, items=items) for k, v in pairs[:items]}
+        if len(pairs) > items:
+            out["…"] = f"{len(pairs) - items} more keys"
+        return out
+    return value

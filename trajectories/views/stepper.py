@@ -44,7 +44,7 @@ def _step_context(trajectory: Trajectory, index: int, *, path: str | None = None
         raise Http404("This step is missing from the stored trajectory.")
     files, notice = _step_files(trajectory, step)
     commands = reads.step_commands(trajectory_id=pk, index=index) if step else []
-    calls, loose, unmatched_checks = conversation(step, commands) if step else ([], [], [])
+    talk = conversation(step, commands) if step else None
     previous_check, next_check = reads.check_neighbours(trajectory_id=pk, index=index)
     window = reads.step_window(trajectory_id=pk, index=index, count=count, radius=WINDOW_RADIUS)
     outcomes = (
@@ -68,9 +68,8 @@ def _step_context(trajectory: Trajectory, index: int, *, path: str | None = None
         "previous_check": previous_check,
         "next_check": next_check,
         "window": [(s, outcomes.get(s.index, "none")) for s in window],
-        "calls": calls,
-        "loose_outputs": loose,
-        "unmatched_checks": unmatched_checks,
+        "talk": talk,
+        "more_url": reverse("trajectories:step_more", args=[pk, index]),
         "checks": [c for c in commands if c.is_check],
         "files": files,
         "notice": notice,
@@ -120,3 +119,30 @@ def file_view(request: HttpRequest, pk: int, index: int) -> HttpResponse:
         raise Http404("No such file at this step.")
     context = {"trajectory": trajectory, "index": index, "number": index + 1, "opened": opened}
     return render_fragment(request, "trajectories/partials/step_file.html#file", context)
+
+
+@can_review
+def more_view(request: HttpRequest, pk: int, index: int) -> HttpResponse:
+    """The next slice of one capped field of a step ("show more"), with its own marker when
+    more remains."""
+    trajectory = _trajectory(pk)
+    step = reads.step_get(trajectory_id=pk, index=index)
+    try:
+        start = int(request.GET.get("start", "0"))
+    except ValueError:
+        start = 0
+    if step is None:
+        raise Http404("No such step.")
+    commands = reads.step_commands(trajectory_id=pk, index=index)
+    part = conversation(step, commands).fields.more(request.GET.get("field", ""), start)
+    if part is None:
+        raise Http404("No such field in this step.")
+    context = {
+        "trajectory": trajectory,
+        "index": index,
+        "number": index + 1,
+        "start": max(0, min(start, part.end)),
+        "c": part,
+        "more_url": reverse("trajectories:step_more", args=[pk, index]),
+    }
+    return render_page(request, "trajectories/more.html", context, "more")
