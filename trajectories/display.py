@@ -33,6 +33,7 @@ from .core.replay import is_tree, tree_dir
 MAX_DIFF_FILES = 20  # more changed files than this are listed, not diffed
 MAX_DIFF_BYTES = 512 * 1024  # either side larger: described, not diffed
 MAX_DIFF_LINES = 3000  # a longer diff is cut, saying how much was left out
+MAX_DIFF_CHARS = 20_000  # and so is one of more characters (a few very long lines)
 MAX_HIGHLIGHT_CHARS = 200_000  # beyond this, plain (still escaped) text: lexing would be slow
 BINARY_SNIFF_BYTES = 8192  # a NUL byte among the first this many makes content binary
 
@@ -114,6 +115,9 @@ def bytes_diff(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
         for line in lines[:MAX_DIFF_LINES]
     )
+    if len(shown) > MAX_DIFF_CHARS:
+        cut = shown.rfind("\n", 0, MAX_DIFF_CHARS) + 1 or MAX_DIFF_CHARS
+        shown = shown[:cut] + f"… {len(shown) - cut} more characters of this diff not shown\n"
     if len(lines) > MAX_DIFF_LINES:
         shown += f"… {len(lines) - MAX_DIFF_LINES} more diff lines not shown\n"
     return DiffView(

@@ -457,4 +457,4 @@ def test_a_step_with_thousands_of_tool_calls_stays_under_1_mb(as_annotator):
 
 def test_small_steps_show_no_more_marker(as_annotator, story):
     for index in range(10):
-        assert '<p class="more"' not in page(as_annotator, story, index)
+        assert 'class="more"' not in page(as_annotator, story, index)
