@@ -46,11 +46,18 @@ _BLOCK = HtmlFormatter(cssclass="hl", wrapcode=True)
 _NUMBERED = HtmlFormatter(cssclass="hl", wrapcode=True, linenos="inline")
 
 
-def highlighted(text: str, lexer: Lexer, *, numbered: bool = False) -> SafeString:
+def highlighted(
+    text: str, lexer: Lexer, *, numbered: bool = False, first_line: int = 1
+) -> SafeString:
     if len(text) > MAX_HIGHLIGHT_CHARS:
         lexer = TEXT
+    formatter = _NUMBERED if numbered else _BLOCK
+    if numbered and first_line != 1:  # a later part of a file, numbered where it starts
+        formatter = HtmlFormatter(
+            cssclass="hl", wrapcode=True, linenos="inline", linenostart=first_line
+        )
     # Pygments escapes the text it is given, so its output is the one HTML we vouch for.
-    return mark_safe(highlight(text, lexer, _NUMBERED if numbered else _BLOCK))
+    return mark_safe(highlight(text, lexer, formatter))
 
 
 @lru_cache(maxsize=2048)
@@ -180,8 +187,13 @@ def tree_nodes(paths: Iterable[str]) -> list[TreeNode]:
 # -- caps: every page stays small whatever the trajectory holds ------------------------------------
 
 FIELD_CHARS = 10_000  # characters of one field a page shows before "show more"
-PAGE_CHARS = 120_000  # characters all the capped fields of one page show together
+FILE_CHARS = 100_000  # characters of the one file a page opens, cut at a line's end
 MORE_CHARS = 50_000  # characters one "show more" answer adds
+# Highlighting can make one character into ~25 bytes of HTML (a span per token, line numbers),
+# so what a page may hold is counted in HTML: a part over its share is halved until it fits.
+PAGE_HTML = 400_000  # bytes of HTML all the capped fields of one page make together
+FILE_HTML = 400_000  # and the one opened file, on its own
+MORE_HTML = 400_000  # and one "show more" answer
 LIST_ITEMS = 50  # items of one list (a step's tool calls, a JSON array or object) shown
 JSON_DEPTH = 8  # levels of nested JSON shown; deeper values are collapsed to a count
 
@@ -201,53 +213,96 @@ class Capped:
         return self.total - self.end
 
 
+def _part(text: str, lexer: Lexer | None, start: int, end: int, numbered: bool) -> SafeString:
+    if end == start and text:
+        return mark_safe("")
+    if lexer is None:
+        return escape(text[start:end])
+    first_line = text.count("\n", 0, start) + 1
+    return highlighted(text[start:end], lexer, numbered=numbered, first_line=first_line)
+
+
 def capped(
-    text: str, lexer: Lexer | None, *, key: str = "", start: int = 0, chars: int = FIELD_CHARS
+    text: str,
+    lexer: Lexer | None,
+    *,
+    key: str = "",
+    start: int = 0,
+    chars: int = FIELD_CHARS,
+    html_bytes: int | None = None,
+    numbered: bool = False,
 ) -> Capped:
-    """`chars` characters of `text` from `start`, highlighted (escaped alone for no lexer).
+    """`chars` characters of `text` from `start`, highlighted (escaped alone for no lexer), in
+    `html_bytes` of HTML at most; `numbered`: whole lines with their numbers in the text (a
+    line longer than `chars` is cut).
 
     >>> part = capped("x" * 25_000, TEXT, key="out")
     >>> (part.end, part.rest)
     (10000, 15000)
+    >>> capped("<" * 100, None, html_bytes=100).end
+    25
     """
     start = max(0, min(start, len(text)))
-    end = min(len(text), start + max(chars, 0))
-    if end == start and text:
-        html = mark_safe("")
-    elif lexer is None:
-        html = escape(text[start:end])
-    else:
-        html = highlighted(text[start:end], lexer)
+
+    def line_end(end: int) -> int:
+        if numbered and end < len(text):
+            return text.rfind("\n", start, end) + 1 or end
+        return end
+
+    end = line_end(min(len(text), start + max(chars, 0)))
+    html = _part(text, lexer, start, end, numbered)
+    while html_bytes is not None and len(html) > html_bytes and end > start:
+        end = line_end(start + (end - start) // 2)
+        html = _part(text, lexer, start, end, numbered)
     return Capped(html, key, end, len(text))
 
 
 class Fields:
-    """The capped fields of one page under one budget (PAGE_CHARS), each remembered by its key
-    so a "show more" can build the page's fields again and answer the next slice of one.
+    """The capped fields of one page under one budget of HTML, each remembered by its key so a
+    "show more" can build the page's fields again and answer the next slice of one.
 
     >>> fields = Fields(budget=12_000)
-    >>> [fields.add(k, "y" * 8_000, TEXT).end for k in ("a", "b", "c")]
+    >>> [fields.add(k, "y" * 8_000, None).end for k in ("a", "b", "c")]
     [8000, 4000, 0]
     >>> fields.more("b", 4_000).end
     8000
     """
 
-    def __init__(self, budget: int = PAGE_CHARS) -> None:
+    def __init__(self, budget: int = PAGE_HTML) -> None:
         self.left = budget
-        self.texts: dict[str, tuple[str, Lexer | None]] = {}
+        self.texts: dict[str, tuple[str, Lexer | None, bool]] = {}
 
-    def add(self, key: str, text: str, lexer: Lexer | None) -> Capped:
-        self.texts[key] = (text, lexer)
-        part = capped(text, lexer, key=key, chars=min(FIELD_CHARS, self.left))
-        self.left -= part.end
+    def add(
+        self,
+        key: str,
+        text: str,
+        lexer: Lexer | None,
+        *,
+        chars: int = FIELD_CHARS,
+        numbered: bool = False,
+    ) -> Capped:
+        self.texts[key] = (text, lexer, numbered)
+        limit = chars if self.left > 0 else 0
+        part = capped(
+            text, lexer, key=key, chars=limit, html_bytes=max(self.left, 0), numbered=numbered
+        )
+        self.left -= len(part.html)
         return part
 
     def more(self, key: str, start: int) -> Capped | None:
         """The slice of field `key` after `start` (MORE_CHARS at most); None for no such field."""
         if key not in self.texts:
             return None
-        text, lexer = self.texts[key]
-        return capped(text, lexer, key=key, start=start, chars=MORE_CHARS)
+        text, lexer, numbered = self.texts[key]
+        return capped(
+            text,
+            lexer,
+            key=key,
+            start=start,
+            chars=MORE_CHARS,
+            html_bytes=MORE_HTML,
+            numbered=numbered,
+        )
 
 
 def collapsed(value: Any, *, depth: int = JSON_DEPTH, items: int = LIST_ITEMS) -> Any:

@@ -11,7 +11,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.utils.safestring import SafeString
 from pygments.lexer import Lexer
 
 from . import replay_reads as reads
@@ -20,6 +19,8 @@ from .core.replay.results import readable_text
 from .display import (
     BASH,
     DIFF,
+    FILE_CHARS,
+    FILE_HTML,
     JSON,
     LIST_ITEMS,
     MAX_DIFF_FILES,
@@ -30,7 +31,6 @@ from .display import (
     bytes_diff,
     collapsed,
     decoded,
-    highlighted,
     lexer_for,
     tree_nodes,
 )
@@ -340,12 +340,15 @@ class FileView:
     status: str  # known | lost | partial | deleted | uncertain
     change: str
     note: str = ""
-    html: SafeString | None = None
+    shown: Capped | None = None  # numbered lines, FILE_CHARS at most
     size: int | None = None
     lines: int = 0
 
 
-def file_view_of(files: reads.StepFiles, path: str) -> FileView | None:
+def file_view_of(
+    files: reads.StepFiles, path: str, fields: Fields | None = None
+) -> FileView | None:
+    """One file as it was after the step; its content is the field "file" of `fields`."""
     entry, diff = files.after.get(path), files.changed(path)
     change = change_kind(diff) if diff else ""
     if entry is None:
@@ -369,7 +372,9 @@ def file_view_of(files: reads.StepFiles, path: str) -> FileView | None:
         path,
         "known",
         change,
-        html=highlighted(text, lexer_for(path), numbered=True),
+        shown=(fields or Fields(FILE_HTML)).add(
+            "file", text, lexer_for(path), chars=FILE_CHARS, numbered=True
+        ),
         size=len(data),
         lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1),
     )

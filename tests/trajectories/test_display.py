@@ -116,15 +116,23 @@ def test_a_field_shows_its_first_characters_and_knows_how_many_are_left():
     assert capped("", None).html == "" and capped("", TEXT).html == highlighted("", TEXT)
 
 
-def test_a_page_budget_shares_characters_among_its_fields_and_more_answers_the_next_slice():
-    fields = Fields(budget=FIELD_CHARS + 100)
-    first, second, third = (fields.add(k, "y" * 80_000, TEXT) for k in "abc")
-    assert (first.end, second.end, third.end) == (FIELD_CHARS, 100, 0)
+def test_a_page_budget_of_html_is_shared_by_its_fields_and_more_answers_the_next_slice():
+    fields = Fields(budget=FIELD_CHARS + 5_000)  # bytes of HTML: an escaped "y" is one byte
+    first, second, third = (fields.add(k, "y" * 80_000, None) for k in "abc")
+    assert (first.end, second.end, third.end) == (FIELD_CHARS, 5_000, 0)  # halved to fit
     assert third.html == "" and third.rest == 80_000
     more = fields.more("c", 0)
     assert more is not None and (more.end, more.rest) == (MORE_CHARS, 80_000 - MORE_CHARS)
     assert fields.more("c", 10**9) is not None and fields.more("c", 10**9).rest == 0
     assert fields.more("d", 0) is None
+
+
+def test_a_part_whose_highlighting_outgrows_its_share_is_halved_until_it_fits():
+    code = "x = 1\n" * 10_000
+    part = capped(code, lexer_for("a.py"), chars=60_000, html_bytes=100_000, numbered=True)
+    assert len(part.html) <= 100_000 and part.end % 6 == 0 and 0 < part.end < 60_000
+    later = capped(code, lexer_for("a.py"), start=part.end, chars=6, numbered=True)
+    assert f'<span class="linenos">{part.end // 6 + 1}</span>' in later.html
 
 
 def test_nested_json_is_collapsed_past_its_depth_and_long_lists_are_counted():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import time
 
@@ -458,3 +459,23 @@ def test_a_step_with_thousands_of_tool_calls_stays_under_1_mb(as_annotator):
 def test_small_steps_show_no_more_marker(as_annotator, story):
     for index in range(10):
         assert 'class="more"' not in page(as_annotator, story, index)
+
+
+def test_a_large_file_opens_cut_at_a_line_end_and_shows_more_numbered_where_it_left_off(
+    as_annotator,
+):
+    t = one_call("Write", {"file_path": "/repo/big.py", "content": "x = 1\n" * 200_000}, "ok")
+    path = reverse("trajectories:step_more", args=[t.pk, 1])
+    for headers in ({}, HX):
+        body = as_annotator.get(file_url(t, 1, "big.py"), **headers).content.decode()
+        assert len(body.encode()) < MB
+        link = re.search(rf'hx-get="({path}\?path=big.py&amp;field=file&amp;start=(\d+))"', body)
+        assert link is not None
+        shown = int(link.group(2))
+        assert shown % 6 == 0 and f"… {1_200_000 - shown} more characters" in body  # whole lines
+        assert f'<span class="linenos">{shown // 6}</span>' in body
+        assert f'<span class="linenos">{shown // 6 + 1}</span>' not in body
+    more = as_annotator.get(link.group(1).replace("&amp;", "&"), **HX).content.decode()
+    assert f'<span class="linenos">{shown // 6 + 1}</span>' in more and "more characters" in more
+    assert len(more.encode()) < MB
+    assert as_annotator.get(f"{path}?path=nope.py&field=file&start=0").status_code == 404
