@@ -1,9 +1,10 @@
 """How file contents are shown on a page: decoded, diffed, highlighted, laid out as a tree.
 
 The one home of these helpers for every page that shows files (the replay stepper here, the review
-desk's reference diff above), so both apply the same limits. What they show comes from
-trajectories and is untrusted: the only markup marked safe is Pygments output, which escapes every
-character of its input.
+desk's reference diff above), so both apply the same limits; and the caps on every field a page
+shows (messages, tool arguments and outputs, trial logs, the opened file) with their "show more".
+What they show comes from trajectories and is untrusted: the only markup marked safe is Pygments
+output, which escapes every character of its input, and Django's `escape` of plain text.
 
 >>> view = bytes_diff("a.py", "modified", b"x = 1\\n", b"x = 2\\n")
 >>> (view.added, view.removed, "+x = 2" in view.html)
