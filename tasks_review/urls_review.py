@@ -17,6 +17,11 @@ urlpatterns = [
         review.trial_logs,
         name="trial_logs",
     ),
+    path(
+        "candidates/<int:pk>/trials/<int:trial_pk>/logs/more/",
+        review.trial_logs_more,
+        name="trial_logs_more",
+    ),
     path("disputes/", review.disputes, name="disputes"),
     path("agreement/", review.agreement, name="agreement"),
     path("audit/", review.audit, name="audit"),

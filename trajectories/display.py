@@ -1,9 +1,10 @@
 """How file contents are shown on a page: decoded, diffed, highlighted, laid out as a tree.
 
 The one home of these helpers for every page that shows files (the replay stepper here, the review
-desk's reference diff above), so both apply the same limits. What they show comes from
-trajectories and is untrusted: the only markup marked safe is Pygments output, which escapes every
-character of its input.
+desk's reference diff above), so both apply the same limits; and the caps on every field a page
+shows (messages, tool arguments and outputs, trial logs, the opened file) with their "show more".
+What they show comes from trajectories and is untrusted: the only markup marked safe is Pygments
+output, which escapes every character of its input, and Django's `escape` of plain text.
 
 >>> view = bytes_diff("a.py", "modified", b"x = 1\\n", b"x = 2\\n")
 >>> (view.added, view.removed, "+x = 2" in view.html)
@@ -18,7 +19,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -31,6 +34,7 @@ from .core.replay import is_tree, tree_dir
 MAX_DIFF_FILES = 20  # more changed files than this are listed, not diffed
 MAX_DIFF_BYTES = 512 * 1024  # either side larger: described, not diffed
 MAX_DIFF_LINES = 3000  # a longer diff is cut, saying how much was left out
+MAX_DIFF_CHARS = 20_000  # and so is one of more characters (a few very long lines)
 MAX_HIGHLIGHT_CHARS = 200_000  # beyond this, plain (still escaped) text: lexing would be slow
 BINARY_SNIFF_BYTES = 8192  # a NUL byte among the first this many makes content binary
 
@@ -43,11 +47,18 @@ _BLOCK = HtmlFormatter(cssclass="hl", wrapcode=True)
 _NUMBERED = HtmlFormatter(cssclass="hl", wrapcode=True, linenos="inline")
 
 
-def highlighted(text: str, lexer: Lexer, *, numbered: bool = False) -> SafeString:
+def highlighted(
+    text: str, lexer: Lexer, *, numbered: bool = False, first_line: int = 1
+) -> SafeString:
     if len(text) > MAX_HIGHLIGHT_CHARS:
         lexer = TEXT
+    formatter = _NUMBERED if numbered else _BLOCK
+    if numbered and first_line != 1:  # a later part of a file, numbered where it starts
+        formatter = HtmlFormatter(
+            cssclass="hl", wrapcode=True, linenos="inline", linenostart=first_line
+        )
     # Pygments escapes the text it is given, so its output is the one HTML we vouch for.
-    return mark_safe(highlight(text, lexer, _NUMBERED if numbered else _BLOCK))
+    return mark_safe(highlight(text, lexer, formatter))
 
 
 @lru_cache(maxsize=2048)
@@ -112,6 +123,9 @@ def bytes_diff(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
         for line in lines[:MAX_DIFF_LINES]
     )
+    if len(shown) > MAX_DIFF_CHARS:
+        cut = shown.rfind("\n", 0, MAX_DIFF_CHARS) + 1 or MAX_DIFF_CHARS
+        shown = shown[:cut] + f"… {len(shown) - cut} more characters of this diff not shown\n"
     if len(lines) > MAX_DIFF_LINES:
         shown += f"… {len(lines) - MAX_DIFF_LINES} more diff lines not shown\n"
     return DiffView(
@@ -169,3 +183,152 @@ def tree_nodes(paths: Iterable[str]) -> list[TreeNode]:
             open_dirs.append(d)
         nodes.append(TreeNode(name, path, len(dirs), False))
     return nodes
+
+
+# -- caps: every page stays small whatever the trajectory holds ------------------------------------
+
+FIELD_CHARS = 10_000  # characters of one field a page shows before "show more"
+FILE_CHARS = 100_000  # characters of the one file a page opens, cut at a line's end
+MORE_CHARS = 50_000  # characters one "show more" answer adds
+# Highlighting can make one character into ~25 bytes of HTML (a span per token, line numbers),
+# so what a page may hold is counted in HTML: a part over its share is halved until it fits.
+PAGE_HTML = 400_000  # bytes of HTML all the capped fields of one page make together
+FILE_HTML = 400_000  # and the one opened file, on its own
+MORE_HTML = 400_000  # and one "show more" answer
+LIST_ITEMS = 50  # items of one list (a step's tool calls, a JSON array or object) shown
+JSON_DEPTH = 8  # levels of nested JSON shown; deeper values are collapsed to a count
+
+
+@dataclass(frozen=True)
+class Capped:
+    """The shown part of one field as HTML, and what a "show more" needs to fetch the rest: the
+    field's key on its page and where the shown part ends."""
+
+    html: SafeString
+    key: str
+    end: int  # characters of the field shown so far
+    total: int
+
+    @property
+    def rest(self) -> int:
+        return self.total - self.end
+
+
+def _part(text: str, lexer: Lexer | None, start: int, end: int, numbered: bool) -> SafeString:
+    if end == start and text:
+        return mark_safe("")
+    if lexer is None:
+        return escape(text[start:end])
+    first_line = text.count("\n", 0, start) + 1
+    return highlighted(text[start:end], lexer, numbered=numbered, first_line=first_line)
+
+
+def capped(
+    text: str,
+    lexer: Lexer | None,
+    *,
+    key: str = "",
+    start: int = 0,
+    chars: int = FIELD_CHARS,
+    html_bytes: int | None = None,
+    numbered: bool = False,
+) -> Capped:
+    """`chars` characters of `text` from `start`, highlighted (escaped alone for no lexer), in
+    `html_bytes` of HTML at most; `numbered`: whole lines with their numbers in the text (a
+    line longer than `chars` is cut).
+
+    >>> part = capped("x" * 25_000, TEXT, key="out")
+    >>> (part.end, part.rest)
+    (10000, 15000)
+    >>> capped("<" * 100, None, html_bytes=100).end
+    25
+    """
+    start = max(0, min(start, len(text)))
+
+    def line_end(end: int) -> int:
+        if numbered and end < len(text):
+            return text.rfind("\n", start, end) + 1 or end
+        return end
+
+    end = line_end(min(len(text), start + max(chars, 0)))
+    html = _part(text, lexer, start, end, numbered)
+    while html_bytes is not None and len(html) > html_bytes and end > start:
+        end = line_end(start + (end - start) // 2)
+        html = _part(text, lexer, start, end, numbered)
+    return Capped(html, key, end, len(text))
+
+
+class Fields:
+    """The capped fields of one page under one budget of HTML, each remembered by its key so a
+    "show more" can build the page's fields again and answer the next slice of one.
+
+    >>> fields = Fields(budget=12_000)
+    >>> [fields.add(k, "y" * 8_000, None).end for k in ("a", "b", "c")]
+    [8000, 4000, 0]
+    >>> fields.more("b", 4_000).end
+    8000
+    """
+
+    def __init__(self, budget: int = PAGE_HTML) -> None:
+        self.left = budget
+        self.texts: dict[str, tuple[str, Lexer | None, bool]] = {}
+
+    def add(
+        self,
+        key: str,
+        text: str,
+        lexer: Lexer | None,
+        *,
+        chars: int = FIELD_CHARS,
+        numbered: bool = False,
+    ) -> Capped:
+        self.texts[key] = (text, lexer, numbered)
+        limit = chars if self.left > 0 else 0
+        part = capped(
+            text, lexer, key=key, chars=limit, html_bytes=max(self.left, 0), numbered=numbered
+        )
+        self.left -= len(part.html)
+        return part
+
+    def more(self, key: str, start: int) -> Capped | None:
+        """The slice of field `key` after `start` (MORE_CHARS at most); None for no such field."""
+        if key not in self.texts:
+            return None
+        text, lexer, numbered = self.texts[key]
+        return capped(
+            text,
+            lexer,
+            key=key,
+            start=start,
+            chars=MORE_CHARS,
+            html_bytes=MORE_HTML,
+            numbered=numbered,
+        )
+
+
+def collapsed(value: Any, *, depth: int = JSON_DEPTH, items: int = LIST_ITEMS) -> Any:
+    """JSON cut for showing: LIST_ITEMS items of each array and object, the rest counted in a
+    marker, and anything nested deeper than `depth` collapsed to a count of its items. Pretty-
+    printing deep nesting is what makes pages huge: each level indents every line below it.
+
+    >>> collapsed([[[1, 2]]], depth=2)
+    [['[… 2 items]']]
+    >>> collapsed(list(range(5)), items=2)
+    [0, 1, '… 3 more items']
+    """
+    if isinstance(value, list):
+        if depth <= 0:
+            return f"[… {len(value)} item{'s' if len(value) != 1 else ''}]"
+        shown = [collapsed(v, depth=depth - 1, items=items) for v in value[:items]]
+        if len(value) > items:
+            shown.append(f"… {len(value) - items} more items")
+        return shown
+    if isinstance(value, dict):
+        if depth <= 0:
+            return f"{{… {len(value)} key{'s' if len(value) != 1 else ''}}}"
+        pairs = list(value.items())
+        out = {str(k): collapsed(v, depth=depth - 1, items=items) for k, v in pairs[:items]}
+        if len(pairs) > items:
+            out["…"] = f"{len(pairs) - items} more keys"
+        return out
+    return value

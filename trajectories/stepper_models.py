@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.utils.safestring import SafeString
+from pygments.lexer import Lexer
 
 from . import replay_reads as reads
 from .core.replay import Entry, FileDiff, Status, is_tree, tree_dir
@@ -19,13 +19,18 @@ from .core.replay.results import readable_text
 from .display import (
     BASH,
     DIFF,
+    FILE_CHARS,
+    FILE_HTML,
     JSON,
+    LIST_ITEMS,
     MAX_DIFF_FILES,
     TEXT,
+    Capped,
     DiffView,
+    Fields,
     bytes_diff,
+    collapsed,
     decoded,
-    highlighted,
     lexer_for,
     tree_nodes,
 )
@@ -49,12 +54,12 @@ CONTENT_KEYS = set(
 class Arg:
     key: str
     text: str = ""  # short values, escaped by the template
-    html: SafeString | None = None  # long values, highlighted
+    shown: Capped | None = None  # long values, highlighted and capped
 
 
 @dataclass(frozen=True)
 class Output:
-    html: SafeString
+    shown: Capped
     error: bool
     lines: int
 
@@ -64,8 +69,8 @@ class CheckView:
     """A check that matches no tool call of the step: shown on its own, with its output."""
 
     command: Command
-    command_html: SafeString
-    output_html: SafeString
+    command_shown: Capped
+    output_shown: Capped
 
 
 @dataclass
@@ -75,6 +80,20 @@ class Call:
     args: list[Arg]
     outputs: list[Output] = field(default_factory=list)
     command: Command | None = None
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One step as a page shows it: every field capped under the page's budget (`fields`, which
+    also answers "show more"), LIST_ITEMS tool calls at most and how many more there were."""
+
+    message: Capped
+    reasoning: Capped
+    calls: list[Call]
+    loose: list[Output]
+    checks: list[CheckView]
+    more_calls: int
+    fields: Fields
 
 
 def _shell_text(value: Any) -> str | None:
@@ -88,81 +107,112 @@ def _shell_text(value: Any) -> str | None:
     return None
 
 
-def args_of(arguments: Any) -> list[Arg]:
-    """A tool call's arguments, each highlighted by what it is: shell, patch, file content."""
+def _pretty(value: Any) -> str:
+    return json.dumps(collapsed(value), indent=2, ensure_ascii=False)
+
+
+def args_of(arguments: Any, fields: Fields | None = None, key: str = "args") -> list[Arg]:
+    """A tool call's arguments, each highlighted by what it is: shell, patch, file content; long
+    ones capped as fields of the page (`key`.n), nested JSON collapsed past JSON_DEPTH."""
+    fields = fields if fields is not None else Fields()
+
+    def shown(name: str, text: str, lexer: Lexer) -> Arg:
+        return Arg(name, shown=fields.add(f"{key}.{len(out)}", text, lexer))
+
+    out: list[Arg] = []
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
         except ValueError:
-            return [Arg("arguments", html=highlighted(arguments, TEXT))]
+            return [shown("arguments", arguments, TEXT)]
     if not isinstance(arguments, dict):
-        return [Arg("arguments", html=highlighted(json.dumps(arguments, indent=2), JSON))]
+        return [shown("arguments", _pretty(arguments), JSON)]
     path = next((v for k in PATH_KEYS if isinstance(v := arguments.get(k), str)), "")
-    out = []
-    for key, value in arguments.items():
-        shell = _shell_text(value) if key in SHELL_KEYS else None
+    for name, value in list(arguments.items())[:LIST_ITEMS]:
+        shell = _shell_text(value) if name in SHELL_KEYS else None
         if shell is not None:
-            out.append(Arg(key, html=highlighted(shell, BASH)))
-        elif isinstance(value, str) and key in PATCH_KEYS and "\n" in value:
-            out.append(Arg(key, html=highlighted(value, DIFF)))
-        elif isinstance(value, str) and key in CONTENT_KEYS and path:
-            out.append(Arg(key, html=highlighted(value, lexer_for(path))))
+            out.append(shown(name, shell, BASH))
+        elif isinstance(value, str) and name in PATCH_KEYS and "\n" in value:
+            out.append(shown(name, value, DIFF))
+        elif isinstance(value, str) and name in CONTENT_KEYS and path:
+            out.append(shown(name, value, lexer_for(path)))
         elif isinstance(value, str) and "\n" not in value and len(value) <= INLINE_ARG_CHARS:
-            out.append(Arg(key, text=value))
+            out.append(Arg(name, text=value))
         elif isinstance(value, str):
-            out.append(Arg(key, html=highlighted(value, TEXT)))
+            out.append(shown(name, value, TEXT))
         else:
-            dumped = json.dumps(value, ensure_ascii=False)
+            dumped = json.dumps(collapsed(value), ensure_ascii=False)
             if len(dumped) <= INLINE_ARG_CHARS:
-                out.append(Arg(key, text=dumped))
+                out.append(Arg(name, text=dumped))
             else:
-                pretty = json.dumps(value, indent=2, ensure_ascii=False)
-                out.append(Arg(key, html=highlighted(pretty, JSON)))
+                out.append(shown(name, _pretty(value), JSON))
+    if len(arguments) > LIST_ITEMS:
+        out.append(Arg("…", text=f"{len(arguments) - LIST_ITEMS} more arguments"))
     return out
 
 
-def _output(result: dict[str, Any]) -> Output:
-    text = readable_text(result.get("content"))
+def _content_text(content: Any) -> str:
+    """readable_text of a result, with nested JSON collapsed first."""
+    if content is None or isinstance(content, (str, list)):
+        return readable_text(collapsed(content))
+    return _pretty(content)
+
+
+def _output(result: dict[str, Any], fields: Fields, key: str) -> Output:
+    text = _content_text(result.get("content"))
     extra = result.get("extra") if isinstance(result.get("extra"), dict) else {}
     error = bool(extra.get("is_error") or extra.get("isError"))
-    return Output(html=highlighted(text, TEXT), error=error, lines=text.count("\n") + 1)
+    return Output(shown=fields.add(key, text, TEXT), error=error, lines=text.count("\n") + 1)
 
 
 def conversation(
-    step: Step, commands: list[Command]
-) -> tuple[list[Call], list[Output], list[CheckView]]:
-    """Tool calls with their results and commands; results and checks that match no call."""
+    step: Step, commands: list[Command], fields: Fields | None = None, key: str = ""
+) -> Conversation:
+    """The step's message, tool calls with their results and commands, results and checks that
+    match no call. Fields are keyed under `key` so one page's `fields` can hold many steps."""
+    fields = fields if fields is not None else Fields()
+    message = fields.add(f"{key}message", step.message or "", None)
+    reasoning = fields.add(f"{key}reasoning", step.reasoning or "", None)
     results: dict[str, list[dict[str, Any]]] = {}
     loose: list[Output] = []
-    for result in step.observations or []:
+    for n, result in enumerate(step.observations or []):
         if not isinstance(result, dict):
-            loose.append(
-                Output(html=highlighted(readable_text(result), TEXT), error=False, lines=1)
-            )
+            shown = fields.add(f"{key}loose.{n}", _content_text(result), TEXT)
+            loose.append(Output(shown=shown, error=False, lines=1))
             continue
         results.setdefault(str(result.get("source_call_id") or ""), []).append(result)
     by_call = {c.tool_call_id: c for c in commands if c.tool_call_id}
     calls = []
-    for tool_call in step.tool_calls or []:
-        if not isinstance(tool_call, dict):
-            continue
+    tool_calls = [c for c in step.tool_calls or [] if isinstance(c, dict)]
+    for n, tool_call in enumerate(tool_calls):
         call_id = str(tool_call.get("tool_call_id") or "")
+        found = results.pop(call_id, []) if call_id else []
+        command = by_call.pop(call_id, None) if call_id else None
+        if n >= LIST_ITEMS:
+            continue  # counted in more_calls; its results are not loose either
         calls.append(
             Call(
                 id=call_id,
                 name=str(tool_call.get("function_name") or "tool"),
-                args=args_of(tool_call.get("arguments")),
-                outputs=[_output(r) for r in results.pop(call_id, [])] if call_id else [],
-                command=by_call.pop(call_id, None) if call_id else None,
+                args=args_of(tool_call.get("arguments"), fields, f"{key}call.{n}.args"),
+                outputs=[_output(r, fields, f"{key}call.{n}.out.{i}") for i, r in enumerate(found)],
+                command=command,
             )
         )
-    loose.extend(_output(r) for found in results.values() for r in found)
+    others = [r for found in results.values() for r in found][:LIST_ITEMS]
+    loose.extend(_output(r, fields, f"{key}result.{i}") for i, r in enumerate(others))
     unmatched = [c for c in by_call.values() if c.is_check]
     unmatched += [c for c in commands if c.is_check and not c.tool_call_id]
     checks = [
-        CheckView(c, highlighted(c.command, BASH), highlighted(c.output, TEXT)) for c in unmatched
+        CheckView(
+            c,
+            fields.add(f"{key}check.{i}.command", c.command, BASH),
+            fields.add(f"{key}check.{i}.output", c.output, TEXT),
+        )
+        for i, c in enumerate(unmatched[:LIST_ITEMS])
     ]
-    return calls, loose, checks
+    more_calls = max(0, len(tool_calls) - LIST_ITEMS)
+    return Conversation(message, reasoning, calls, loose, checks, more_calls, fields)
 
 
 # -- the files -------------------------------------------------------------------------------------
@@ -290,12 +340,15 @@ class FileView:
     status: str  # known | lost | partial | deleted | uncertain
     change: str
     note: str = ""
-    html: SafeString | None = None
+    shown: Capped | None = None  # numbered lines, FILE_CHARS at most
     size: int | None = None
     lines: int = 0
 
 
-def file_view_of(files: reads.StepFiles, path: str) -> FileView | None:
+def file_view_of(
+    files: reads.StepFiles, path: str, fields: Fields | None = None
+) -> FileView | None:
+    """One file as it was after the step; its content is the field "file" of `fields`."""
     entry, diff = files.after.get(path), files.changed(path)
     change = change_kind(diff) if diff else ""
     if entry is None:
@@ -319,7 +372,9 @@ def file_view_of(files: reads.StepFiles, path: str) -> FileView | None:
         path,
         "known",
         change,
-        html=highlighted(text, lexer_for(path), numbered=True),
+        shown=(fields or Fields(FILE_HTML)).add(
+            "file", text, lexer_for(path), chars=FILE_CHARS, numbered=True
+        ),
         size=len(data),
         lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1),
     )

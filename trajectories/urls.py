@@ -9,4 +9,5 @@ urlpatterns = [
     path("<int:pk>/", detail.trajectory_detail, name="detail"),
     path("<int:pk>/steps/<int:index>/", stepper.step_view, name="step"),
     path("<int:pk>/steps/<int:index>/file/", stepper.file_view, name="step_file"),
+    path("<int:pk>/steps/<int:index>/more/", stepper.more_view, name="step_more"),
 ]

@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
 from project.htmx import render_fragment, render_page, wants_fragment
+from trajectories.display import Capped, Fields
 
 from ..models import AuditEvent, Candidate, DatasetExport, Review, TrialRun
 from ..roles import ADJUDICATE, AUDIT, EXPORT, REVIEW
@@ -329,21 +330,48 @@ def release(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect(_with_query(reverse("review:queue"), filters.query()))
 
 
-@can_review
-@require_GET
-def trial_logs(request: HttpRequest, pk: int, trial_pk: int) -> HttpResponse:
-    trial = get_object_or_404(
+def _trial(pk: int, trial_pk: int) -> TrialRun:
+    return get_object_or_404(
         TrialRun.objects.select_related("candidate"),
         pk=trial_pk,
         candidate_id=pk,
         candidate__status__in=reviewable.REVIEWABLE,
     )
-    return render_page(
-        request,
-        "tasks_review/review/trial_logs.html",
-        {"trial": trial, "candidate": trial.candidate},
-        "logs",
-    )
+
+
+def _log_fields(trial: TrialRun) -> tuple[Fields, Capped, Capped]:
+    fields = Fields()
+    return fields, fields.add("error", trial.error, None), fields.add("logs", trial.logs, None)
+
+
+@can_review
+@require_GET
+def trial_logs(request: HttpRequest, pk: int, trial_pk: int) -> HttpResponse:
+    trial = _trial(pk, trial_pk)
+    _fields, error, logs = _log_fields(trial)
+    context = {
+        "trial": trial,
+        "candidate": trial.candidate,
+        "error": error,
+        "logs": logs,
+        "more_url": reverse("review:trial_logs_more", args=[pk, trial_pk]),
+    }
+    return render_page(request, "tasks_review/review/trial_logs.html", context, "logs")
+
+
+@can_review
+@require_GET
+def trial_logs_more(request: HttpRequest, pk: int, trial_pk: int) -> HttpResponse:
+    """The next slice of a trial's logs or error ("show more")."""
+    try:
+        start = int(request.GET.get("start", "0"))
+    except ValueError:
+        start = 0
+    part = _log_fields(_trial(pk, trial_pk))[0].more(request.GET.get("field", ""), start)
+    if part is None:
+        raise Http404("No such field.")
+    context = {"c": part, "more_url": reverse("review:trial_logs_more", args=[pk, trial_pk])}
+    return render_fragment(request, "trajectories/partials/capped.html", context)
 
 
 # -- disputes, agreement ---------------------------------------------------------------------------

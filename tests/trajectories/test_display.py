@@ -5,11 +5,19 @@ from __future__ import annotations
 
 from trajectories.display import (
     BINARY_SNIFF_BYTES,
+    FIELD_CHARS,
+    JSON,
+    LIST_ITEMS,
     MAX_DIFF_BYTES,
+    MAX_DIFF_CHARS,
     MAX_DIFF_LINES,
     MAX_HIGHLIGHT_CHARS,
+    MORE_CHARS,
     TEXT,
+    Fields,
     bytes_diff,
+    capped,
+    collapsed,
     decoded,
     highlighted,
     lexer_for,
@@ -57,6 +65,14 @@ def test_a_long_diff_is_cut_and_says_how_much_was_left_out():
     assert f"line {MAX_DIFF_LINES + 49}" not in view.html
 
 
+def test_a_diff_of_a_few_very_long_lines_is_cut_by_characters_too():
+    assert 2 * 9_002 <= MAX_DIFF_CHARS < 3 * 9_002  # a "+" line of 9,000 x is 9,002 characters
+    new = ("x" * 9_000 + "\n").encode() * 40
+    view = bytes_diff("a", "added", b"", new)
+    assert view.added == 40 and view.html.count("x" * 9_000) == 2
+    assert f"… {40 * 9_002 - 2 * 9_002} more characters of this diff not shown" in view.html
+
+
 def test_highlighting_escapes_and_falls_back_to_plain_text_when_long():
     html = highlighted("<script>alert(1)</script>", lexer_for("page.html"))
     assert "<script>" not in html and "&lt;" in html
@@ -86,3 +102,45 @@ def test_a_tree_lists_each_directory_once_before_its_files_in_natural_order():
         (0, "README.md", False),
     ]
     assert [n.path for n in tree_nodes(["src/lib/x.py"])] == ["src", "src/lib", "src/lib/x.py"]
+
+
+# -- caps ------------------------------------------------------------------------------------------
+
+
+def test_a_field_shows_its_first_characters_and_knows_how_many_are_left():
+    part = capped("<b>" * 5_000, None, key="out")
+    assert (part.key, part.end, part.total, part.rest) == ("out", FIELD_CHARS, 15_000, 5_000)
+    assert "<b>" not in part.html and part.html.count("&lt;b&gt;") == FIELD_CHARS // 3
+    small = capped("ok", TEXT)
+    assert small.rest == 0 and small.html == highlighted("ok", TEXT)  # exactly as before
+    assert capped("", None).html == "" and capped("", TEXT).html == highlighted("", TEXT)
+
+
+def test_a_page_budget_of_html_is_shared_by_its_fields_and_more_answers_the_next_slice():
+    fields = Fields(budget=FIELD_CHARS + 5_000)  # bytes of HTML: an escaped "y" is one byte
+    first, second, third = (fields.add(k, "y" * 80_000, None) for k in "abc")
+    assert (first.end, second.end, third.end) == (FIELD_CHARS, 5_000, 0)  # halved to fit
+    assert third.html == "" and third.rest == 80_000
+    more = fields.more("c", 0)
+    assert more is not None and (more.end, more.rest) == (MORE_CHARS, 80_000 - MORE_CHARS)
+    assert fields.more("c", 10**9) is not None and fields.more("c", 10**9).rest == 0
+    assert fields.more("d", 0) is None
+
+
+def test_a_part_whose_highlighting_outgrows_its_share_is_halved_until_it_fits():
+    code = "x = 1\n" * 10_000
+    part = capped(code, lexer_for("a.py"), chars=60_000, html_bytes=100_000, numbered=True)
+    assert len(part.html) <= 100_000 and part.end % 6 == 0 and 0 < part.end < 60_000
+    later = capped(code, lexer_for("a.py"), start=part.end, chars=6, numbered=True)
+    assert f'<span class="linenos">{part.end // 6 + 1}</span>' in later.html
+
+
+def test_nested_json_is_collapsed_past_its_depth_and_long_lists_are_counted():
+    deep = [[[[["bottom"]]]], {"k": {"j": 1, "i": 2}}]
+    assert collapsed(deep, depth=3) == [[["[… 1 item]"]], {"k": {"j": 1, "i": 2}}]
+    assert collapsed(deep, depth=2) == [["[… 1 item]"], {"k": "{… 2 keys}"}]
+    wide = collapsed(list(range(LIST_ITEMS + 7)))
+    assert len(wide) == LIST_ITEMS + 1 and wide[-1] == "… 7 more items"
+    keys = collapsed({str(i): i for i in range(LIST_ITEMS + 2)})
+    assert keys["…"] == "2 more keys"
+    assert capped("[1, 2]", JSON).rest == 0

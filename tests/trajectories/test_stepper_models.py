@@ -62,11 +62,15 @@ def test_a_diff_says_what_it_cannot_show():
 
 def test_arguments_are_highlighted_by_what_they_are():
     args = {a.key: a for a in args_of({"command": "ls -la", "timeout": 30})}
-    assert '<span class="w"> </span>-la' in args["command"].html and args["timeout"].text == "30"
+    assert (
+        '<span class="w"> </span>-la' in args["command"].shown.html and args["timeout"].text == "30"
+    )
     argv = args_of({"command": ["bash", "-lc", "pytest -q && echo ok"]})[0]
-    assert "bash" not in argv.html and "pytest" in argv.html
+    assert "bash" not in argv.shown.html and "pytest" in argv.shown.html
     write = {a.key: a for a in args_of({"file_path": "/r/a.js", "content": "const x = 1;\n"})}
-    assert '<span class="kd">const</span>' in write["content"].html  # JavaScript, by file name
+    assert (
+        '<span class="kd">const</span>' in write["content"].shown.html
+    )  # JavaScript, by file name
     patch = args_of('{"input": "*** Begin Patch\\n+added\\n"}')[0]
-    assert '<span class="gi">+added</span>' in patch.html
-    assert args_of("not json <b>")[0].html.count("&lt;b&gt;") == 1
+    assert '<span class="gi">+added</span>' in patch.shown.html
+    assert args_of("not json <b>")[0].shown.html.count("&lt;b&gt;") == 1

@@ -18,7 +18,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from tasks_review.selectors.desk import files_changes
 from training.core.pairs import align
-from trajectories.display import DiffView
+from trajectories.display import Capped, DiffView, Fields
 from trajectories.models import Command, Step
 from trajectories.stepper_models import Call, CheckView, Output, conversation
 
@@ -32,10 +32,11 @@ UNKNOWN = ("lost", "partial")  # final files whose content the replay could not 
 class StepView:
     index: int
     source: str
-    message: str  # untrusted: the template escapes it
+    message: Capped
     calls: list[Call]
     loose: list[Output]
     checks: list[CheckView]
+    more_calls: int
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class PairView:
     right_steps: int
     left_files: SideFiles
     right_files: SideFiles
+    fields: Fields  # every step's capped fields under one page budget, for "show more"
 
 
 def _steps(trajectory_id: int | None) -> list[Step]:
@@ -82,15 +84,27 @@ def _atif(step: Step) -> dict[str, Any]:
     }
 
 
-def _views(trajectory_id: int | None, steps: list[Step]) -> list[StepView]:
+def _views(
+    trajectory_id: int | None, steps: list[Step], fields: Fields, side: str
+) -> list[StepView]:
     commands: dict[int, list[Command]] = defaultdict(list)
     if trajectory_id is not None:
         for command in Command.objects.filter(trajectory_id=trajectory_id).order_by("index"):
             commands[command.step_index].append(command)
     views = []
     for step in steps:
-        calls, loose, checks = conversation(step, commands.get(step.index, []))
-        views.append(StepView(step.index, step.source, step.message, calls, loose, checks))
+        talk = conversation(step, commands.get(step.index, []), fields, f"{side}.{step.index}.")
+        views.append(
+            StepView(
+                step.index,
+                step.source,
+                talk.message,
+                talk.calls,
+                talk.loose,
+                talk.checks,
+                talk.more_calls,
+            )
+        )
     return views
 
 
@@ -129,8 +143,9 @@ def pair_view(pair: PreferencePair, user: AbstractBaseUser) -> PairView:
     left, right = rollouts[shown.left], rollouts[shown.right]
     left_rows, right_rows = _steps(left.trajectory_id), _steps(right.trajectory_id)
     alignment = align([_atif(s) for s in left_rows], [_atif(s) for s in right_rows])
-    left_views = _views(left.trajectory_id, left_rows)
-    right_views = _views(right.trajectory_id, right_rows)
+    fields = Fields()
+    left_views = _views(left.trajectory_id, left_rows, fields, "a")
+    right_views = _views(right.trajectory_id, right_rows, fields, "b")
     rows = [
         Row(
             number,
@@ -151,4 +166,5 @@ def pair_view(pair: PreferencePair, user: AbstractBaseUser) -> PairView:
         right_steps=len(right_rows),
         left_files=side_files(start, left),
         right_files=side_files(start, right),
+        fields=fields,
     )

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import permission_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils import timezone
@@ -127,6 +127,7 @@ def _context(
         "skip_url": _with_scope(reverse("loop:skip", args=[pair.pk]), behaviour),
         "error": error,
         "notice": notice,
+        "more_url": reverse("loop:pair_more", args=[pair.pk]),
     }
 
 
@@ -141,6 +142,22 @@ def pair_detail(request: HttpRequest, pk: int) -> HttpResponse:
         pass
     context = _context(request, pair, _scope(request))
     return render_page(request, TEMPLATE, context, "pair")
+
+
+@can_label
+@require_GET
+def pair_more(request: HttpRequest, pk: int) -> HttpResponse:
+    """The next slice of one capped field of the pair's steps ("show more")."""
+    pair = _pair(pk)
+    try:
+        start = int(request.GET.get("start", "0"))
+    except ValueError:
+        start = 0
+    part = pair_view(pair, request.user).fields.more(request.GET.get("field", ""), start)
+    if part is None:
+        raise Http404("No such field in this pair.")
+    context = {"c": part, "more_url": reverse("loop:pair_more", args=[pair.pk])}
+    return render_fragment(request, "trajectories/partials/capped.html", context)
 
 
 def _next(request: HttpRequest, after: int, notice: str) -> HttpResponse:

@@ -4,6 +4,7 @@ one file as it was at that step."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -12,6 +13,7 @@ from django.urls import reverse
 from project.htmx import render_fragment, render_page, wants_fragment
 
 from .. import replay_reads as reads
+from ..display import FILE_HTML, Fields
 from ..models import Step, Trajectory
 from ..stepper_models import conversation, diff_views, file_view_of, replay_notice, tree_rows
 from . import can_review
@@ -44,7 +46,7 @@ def _step_context(trajectory: Trajectory, index: int, *, path: str | None = None
         raise Http404("This step is missing from the stored trajectory.")
     files, notice = _step_files(trajectory, step)
     commands = reads.step_commands(trajectory_id=pk, index=index) if step else []
-    calls, loose, unmatched_checks = conversation(step, commands) if step else ([], [], [])
+    talk = conversation(step, commands) if step else None
     previous_check, next_check = reads.check_neighbours(trajectory_id=pk, index=index)
     window = reads.step_window(trajectory_id=pk, index=index, count=count, radius=WINDOW_RADIUS)
     outcomes = (
@@ -68,9 +70,9 @@ def _step_context(trajectory: Trajectory, index: int, *, path: str | None = None
         "previous_check": previous_check,
         "next_check": next_check,
         "window": [(s, outcomes.get(s.index, "none")) for s in window],
-        "calls": calls,
-        "loose_outputs": loose,
-        "unmatched_checks": unmatched_checks,
+        "talk": talk,
+        "more_url": _more_url(pk, index),
+        "file_more_url": _more_url(pk, index, path),
         "checks": [c for c in commands if c.is_check],
         "files": files,
         "notice": notice,
@@ -79,6 +81,12 @@ def _step_context(trajectory: Trajectory, index: int, *, path: str | None = None
         "undiffed": undiffed,
         "opened": opened,
     }
+
+
+def _more_url(pk: int, index: int, path: str | None = None) -> str:
+    """Where a capped field of the step fetches its next slice; a file's names its path."""
+    url = reverse("trajectories:step_more", args=[pk, index])
+    return url if path is None else f"{url}?path={quote(path, safe='/')}"
 
 
 def _go_to(trajectory: Trajectory, raw: str, index: int) -> int:
@@ -118,5 +126,45 @@ def file_view(request: HttpRequest, pk: int, index: int) -> HttpResponse:
     opened = file_view_of(files, path) if files else None
     if opened is None:
         raise Http404("No such file at this step.")
-    context = {"trajectory": trajectory, "index": index, "number": index + 1, "opened": opened}
+    context = {
+        "trajectory": trajectory,
+        "index": index,
+        "number": index + 1,
+        "opened": opened,
+        "file_more_url": _more_url(pk, index, path),
+    }
     return render_fragment(request, "trajectories/partials/step_file.html#file", context)
+
+
+@can_review
+def more_view(request: HttpRequest, pk: int, index: int) -> HttpResponse:
+    """The next slice of one capped field of a step ("show more"), with its own marker when
+    more remains."""
+    trajectory = _trajectory(pk)
+    step = reads.step_get(trajectory_id=pk, index=index)
+    try:
+        start = int(request.GET.get("start", "0"))
+    except ValueError:
+        start = 0
+    if step is None:
+        raise Http404("No such step.")
+    key = request.GET.get("field", "")
+    if key == "file":
+        fields = Fields(budget=FILE_HTML)
+        files, _notice = _step_files(trajectory, step)
+        if files:
+            file_view_of(files, request.GET.get("path", ""), fields)
+    else:
+        fields = conversation(step, reads.step_commands(trajectory_id=pk, index=index)).fields
+    part = fields.more(key, start)
+    if part is None:
+        raise Http404("No such field in this step.")
+    context = {
+        "trajectory": trajectory,
+        "index": index,
+        "number": index + 1,
+        "start": max(0, min(start, part.end)),
+        "c": part,
+        "more_url": _more_url(pk, index, request.GET.get("path") if key == "file" else None),
+    }
+    return render_page(request, "trajectories/more.html", context, "more")

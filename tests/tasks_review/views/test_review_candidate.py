@@ -14,6 +14,7 @@ from tests.tasks_review.factories import make_candidate, make_review
 
 pytestmark = pytest.mark.django_db
 HX = {"HX-Request": "true"}
+MB = 1024 * 1024
 
 
 def desk_id(response) -> str:
@@ -388,6 +389,22 @@ def test_trial_logs_are_a_fragment_under_htmx_and_a_page_without(as_annotator):
     assert "== noop #1 ==" in fragment
     page = as_annotator.get(url).content.decode()
     assert "<html" in page and "== noop #1 ==" in page
+
+
+def test_20_mb_trial_logs_are_under_1_mb_and_show_more_returns_the_next_part(as_annotator):
+    c = make_candidate()
+    trial = c.trials.get(role="noop", repeat=1)
+    line = "E   AssertionError: assert 4 == 3 <and more>\n"
+    TrialRun.objects.filter(pk=trial.pk).update(logs=line * (20 * MB // len(line)))
+    url = f"/review/candidates/{c.pk}/trials/{trial.pk}/logs/"
+    for headers in ({}, HX):
+        body = as_annotator.get(url, headers=headers).content.decode()
+        assert len(body.encode()) < MB and "more characters" in body
+        assert f'hx-get="{url}more/?field=logs&amp;start=10000"' in body
+    more = as_annotator.get(f"{url}more/?field=logs&start=10000", headers=HX).content.decode()
+    assert len(more.encode()) < MB and "<html" not in more
+    assert more.count("&lt;and more&gt;") > 1000 and "?field=logs&amp;start=60000" in more
+    assert as_annotator.get(f"{url}more/?field=other&start=0").status_code == 404
 
 
 def test_trial_logs_belong_to_their_candidate(as_annotator):

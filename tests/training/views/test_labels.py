@@ -4,9 +4,13 @@ opens the next pair in place, skip, blind labels and refusals, with and without 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.training.loop_factories import (
+    FIXED,
+    GUESSED,
     behaviour_with,
     fixing,
     guessing,
@@ -177,3 +181,36 @@ def test_agreement_is_shown_on_the_queue(client, people, pairs):
     assert 'id="kappa-alice-bob"' in html and "Krippendorff" in html
     # Both always preferred the same ("a") side: no variation, so alpha is undefined.
     assert "Every label is the same (no variation to agree on)." in html
+
+
+# -- caps: a pair page stays small whatever its rollouts hold --------------------------------------
+
+MB = 1024 * 1024
+LOG_LINE = "FAILED tests/test_invoice.py::test_total - assert 5 == 6\n"
+
+
+@pytest.fixture
+def loud_pair(people):
+    behaviour = behaviour_with()
+    task = tasks_of(behaviour)[0]
+    loud = fixing(extra="").run("pytest -vv", output=LOG_LINE * (10 * MB // len(LOG_LINE)))
+    make_trajectory_rollout(task.candidate, loud, reward=1.0, world=FIXED)
+    make_trajectory_rollout(task.candidate, guessing(), reward=0.0, agent="codex", world=GUESSED)
+    return pairs_build(user=people.bob, behaviour_id=behaviour.pk)[0]
+
+
+def test_a_pair_with_a_10_mb_output_is_under_1_mb_and_shows_more_on_demand(
+    client, people, loud_pair
+):
+    client.force_login(people.alice)
+    for headers in ({}, HX):
+        html = client.get(f"/training/labels/pairs/{loud_pair.pk}/", headers=headers)
+        body = html.content.decode()
+        assert len(body.encode()) < MB and "more characters" in body and "(show more)" in body
+    link = re.search(r'hx-get="(/training/labels/pairs/\d+/more/\?[^"]+)"', body)
+    assert link is not None
+    more = client.get(link.group(1).replace("&amp;", "&"), headers=HX).content.decode()
+    assert len(more.encode()) < MB and more.count("FAILED tests/test_invoice.py") > 800
+    assert "more characters" in more and "<html" not in more
+    missing = client.get(f"/training/labels/pairs/{loud_pair.pk}/more/?field=x.1.message")
+    assert missing.status_code == 404

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import statistics
 import time
 
@@ -349,3 +351,131 @@ def test_a_late_step_renders_about_as_fast_as_the_first(as_annotator, long_sessi
     first, late = median_ms(1), median_ms(1_498)
     assert late < 150, f"step 1499 took {late:.0f} ms"
     assert late <= max(1.5 * first, first + 15), f"step 2: {first:.0f} ms, step 1499: {late:.0f} ms"
+
+
+# -- caps: a step page stays under 1 MB whatever the step holds ------------------------------------
+
+MB = 1024 * 1024
+BIG_LINE = "E   AssertionError: 0123456789abcdef0123456789abcdef\n"  # 53 characters
+
+
+def one_call(name: str, arguments: dict, output: str) -> Trajectory:
+    b = AtifBuilder("claude-code", root="/repo")
+    b.user("Run the whole suite and tell me what fails.")
+    b.call(name, arguments, output)
+    atif, side = b.build()
+    return stored(atif, side, root="/repo")
+
+
+def nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def more_url(trajectory: Trajectory, index: int, field: str, start: int) -> str:
+    path = reverse("trajectories:step_more", args=[trajectory.pk, index])
+    return f"{path}?field={field}&start={start}"
+
+
+@pytest.fixture
+def huge_output() -> Trajectory:
+    return one_call("Bash", {"command": "cat build.log"}, BIG_LINE * (50 * MB // len(BIG_LINE)))
+
+
+def test_a_50_mb_tool_output_makes_a_step_page_under_1_mb_that_says_how_much_is_left(
+    as_annotator, huge_output
+):
+    total = 50 * MB // len(BIG_LINE) * len(BIG_LINE)
+    for headers in ({}, HX):
+        body = page(as_annotator, huge_output, 1, **headers)
+        assert len(body.encode()) < MB
+        assert f"… {total - 10_000} more characters" in body and "(show more)</a>" in body
+        assert (
+            f'href="{more_url(huge_output, 1, "call.0.out.0", 10_000)}"'.replace("&", "&amp;")
+            in body
+        )
+
+
+def test_show_more_returns_the_next_part_of_the_field_with_its_own_marker(
+    as_annotator, huge_output
+):
+    total = 50 * MB // len(BIG_LINE) * len(BIG_LINE)
+    response = as_annotator.get(more_url(huge_output, 1, "call.0.out.0", 10_000), **HX)
+    body = response.content.decode()
+    assert response.status_code == 200 and "<html" not in body and len(body.encode()) < MB
+    assert body.startswith('<div class="hl">') and body.count("AssertionError") == (
+        (BIG_LINE * 2000)[10_000:60_000].count("AssertionError")
+    )
+    assert f"… {total - 60_000} more characters" in body
+    assert 'hx-target="closest .more" hx-swap="outerHTML" hx-push-url="false"' in body
+    whole = as_annotator.get(more_url(huge_output, 1, "call.0.out.0", 10_000)).content.decode()
+    assert whole.startswith("<!doctype html>") and "characters 10001–60000 of" in whole
+
+
+def test_show_more_of_a_field_the_step_does_not_have_is_404(as_annotator, story):
+    assert as_annotator.get(more_url(story, FIX, "call.7.out.0", 0), **HX).status_code == 404
+    assert as_annotator.get(more_url(story, 99, "message", 0)).status_code == 404
+
+
+def test_deeply_nested_arrays_make_a_page_under_1_mb_with_the_depth_collapsed(as_annotator):
+    arrays = [nested(400) for _ in range(166)]
+    assert 130_000 < len(json.dumps(arrays)) < 140_000
+    t = one_call("Query", {"rows": arrays}, "ok")
+    body = page(as_annotator, t, 1)
+    assert len(body.encode()) < MB
+    assert "[… 1 item]" in body and "… 116 more items" in body
+
+
+def test_a_step_with_thousands_of_tool_calls_stays_under_1_mb(as_annotator):
+    calls = [({"file_path": f"/repo/f{i}.py"}, "x = 1\n" * 2000) for i in range(3000)]
+    t = make_trajectory(
+        steps=[
+            {"step_id": 1, "source": "user", "message": "Read everything."},
+            {
+                "step_id": 2,
+                "source": "agent",
+                "message": "Reading.",
+                "tool_calls": [
+                    {"tool_call_id": f"c{i}", "function_name": "Read", "arguments": args}
+                    for i, (args, _) in enumerate(calls)
+                ],
+                "observation": {
+                    "results": [
+                        {"source_call_id": f"c{i}", "content": out}
+                        for i, (_, out) in enumerate(calls)
+                    ]
+                },
+            },
+        ]
+    )
+    body = page(as_annotator, t, 1)
+    assert len(body.encode()) < MB
+    assert body.count('<span class="call-name">Read</span>') == 50
+    assert "… 2950 more tool calls in this step, not shown." in body
+
+
+def test_small_steps_show_no_more_marker(as_annotator, story):
+    for index in range(10):
+        assert 'class="more"' not in page(as_annotator, story, index)
+
+
+def test_a_large_file_opens_cut_at_a_line_end_and_shows_more_numbered_where_it_left_off(
+    as_annotator,
+):
+    t = one_call("Write", {"file_path": "/repo/big.py", "content": "x = 1\n" * 200_000}, "ok")
+    path = reverse("trajectories:step_more", args=[t.pk, 1])
+    for headers in ({}, HX):
+        body = as_annotator.get(file_url(t, 1, "big.py"), **headers).content.decode()
+        assert len(body.encode()) < MB
+        link = re.search(rf'hx-get="({path}\?path=big.py&amp;field=file&amp;start=(\d+))"', body)
+        assert link is not None
+        shown = int(link.group(2))
+        assert shown % 6 == 0 and f"… {1_200_000 - shown} more characters" in body  # whole lines
+        assert f'<span class="linenos">{shown // 6}</span>' in body
+        assert f'<span class="linenos">{shown // 6 + 1}</span>' not in body
+    more = as_annotator.get(link.group(1).replace("&amp;", "&"), **HX).content.decode()
+    assert f'<span class="linenos">{shown // 6 + 1}</span>' in more and "more characters" in more
+    assert len(more.encode()) < MB
+    assert as_annotator.get(f"{path}?path=nope.py&field=file&start=0").status_code == 404
