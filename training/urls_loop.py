@@ -22,6 +22,7 @@ urlpatterns = [
     path("labels/build/<slug:slug>/", labels.build, name="build_pairs"),
     path("labels/pairs/<int:pk>/", labels.pair_detail, name="pair"),
     path("labels/pairs/<int:pk>/more/", labels.pair_more, name="pair_more"),
+    path("labels/pairs/<int:pk>/reserve/", labels.reserve, name="reserve"),
     path("labels/pairs/<int:pk>/label/", labels.label, name="label"),
     path("labels/pairs/<int:pk>/skip/", labels.skip, name="skip"),
     path("exports/", exports.export_list, name="exports"),

@@ -58,6 +58,11 @@ def current_pair(page) -> str | None:
     return page.evaluate("document.querySelector('.pairdesk')?.id ?? null")
 
 
+def held_on_screen(page) -> None:
+    """Wait for the pair's hold to come back: the answered banner posts nothing more."""
+    page.wait_for_selector(".pairdesk .hold:not([hx-post]) .banner-mine")
+
+
 def press_and_wait(page, key: str) -> None:
     before = current_pair(page)
     page.keyboard.press(key)
@@ -107,6 +112,7 @@ def test_two_labellers_label_ten_pairs_by_keyboard_blind_and_agreement_shows(
             p.goto(f"/training/labels/?behaviour={behaviour.slug}")
             p.keyboard.press("n")
             p.wait_for_selector(".pairdesk[data-pair]")
+            held_on_screen(p)  # the page posts its hold once it is up
         assert current_pair(page) != current_pair(bob)  # one pair, one labeller at a time
         screenshot("loop-pair")
 
@@ -120,6 +126,10 @@ def test_two_labellers_label_ten_pairs_by_keyboard_blind_and_agreement_shows(
         skipped = current_pair(page)
         press_and_wait(page, "s")
         assert current_pair(page) != skipped
+        held_on_screen(page)  # a swapped-in pair posts its hold too
+        on_screen = PreferencePair.objects.get(pk=int(current_pair(page).removeprefix("pair-")))
+        assert on_screen.reserved_by == people.alice
+        assert PreferencePair.objects.get(pk=int(skipped.removeprefix("pair-"))).reserved_by is None
         page.evaluate("window.fullLoads = 1")
 
         who = {id(page): people.alice, id(bob): people.bob}

@@ -157,12 +157,12 @@ def pair_label_submit(
             verb="preference_pair.label",
             target=pair,
             before=before,
-            # Not the verdict: the audit log is readable by labellers, and must not undo blind
-            # labelling; the label row keeps it.
+            # Neither the verdict nor its rationale (a "correct result" on a pair whose outcomes
+            # differ tells the choice): the audit log is readable by labellers, and must not undo
+            # blind labelling; the label row keeps both.
             after={
                 "label_id": label.pk,
                 "left": shown.left,
-                "tag": tag,
                 "labels": count,
                 "status": status.value,
                 "reserved_by": None,

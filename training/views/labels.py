@@ -7,6 +7,7 @@ Pygments output (through the stepper's and the desk's display helpers), which es
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.contrib import messages
@@ -110,16 +111,15 @@ def _context(
 ) -> dict[str, Any]:
     user, now = request.user, timezone.now()
     seen = reads.labels_for(pair, user)
-    held_elsewhere = held_by_other(pair, user, now)
+    hold = _hold_context(request, pair, behaviour, now)
+    workable = pair.status == PreferencePair.Status.OPEN and seen.mine is None
     return {
-        "pair": pair,
+        **hold,
+        # Post the hold on load for a pair this labeller could take: free, or theirs to renew.
+        "reserve": workable and not hold["held_by_other"],
         "view": pair_view(pair, user),
         "labels": seen,
-        "held_by_me": held_by(pair, user, now),
-        "held_by_other": held_elsewhere,
-        "can_label": pair.status == PreferencePair.Status.OPEN
-        and seen.mine is None
-        and not held_elsewhere,
+        "can_label": workable and not hold["held_by_other"],
         "tags": PairLabel.Tag.choices,
         "scope": behaviour,
         "queue_url": _with_scope(reverse("loop:labels"), behaviour),
@@ -131,17 +131,42 @@ def _context(
     }
 
 
+def _hold_context(
+    request: HttpRequest, pair: PreferencePair, behaviour: Behaviour | None, now: datetime
+) -> dict[str, Any]:
+    """Who holds the pair, as its hold banner shows it."""
+    return {
+        "pair": pair,
+        "held_by_me": held_by(pair, request.user, now),
+        "held_by_other": held_by_other(pair, request.user, now),
+        "reserve": False,
+        "reserve_url": _with_scope(reverse("loop:reserve", args=[pair.pk]), behaviour),
+    }
+
+
 @can_label
 @require_GET
 def pair_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """The pair side by side; it writes nothing (the page posts `reserve` once it is up)."""
+    context = _context(request, _pair(pk), _scope(request))
+    return render_page(request, TEMPLATE, context, "pair")
+
+
+@can_label
+@require_POST
+def reserve(request: HttpRequest, pk: int) -> HttpResponse:
+    """Hold the pair, or renew one's hold: the hold banner under htmx, the pair without."""
+    behaviour = _scope(request)
     pair = _pair(pk)
-    try:  # opening a pair one could label holds it; anything else just shows it
+    try:  # a pair one could label is held; anything else (labelled, held by another) is shown
         labels.pair_reserve(user=request.user, pair_id=pair.pk)
-        pair = _pair(pk)
     except TrainingError:
         pass
-    context = _context(request, pair, _scope(request))
-    return render_page(request, TEMPLATE, context, "pair")
+    if not wants_fragment(request):
+        return redirect(_with_scope(reverse("loop:pair", args=[pk]), behaviour))
+    return render_fragment(
+        request, f"{TEMPLATE}#hold", _hold_context(request, _pair(pk), behaviour, timezone.now())
+    )
 
 
 @can_label

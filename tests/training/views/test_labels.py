@@ -1,6 +1,7 @@
 """The labelling pages: the queue with counts and agreement, a pair side by side (aligned, the
-shared prefix apart, the divergence marked, each side's diff, identities hidden), a label that
-opens the next pair in place, skip, blind labels and refusals, with and without HX-Request."""
+shared prefix apart, the divergence marked, each side's diff, identities hidden), the hold it
+posts once open, a label that opens the next pair in place, skip, blind labels and refusals, with
+and without HX-Request."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 
 import pytest
 
+from tasks_review.models import AuditEvent
 from tests.training.loop_factories import (
     FIXED,
     GUESSED,
@@ -70,7 +72,6 @@ def test_a_pair_shows_both_rollouts_aligned_with_the_divergence_and_each_diff(
     # Who did it stays hidden: neither the agents, nor the model, nor a call id.
     for name in ("codex", "claude-code", "claude-sonnet", "call_1"):
         assert name not in html
-    assert PreferencePair.objects.get(pk=pair.pk).reserved_by == people.alice  # opening holds it
 
 
 def test_the_pair_fragment_under_htmx_replaces_itself(client, people, pairs):
@@ -81,9 +82,88 @@ def test_the_pair_fragment_under_htmx_replaces_itself(client, people, pairs):
     assert "HX-Request" in response["Vary"]
 
 
+# -- the hold -------------------------------------------------------------------------------------
+
+
+def test_opening_a_pair_writes_nothing_and_the_page_posts_the_hold(client, people, pairs):
+    pair = pairs[0]
+    client.force_login(people.alice)
+    for headers in ({}, HX):
+        html = client.get(
+            f"/training/labels/pairs/{pair.pk}/?behaviour={pair.behaviour.slug}", headers=headers
+        ).content.decode()
+        reserve = f"/training/labels/pairs/{pair.pk}/reserve/?behaviour={pair.behaviour.slug}"
+        assert f'hx-post="{reserve}" hx-trigger="load"' in html
+        assert f'hx-sync="#pair-{pair.pk}:queue last"' in html  # a skip waits for the hold
+        assert 'id="label-form"' in html and "Not held yet." in html
+    pair.refresh_from_db()
+    assert pair.reserved_by is None  # a prefetch or a link preview takes nothing
+    assert not AuditEvent.objects.filter(target_type="preference_pair").exists()
+
+
+def test_the_reserve_post_holds_the_pair_and_answers_its_banner(client, people, pairs):
+    pair = pairs[0]
+    client.force_login(people.alice)
+    slug = pair.behaviour.slug
+    response = client.post(
+        f"/training/labels/pairs/{pair.pk}/reserve/?behaviour={slug}", headers=HX
+    )
+    pair.refresh_from_db()
+    assert pair.reserved_by == people.alice
+    html = response.content.decode()
+    assert html.strip().startswith(f'<div id="hold-{pair.pk}" class="hold">')  # no second post
+    assert "Held for you until" in html and "<html" not in html
+    reserved = AuditEvent.objects.filter(verb="preference_pair.reserve", target_id=str(pair.pk))
+    assert reserved.count() == 1
+    client.post(f"/training/labels/pairs/{pair.pk}/reserve/", headers=HX)  # the page opened again
+    assert AuditEvent.objects.filter(verb="preference_pair.reserve").count() == 1  # a renewal
+    plain = client.post(f"/training/labels/pairs/{pair.pk}/reserve/?behaviour={slug}")
+    assert plain.status_code == 302
+    assert plain["Location"] == f"/training/labels/pairs/{pair.pk}/?behaviour={slug}"
+    held = client.get(f"/training/labels/pairs/{pair.pk}/").content.decode()
+    assert "Held for you until" in held
+
+
+def test_a_second_labellers_reserve_post_sees_the_hold(client, people, pairs):
+    pair = pairs[0]
+    labels.pair_reserve(user=people.alice, pair_id=pair.pk)
+    client.force_login(people.bob)
+    html = client.get(f"/training/labels/pairs/{pair.pk}/").content.decode()
+    assert "Held by <strong>alice</strong>" in html
+    assert 'id="label-form"' not in html and 'hx-trigger="load"' not in html
+    response = client.post(f"/training/labels/pairs/{pair.pk}/reserve/", headers=HX)
+    assert response.status_code == 200
+    assert "Held by <strong>alice</strong>" in response.content.decode()
+    pair.refresh_from_db()
+    assert pair.reserved_by == people.alice  # bob's post took nothing
+    assert not AuditEvent.objects.filter(actor=people.bob, target_type="preference_pair").exists()
+
+
+def test_reserving_a_pair_is_a_post(client, people, pairs):
+    client.force_login(people.alice)
+    assert client.get(f"/training/labels/pairs/{pairs[0].pk}/reserve/").status_code == 405
+
+
+def test_a_pair_one_cannot_label_posts_no_hold(client, people, pairs):
+    pair = pairs[0]
+    labels.pair_label_submit(
+        user=people.alice, pair_id=pair.pk, choice="A", left=reads.sides(pair, people.alice).left
+    )
+    client.force_login(people.alice)
+    html = client.get(f"/training/labels/pairs/{pair.pk}/").content.decode()
+    assert "/reserve/" not in html
+    response = client.post(f"/training/labels/pairs/{pair.pk}/reserve/", headers=HX)
+    assert response.status_code == 200
+    assert "/reserve/" not in response.content.decode()  # refused: no post again on load
+    assert not AuditEvent.objects.filter(verb="preference_pair.reserve").exists()
+
+
+# -- labelling -------------------------------------------------------------------------------------
+
+
 def test_a_label_under_htmx_opens_the_next_pair_in_place(client, people, pairs):
     client.force_login(people.alice)
-    client.get(f"/training/labels/pairs/{pairs[0].pk}/")
+    client.post(f"/training/labels/pairs/{pairs[0].pk}/reserve/", headers=HX)
     response = post_label(client, people.alice, pairs[0], "B", headers=HX, tag="verified")
     assert response.status_code == 200
     assert response["HX-Push-Url"] == f"/training/labels/pairs/{pairs[1].pk}/"
@@ -117,7 +197,8 @@ def test_the_last_label_under_htmx_shows_that_nothing_is_left(client, people, pa
 
 def test_skip_releases_the_pair_and_opens_the_next(client, people, pairs):
     client.force_login(people.alice)
-    client.get(f"/training/labels/pairs/{pairs[0].pk}/")
+    client.post(f"/training/labels/pairs/{pairs[0].pk}/reserve/", headers=HX)
+    assert PreferencePair.objects.get(pk=pairs[0].pk).reserved_by == people.alice
     response = client.post(f"/training/labels/pairs/{pairs[0].pk}/skip/", headers=HX)
     assert f'<article id="pair-{pairs[1].pk}"' in response.content.decode()
     assert PreferencePair.objects.get(pk=pairs[0].pk).reserved_by is None
@@ -141,6 +222,24 @@ def test_other_labels_stay_blind_until_the_pair_is_complete(client, people, pair
     html = client.get(f"/training/labels/pairs/{pairs[0].pk}/").content.decode()
     assert "alice:" in html and "bob:" in html and "fewer wasted steps" in html
     assert "This pair has all its labels." in html
+
+
+def test_a_pending_labels_rationale_stays_out_of_the_audit_log(client, people, pairs):
+    """bob reads the audit log and labels too: alice's tag would tell him her choice on a pair
+    whose outcomes differ ("correct result" is the passing one)."""
+    pair = pairs[0]
+    labels.pair_label_submit(
+        user=people.alice,
+        pair_id=pair.pk,
+        choice="A",
+        left=reads.sides(pair, people.alice).left,
+        tag="correct",
+    )
+    client.force_login(people.bob)
+    html = client.get(f"/review/audit/?target=preference_pair:{pair.pk}").content.decode()
+    assert "preference_pair.label" in html
+    assert "correct" not in html.split("<tbody")[-1]
+    assert PairLabel.objects.get().tag == "correct"  # the label row keeps it
 
 
 def test_refusals_come_back_in_the_pair_with_their_status(client, people, pairs):
