@@ -90,7 +90,9 @@ def test_decide_three_candidates_with_the_keyboard_and_see_the_audit(
     assert rows.count() == 1
     assert rows.first.get_attribute("id") == f"candidate-{fourth.pk}-row"
     page.click("a.tab[href$='review=all']")
-    page.wait_for_function("document.querySelectorAll('#queue-results tbody tr').length === 4")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#queue-results tbody tr').length === 4"
+    )
     assert "review=all" in page.url
 
     page.goto("/review/audit/?actor=bob&verb=review.submit")

@@ -49,7 +49,7 @@ def test_seed_choose_tasks_evaluate_and_drill_down_to_the_stepper(
     page.wait_for_url("**/training/behaviours/failing-test-repair/")
     page.fill("input[name=q]", "repair-")
     page.wait_for_function(
-        "document.querySelectorAll('[id$=-choosable] input[name=candidate]').length === 3"
+        "() => document.querySelectorAll('[id$=-choosable] input[name=candidate]').length === 3"
     )
     for task in tasks:
         page.check(f"#choose-{task.pk}")

@@ -14,7 +14,9 @@ def test_log_in_search_and_open_a_trajectory(page, login, people, screenshot):
     screenshot("trajectory-list")
 
     page.fill("input[name=q]", "uploader")
-    page.wait_for_function("document.querySelectorAll('#trajectory-results tbody tr').length === 1")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#trajectory-results tbody tr').length === 1"
+    )
     assert "q=uploader" in page.url  # the filter is in the URL, so back and share work
 
     page.click("text=Fix the flaky uploader retry")
