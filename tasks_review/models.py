@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.db import models
 
 from trajectories.models import Trajectory
+
+if TYPE_CHECKING:
+    from tasks_review.core.trials.ungraded import ReasonCount
 
 # "verify" builds each candidate's image, checks it in the image and runs the trial matrix.
 STAGES = ("ingest", "replay", "mine", "write", "verify", "report")
@@ -169,6 +174,15 @@ class Candidate(models.Model):
         if self.status != self.Status.KEPT or self.family == self.SANDBOX:
             return False  # a sandbox task is kept by its own tests, which no grader version changes
         return (self.verifier_version or 1) < VERIFIER_VERSION
+
+    @property
+    def ungraded_reasons(self) -> tuple[ReasonCount, ...]:
+        """Why its matrix left it ungraded, each cause with how many trials it hit."""
+        from tasks_review.core.trials.ungraded import by_trial
+
+        if self.status != self.Status.UNGRADED:
+            return ()
+        return by_trial(self.verification.get("reasons") or [])
 
     @property
     def check_too_thin(self) -> bool | None:

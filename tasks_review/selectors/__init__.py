@@ -8,4 +8,5 @@
 - `audit`: the audit log's search, and what blind review hides in it.
 - `exports`: what a dataset export takes.
 - `reviewer_agreement`: agreement between reviewers on their decisions.
+- `runs`: a pipeline run's ungraded candidates and why, grouped by cause.
 """

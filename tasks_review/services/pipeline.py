@@ -25,6 +25,7 @@ from tasks_review.core.config import GenerateConfig, parse_config
 from tasks_review.core.mining.candidate import RepairCandidate
 from tasks_review.core.mining.repair import find_repair_candidates
 from tasks_review.models import STAGES, Candidate, PipelineRun, empty_counts
+from tasks_review.selectors import runs
 from tasks_review.services.images import base_image_ref
 from tasks_review.services.taskwriting import candidate_payload, candidate_write_task
 from tasks_review.services.verification import (
@@ -510,6 +511,7 @@ def _report(run: PipelineRun, counts: dict[str, int], timings: dict[str, float])
         "finished_at": timezone.now().isoformat(),
         "counts": counts,
         "drops": drops,
+        "ungraded": runs.ungraded(run).to_dict(),
         "yield": by_family,
         "timings": dict(timings),
         "tasks": [

@@ -4,12 +4,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import permission_required
 from django.core.paginator import Paginator
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
 from project.htmx import render_fragment, render_page, wants_fragment
 from tasks_review.models import STAGES, Candidate, PipelineRun
+from tasks_review.selectors import runs as reads
 from tasks_review.services.pipeline import (
     IllegalTransition,
     pipeline_run_cancel,
@@ -83,6 +84,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "kept": candidates.exclude(status=Candidate.Status.DROPPED)
             .select_related("trajectory")
             .order_by("id")[:200],
+            "ungraded": reads.ungraded(run),
         },
     )
 
@@ -100,6 +102,8 @@ def run_report(request: HttpRequest, pk: int) -> HttpResponse:
 def run_rerun(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         new = pipeline_run_rerun(run_id=pk, user=request.user)
+    except PipelineRun.DoesNotExist:
+        raise Http404("No such pipeline run.") from None
     except IllegalTransition as exc:
         messages.error(request, str(exc))
         return redirect("runs:detail", pk=pk)
@@ -113,6 +117,8 @@ def run_rerun(request: HttpRequest, pk: int) -> HttpResponse:
 def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         ids = pipeline_run_retry_ungraded(run_id=pk, user=request.user)
+    except PipelineRun.DoesNotExist:
+        raise Http404("No such pipeline run.") from None
     except IllegalTransition as exc:
         messages.error(request, str(exc))
         return redirect("runs:detail", pk=pk)
@@ -128,6 +134,8 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         pipeline_run_cancel(run_id=pk, user=request.user)
         messages.success(request, "Cancelling: the run stops at its next item.")
+    except PipelineRun.DoesNotExist:
+        raise Http404("No such pipeline run.") from None
     except IllegalTransition as exc:
         messages.error(request, str(exc))
     return redirect("runs:detail", pk=pk)

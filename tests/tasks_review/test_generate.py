@@ -107,6 +107,58 @@ def test_propose_only_stops_before_task_files(tmp_path):
     assert Candidate.objects.filter(status=Candidate.Status.PROPOSED).count() == 4
 
 
+# Verification runs in threads with their own connections: they must see committed rows.
+@pytest.mark.django_db(transaction=True)
+def test_why_candidates_are_ungraded_is_on_the_terminal_and_in_the_report(
+    tmp_path, settings, monkeypatch
+):
+    import itertools
+    from io import StringIO
+
+    from tasks_review.core.trials.model import MatrixResult, MatrixStatus
+    from tasks_review.services import verification
+
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "VERIFY": True}
+    calls = itertools.count()  # verify threads share it; next() is atomic under the GIL
+    gone = tuple(f"oracle #{i} ungraded: the daemon went away" for i in range(3))
+
+    def no_daemon(task_dir, **_):
+        reasons = ("harness error: OSError: disk full",) if next(calls) == 0 else gone
+        return MatrixResult(task_dir=task_dir, status=MatrixStatus.UNGRADED, reasons=reasons)
+
+    monkeypatch.setattr(verification, "verify_task", no_daemon)
+    out = StringIO()
+    with pytest.raises(SystemExit) as exit_:
+        call_command("generate", config=str(config(tmp_path, SAMPLES)), stdout=out)
+    assert exit_.value.code == 1  # nothing kept
+    lines = out.getvalue().splitlines()
+    start = lines.index("4 ungraded, by reason:")
+    assert lines[start + 1 : start + 3] == [
+        "  3 × the daemon went away",
+        "  1 × harness error: OSError: disk full",
+    ]
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["ungraded"]["count"] == 4
+    assert report["ungraded"]["reasons"] == [
+        {"reason": "the daemon went away", "count": 3},
+        {"reason": "harness error: OSError: disk full", "count": 1},
+    ]
+    per_candidate = {c["candidate"]: c["reasons"] for c in report["ungraded"]["candidates"]}
+    assert set(per_candidate) == set(
+        Candidate.objects.filter(status=Candidate.Status.UNGRADED).values_list("id", flat=True)
+    )
+    assert sorted(per_candidate.values(), key=len) == [
+        [{"reason": "harness error: OSError: disk full", "count": 1}],
+        *[[{"reason": "the daemon went away", "count": 3}]] * 3,
+    ]
+
+
+def test_a_report_without_ungraded_candidates_says_none(tmp_path):
+    assert generate(config(tmp_path, SAMPLES)) == 0
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["ungraded"] == {"count": 0, "reasons": [], "candidates": []}
+
+
 def test_limit_bounds_the_candidates(tmp_path):
     assert generate(config(tmp_path, SAMPLES, limit=2)) == 0
     assert Candidate.objects.exclude(status=Candidate.Status.DROPPED).count() == 2

@@ -260,3 +260,47 @@ def test_ungraded_candidates_are_retried_one_q2_job_each_from_the_run_page(
     assert reverse("runs:retry", args=[run.pk]).encode() not in page  # nothing left to retry
     response = client.post(reverse("runs:retry", args=[run.pk]), follow=True)
     assert b"no ungraded candidate" in response.content
+
+
+@pytest.mark.parametrize("action", ["runs:rerun", "runs:cancel", "runs:retry"])
+def test_acting_on_a_run_that_does_not_exist_is_404(client, people, action):
+    client.force_login(people.dave)
+    assert client.post(reverse(action, args=[987654])).status_code == 404
+
+
+def ungraded_candidate(run: PipelineRun, key: str, reasons: list[str]) -> Candidate:
+    return Candidate.objects.create(
+        run=run,
+        trajectory=make_trajectory(),
+        family="repair",
+        key=key,
+        check_command="npm test",
+        status="ungraded",
+        fail_step=2,
+        pass_step=5,
+        task_name=f"repair-{key}",
+        verification={"status": "ungraded", "reasons": reasons},
+    )
+
+
+def test_the_run_page_says_why_candidates_are_ungraded_grouped_with_counts(as_annotator):
+    run = make_run(status="done", counts={**empty_counts(), "ungraded": 3})
+    gone = [f"oracle #{i} ungraded: the daemon went away" for i in range(3)]
+    first = ungraded_candidate(run, "a", gone)
+    ungraded_candidate(run, "b", gone[:1])
+    harness = ungraded_candidate(run, "c", ["harness error: OSError: disk full"])
+    page = as_annotator.get(reverse("runs:detail", args=[run.pk])).content.decode()
+    summary = page[page.index(f'id="run-{run.pk}-ungraded"') :]
+    assert "Ungraded: 3" in summary
+    assert summary.index("the daemon went away") < summary.index("harness error: OSError")
+    assert "<strong>2</strong>" in summary.split("harness error")[0]  # two candidates
+    row = page[page.index(f'id="candidate-{first.pk}"') :].split("</tr>")[0]
+    assert "the daemon went away" in row and "× 3" in row  # three of its trials
+    row = page[page.index(f'id="candidate-{harness.pk}"') :].split("</tr>")[0]
+    assert "harness error: OSError: disk full" in row
+
+
+def test_a_run_without_ungraded_candidates_shows_no_ungraded_summary(as_annotator):
+    run = make_run(status="done")
+    page = as_annotator.get(reverse("runs:detail", args=[run.pk])).content.decode()
+    assert f'id="run-{run.pk}-ungraded"' not in page

@@ -34,6 +34,7 @@ from .image import PreparedTask, prepare
 from .model import MatrixResult, MatrixStatus, Role, TrialDrop, TrialRecord, TrialStatus
 from .taskdir import record_reference
 from .trial import control_context, run_trial, skipped
+from .ungraded import trial_reason
 
 # Trials of one matrix run this many at a time (two containers each, one after the other).
 TRIAL_JOBS = 2
@@ -62,7 +63,7 @@ def decide(trials: Sequence[TrialRecord]) -> tuple[MatrixStatus, tuple[str, ...]
     ungraded = [t for t in trials if t.status is TrialStatus.UNGRADED]
     if ungraded:
         return MatrixStatus.UNGRADED, tuple(
-            f"{t.name} #{t.repeat} ungraded: {t.detail.get('infra_error', '')}" for t in ungraded
+            trial_reason(t.name, t.repeat, t.detail.get("infra_error", "")) for t in ungraded
         )
     return MatrixStatus.KEPT, ()
 

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
 from tasks_review.core.config import ConfigError, load_config
+from tasks_review.selectors import runs
 from tasks_review.services.images import NoBaseImage, base_image_ref
 from tasks_review.services.pipeline import (
     pipeline_exit_code,
@@ -65,6 +66,11 @@ class Command(BaseCommand):
             f"{counts['candidates']} candidates, {counts['dropped']} dropped, "
             f"{counts['written']} written, {counts['kept']} kept → {run.destination}/report.json"
         )
+        ungraded = runs.ungraded(run)
+        if ungraded.count:
+            self.stdout.write(f"{ungraded.count} ungraded, by reason:")
+            for r in ungraded.reasons:
+                self.stdout.write(f"  {r.count} × {r.reason}")
         if run.error:
             self.stderr.write(run.error)
         sys.exit(pipeline_exit_code(run))

@@ -1,0 +1,45 @@
+"""What a pipeline run's page, its report.json and the generate command say about it beyond
+its counts: why its ungraded candidates are ungraded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.trials.ungraded import ReasonCount, by_candidate
+from ..models import Candidate, PipelineRun
+
+
+@dataclass(frozen=True)
+class Ungraded:
+    """The run's ungraded candidates, and their causes with how many candidates each hit."""
+
+    candidates: list[Candidate]
+    reasons: tuple[ReasonCount, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.candidates)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "count": self.count,
+            "reasons": [r.to_dict() for r in self.reasons],
+            "candidates": [
+                {
+                    "candidate": c.id,
+                    "task": c.task_name,
+                    "reasons": [r.to_dict() for r in c.ungraded_reasons],
+                }
+                for c in self.candidates
+            ],
+        }
+
+
+def ungraded(run: PipelineRun) -> Ungraded:
+    rows = list(
+        Candidate.objects.filter(run=run, status=Candidate.Status.UNGRADED)
+        .only("id", "status", "task_name", "verification")
+        .order_by("id")
+    )
+    return Ungraded(rows, by_candidate(c.verification.get("reasons") or [] for c in rows))
