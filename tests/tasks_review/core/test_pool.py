@@ -27,11 +27,13 @@ class Ledger:
         self.running: set[int] = set()
         self.most = 0
 
-    def enter(self, item: int) -> None:
+    def enter(self, item: int) -> int:
+        """How many items have started, this one included (one caller sees each count)."""
         with self.lock:
             self.started.append(item)
             self.running.add(item)
             self.most = max(self.most, len(self.running))
+            return len(self.started)
 
     def leave(self, item: int) -> None:
         with self.lock:
@@ -157,8 +159,7 @@ def test_an_interrupt_while_waiting_cancels_and_is_raised_again():
     cancels: list[int] = []
 
     def work(item: int, stop: threading.Event) -> bool:
-        ledger.enter(item)
-        if len(ledger.started) == 2:  # both lanes busy: Ctrl-C
+        if ledger.enter(item) == 2:  # both lanes busy: one Ctrl-C
             signal.pthread_kill(main, signal.SIGINT)
         stopped = stop.wait(WAIT)
         ledger.leave(item)
