@@ -153,6 +153,8 @@ def kill_flip(base: str, token: str, deployment: int) -> float:
 
 
 def main() -> None:
+    if shutil.which("wrk") is None:
+        sys.exit("bench_route needs wrk (Debian: apt-get install wrk)")
     parser = argparse.ArgumentParser()
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--connections", type=int, default=4)
