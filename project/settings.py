@@ -256,6 +256,9 @@ Q_CLUSTER["sync"] = Q_SYNC
 TRAJ2ENV = {
     # Findings at or above this atif-scan severity block a trajectory from mining.
     "SCAN_BLOCK_SEVERITY": os.environ.get("TRAJ2ENV_SCAN_BLOCK_SEVERITY", "high"),
+    # Whether secrets found at scan (atif-scan's credential check, or the redactor's credential
+    # types anywhere in the trajectory) block it from mining; off: tasks carry them redacted.
+    "SCAN_BLOCK_SECRETS": env_bool("TRAJ2ENV_SCAN_BLOCK_SECRETS", False),
     # state_at(step) loads one checkpoint plus at most this many deltas.
     "REPLAY_CHECKPOINT_EVERY": env_int("TRAJ2ENV_REPLAY_CHECKPOINT_EVERY", 64, minimum=1),
     # How many independent reviews a candidate needs before its decision stands.

@@ -11,7 +11,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -210,6 +210,11 @@ def _ingest_file(
                 return
             findings = result.to_json()["findings"]
             blocked = result.blocks(settings.TRAJ2ENV["SCAN_BLOCK_SEVERITY"])
+            if settings.TRAJ2ENV["SCAN_BLOCK_SECRETS"]:
+                secrets = scanner.secrets_finding(result, loaded.atif)
+                if secrets is not None:
+                    findings.append(asdict(secrets))
+                    blocked = True
         try:
             with transaction.atomic():
                 trajectory = trajectory_store(

@@ -41,6 +41,12 @@ Choices, and why:
   place, no symlinks are made, and modes are 0644 for files and 0755 for scripts and folders
   whatever the umask. The same candidate always gives the same bytes. A project file named
   ``.harborignore`` is refused: Harbor would read it as task configuration.
+* **No secret leaves the trajectory.** The instruction and every text file of the starting
+  project go through the one redactor (``trajectories.core.redact``; a file with a NUL byte is
+  binary and stays as it is); ``task.toml`` records how many replacements of each type were
+  made (``metadata.redaction``). What the verifier grades must keep its exact bytes, so a
+  credential in the check's command, in a file the oracle writes or in a reference file the
+  grader restores refuses the task (``SecretInReference``) instead of being redacted.
 * **Fresh repository, pinned base.** The Dockerfile switches to root (base images may default
   to an unprivileged user), creates ``agent`` when the image lacks it, commits the starting
   files once with a fixed author and date, and ends as ``agent``.
@@ -63,6 +69,7 @@ import os
 import re
 import shutil
 import tempfile
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +78,7 @@ from typing import Any
 from harbor.models.task.config import TaskConfig
 
 from trajectories.core.blobs import BlobStore
+from trajectories.core.redact import merge_counts, redact, still_has_secrets
 
 from .docker.base import PATH as IMAGE_PATH
 from .docker.base import TASK_VENV
@@ -112,6 +120,10 @@ class PythonPackages:
 
 class TaskWriteError(ValueError):
     """The candidate cannot be written safely; nothing was left at the destination."""
+
+
+class SecretInReference(TaskWriteError):
+    """A credential is in what the verifier grades: redacting it would change the task."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +189,10 @@ def write_task(
     _check_paths(candidate)
     if not instruction.strip():
         raise TaskWriteError("the instruction is empty")
+    _refuse_graded_secrets(candidate, blobs)
+    project, redactions = _redacted_project(candidate, blobs)
+    shown = redact(instruction)
+    redactions = merge_counts([redactions, shown.counts])
 
     files: dict[str, tuple[bytes, int]] = {}
     dockerfile = _dockerfile(candidate, base_image, python_packages)
@@ -191,6 +207,7 @@ def write_task(
         build_timeout=build_timeout,
         task_name=task_name,
         python_packages=python_packages,
+        redactions=redactions,
     )
     # Everything written outside environment/project is generated text: none of it may carry a
     # line the fix added (the project itself is the starting state, which cannot).
@@ -199,12 +216,12 @@ def write_task(
     if leaked:
         raise TaskWriteError(f"the task text would leak the fix: {leaked[0][:80]!r}")
 
-    text = instruction if instruction.endswith("\n") else instruction + "\n"
+    text = shown.value if shown.value.endswith("\n") else shown.value + "\n"
     files["instruction.md"] = (_encode(text, "instruction.md"), 0o644)
     files["task.toml"] = (_encode(toml_text, "task.toml"), 0o644)
     files["environment/Dockerfile"] = (_encode(dockerfile, "Dockerfile"), 0o644)
-    for path, sha in sorted(candidate.start_files.items()):
-        files[f"environment/project/{path}"] = (blobs.get(sha), 0o644)
+    for path, data in sorted(project.items()):
+        files[f"environment/project/{path}"] = (data, 0o644)
     if python_packages is not None:
         files[f"{WHEELS_DIR}/requirements.lock"] = (python_packages.lock.encode(), 0o644)
         for wheel in python_packages.wheels:
@@ -240,6 +257,61 @@ def _check_paths(candidate: RepairCandidate) -> None:
                     raise TaskWriteError(f"{path!r} needs {'/'.join(parts[:i])!r} as a folder")
 
 
+# -- secrets ----------------------------------------------------------------------------------
+
+REDACTION_KEY = "redaction"
+
+
+def _credentials(data: bytes) -> tuple[str, ...]:
+    # E-mail addresses are personal data, not credentials: tests of mail code need them, and
+    # the redactor's other types are what would open an account.
+    text = data.decode("utf-8", "surrogateescape")
+    return tuple(kind for kind in still_has_secrets(text) if kind != "email")
+
+
+def _refuse_graded_secrets(candidate: RepairCandidate, blobs: BlobStore) -> None:
+    """The check, the files the oracle writes and the reference files the grader restores are
+    graded byte for byte (solve.sh, grading.json, test.sh): a credential there cannot be
+    redacted without changing what passes, so the candidate is refused."""
+    found = _credentials(candidate.task_command.encode("utf-8", "surrogateescape"))
+    if found:
+        raise SecretInReference(f"the check's command holds a secret ({', '.join(found)})")
+    written = {*candidate.added, *candidate.modified}
+    for path, sha in sorted(candidate.ref_files.items()):
+        graded = path in written or is_guarded(path) or is_discovered(path, candidate.task_command)
+        if graded:
+            found = _credentials(blobs.get(sha))
+            if found:
+                raise SecretInReference(
+                    f"the reference's {path} holds a secret ({', '.join(found)})"
+                )
+
+
+def _redacted_project(
+    candidate: RepairCandidate, blobs: BlobStore
+) -> tuple[dict[str, bytes], dict[str, int]]:
+    """The starting files with every secret in their text replaced, and the counts by type.
+    Bytes that are not UTF-8 pass through unchanged (surrogateescape); a file with a NUL in its
+    first 8000 bytes is binary (git's own test) and is copied as it is."""
+    files: dict[str, bytes] = {}
+    counts: list[dict[str, int]] = []
+    for path, sha in candidate.start_files.items():
+        data = blobs.get(sha)
+        if b"\x00" not in data[:8000]:
+            result = redact(data.decode("utf-8", "surrogateescape"))
+            if result.counts:
+                data = result.value.encode("utf-8", "surrogateescape")
+                counts.append(result.counts)
+        files[path] = data
+    return files, merge_counts(counts)
+
+
+def redaction_counts(task_dir: Path | str) -> dict[str, int]:
+    """The replacements the writer made in a task, by type (empty when none)."""
+    config = tomllib.loads((Path(task_dir) / "task.toml").read_text())
+    return dict(config.get("metadata", {}).get(REDACTION_KEY, {}))
+
+
 # -- task.toml ---------------------------------------------------------------------------------
 
 
@@ -255,6 +327,7 @@ def _task_toml(
     build_timeout: int,
     task_name: str | None,
     python_packages: PythonPackages | None = None,
+    redactions: Mapping[str, int] | None = None,
 ) -> str:
     command = " ".join(candidate.task_command.split())
     if len(command) > 120:
@@ -312,6 +385,8 @@ def _task_toml(
             "date_source": python_packages.date_source,
             "installed_into": TASK_VENV,
         }
+    if redactions:
+        data["metadata"][REDACTION_KEY] = dict(redactions)
     # Harbor's own model validates the config and Harbor's own writer serialises it.
     return TaskConfig.model_validate(data).model_dump_toml()
 

@@ -12,11 +12,14 @@ from django.conf import settings
 from django.utils import timezone
 
 from tasks_review.core.mining.candidate import RepairCandidate
+from tasks_review.core.mining.drops import DropReason
 from tasks_review.core.taskfiles import (
     PythonPackages,
+    SecretInReference,
     SourceTrace,
     TaskWriteError,
     check_workdir,
+    redaction_counts,
     write_task,
 )
 from tasks_review.core.trials.deps import python_requirements
@@ -83,6 +86,9 @@ def candidate_write_task(
             overwrite=True,
             python_packages=packages,
         )
+    except SecretInReference as exc:
+        _drop(candidate, str(DropReason.SECRET_IN_REFERENCE), str(exc))
+        return False
     except TaskWriteError as exc:
         _drop(candidate, "write_refused", str(exc))
         return False
@@ -91,20 +97,25 @@ def candidate_write_task(
         shutil.rmtree(task_dir, ignore_errors=True)
         _drop(candidate, "harbor_lint_failed", "; ".join(problems))
         return False
-    update: dict[str, Any] = {}
+    # Secrets replaced in the task's files, by type, for the reviewer's page (the task's own
+    # count is in its task.toml); a re-write replaces the previous count.
+    payload = {k: v for k, v in candidate.payload.items() if k != "redactions"}
+    redactions = redaction_counts(task_dir)
+    if redactions:
+        payload["redactions"] = {"total": sum(redactions.values()), "counts": redactions}
     if packages is not None:
         # What the image installs, for the reviewer's page (the task folder has the lock).
         pins = [line.split(" ", 1)[0] for line in packages.lock.splitlines() if line.strip()]
-        update["payload"] = {
-            **candidate.payload,
-            "python_packages": {
-                "pins": pins,
-                "resolved_before": packages.resolved_before,
-                "date_source": packages.date_source,
-            },
+        payload["python_packages"] = {
+            "pins": pins,
+            "resolved_before": packages.resolved_before,
+            "date_source": packages.date_source,
         }
     Candidate.objects.filter(id=candidate.id).update(
-        status=Candidate.Status.WRITTEN, task_name=task_name, task_dir=str(task_dir), **update
+        status=Candidate.Status.WRITTEN,
+        task_name=task_name,
+        task_dir=str(task_dir),
+        payload=payload,
     )
     return True
 

@@ -29,6 +29,8 @@ from atif_scan.data.model import Channel
 from atif_scan.detectors.priming import builtin_allowances
 from atif_scan.evidence.cite import cite, trace_secrets
 
+from .redact import still_has_secrets
+
 if TYPE_CHECKING:
     from atif_scan import Assessment, Locator, Trace
 
@@ -113,6 +115,27 @@ class ScanResult:
         return cls(findings, data["scanner_version"])
 
 
+# atif-scan's credential check reads observations only; the redactor reads every field (the
+# user's requests and the tool arguments too) and reports under this check of our own.
+CREDENTIALS_CHECK = "observation.credentials_exposed"
+SECRETS_CHECK = "traj2env.secrets"
+
+
+def secrets_finding(result: ScanResult, atif: dict[str, Any]) -> Finding | None:
+    """A finding naming the secrets in ``atif`` when atif-scan or the redactor sees any
+    (e-mail addresses aside: personal data, not credentials); None when there are none."""
+    kinds = [k for k in still_has_secrets(json.dumps(atif)) if k != "email"]
+    if not kinds and not any(f.check == CREDENTIALS_CHECK for f in result.findings):
+        return None
+    return Finding(
+        check=SECRETS_CHECK,
+        severity="low",
+        title="Secrets in the trajectory",
+        detail=", ".join(kinds) or "credential-like values in tool output",
+        step_id=None,
+    )
+
+
 def _engine() -> Engine:
     # The CLI's default check set (`cli.inputs.load_checks` without packs, plugins or
     # policy files). Built per scan: it takes ~5 ms and keeps no state between traces.
@@ -192,4 +215,4 @@ def scan(atif: dict[str, Any]) -> ScanResult:
     return ScanResult(tuple(findings), SCANNER_VERSION)
 
 
-__all__ = ["SEVERITIES", "Finding", "ScanError", "ScanResult", "scan"]
+__all__ = ["SEVERITIES", "Finding", "ScanError", "ScanResult", "scan", "secrets_finding"]

@@ -43,6 +43,10 @@ class DropReason(StrEnum):
     # ran outside the project root, or the fix wrote files outside it (other than scratch
     # space such as /tmp).
     PATH_ESCAPES_ROOT = "path_escapes_root"
+    # At write: a credential (not an e-mail address) is in the check's command, in a file the
+    # oracle writes or in a reference file the grader restores; those keep their exact bytes,
+    # so the secret cannot be redacted without changing the task (taskfiles.SecretInReference).
+    SECRET_IN_REFERENCE = "secret_in_reference"
 
 
 @dataclass(frozen=True, slots=True)
