@@ -249,3 +249,50 @@ def test_a_pytest_candidate_ships_the_wheels_pypi_had_on_the_trajectorys_date(tm
     wheels = Path(candidate.task_dir) / "environment" / "wheels"
     assert (wheels / "requirements.lock").read_text().startswith("iniconfig==")
     assert len(list(wheels.glob("*.whl"))) == len(packages["pins"])
+
+
+def secrets_source(tmp_path: Path, **story) -> Path:
+    from tests.tasks_review.core.secrets_story import secrets_story
+
+    atif, _ = secrets_story(**story).builder.build()
+    source = tmp_path / "sessions"
+    source.mkdir()
+    (source / "session.json").write_text(json.dumps(atif))
+    return source
+
+
+def test_a_session_with_secrets_becomes_a_task_without_them_and_counts_them(tmp_path):
+    from tests.tasks_review.core.secrets_story import SECRETS
+    from trajectories.core.redact import still_has_secrets
+
+    assert generate(config(tmp_path, secrets_source(tmp_path))) == 0
+    (candidate,) = Candidate.objects.all()
+    assert candidate.status == Candidate.Status.WRITTEN, candidate.drop_detail
+    assert candidate.payload["redactions"] == {
+        "total": 5,
+        "counts": {
+            "aws_access_key_id": 1,
+            "github_token": 1,
+            "openai_api_key": 2,
+            "private_key": 1,
+        },
+    }
+    for path in Path(candidate.task_dir).rglob("*"):
+        if path.is_file():
+            text = path.read_bytes().decode("utf-8", "surrogateescape")
+            assert still_has_secrets(text) == () and not [s for s in SECRETS if s in text]
+
+
+def test_a_secret_in_the_reference_drops_the_candidate_at_write(tmp_path):
+    from tests.tasks_review.core.secrets_story import SECRETS, TEST
+
+    test = TEST + f"const token = '{SECRETS[1]}';\n"
+    assert generate(config(tmp_path, secrets_source(tmp_path, test=test))) == 1
+    (candidate,) = Candidate.objects.all()
+    assert (candidate.status, candidate.drop_stage, candidate.drop_reason) == (
+        Candidate.Status.DROPPED,
+        "write",
+        "secret_in_reference",
+    )
+    assert "test/greet.test.js" in candidate.drop_detail
+    assert not [p for p in (tmp_path / "out").iterdir() if p.is_dir()]

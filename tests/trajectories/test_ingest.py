@@ -143,6 +143,32 @@ def test_scan_blocks_a_trajectory_that_forges_its_reward(tmp_path, q_sync):
     assert any(f["severity"] in ("high", "critical") for f in t.scan_findings)
 
 
+def secrets_session(tmp_path):
+    from tests.tasks_review.core.secrets_story import secrets_story
+
+    atif, _ = secrets_story().builder.build()
+    (tmp_path / "secrets.json").write_text(json.dumps(atif))
+
+
+def test_secrets_block_a_scanned_trajectory_when_the_setting_says_so(tmp_path, q_sync, settings):
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "SCAN_BLOCK_SECRETS": True}
+    secrets_session(tmp_path)
+    assert ingest_json(tmp_path, scan=True)[1] == 0
+    t = Trajectory.objects.get()
+    assert t.scanned and t.blocked
+    (finding,) = [f for f in t.scan_findings if f["check"] == "traj2env.secrets"]
+    assert finding["detail"] == "aws_access_key_id, github_token, openai_api_key, private_key"
+
+
+def test_secrets_do_not_block_by_default(tmp_path, q_sync, settings):
+    assert settings.TRAJ2ENV["SCAN_BLOCK_SECRETS"] is False
+    secrets_session(tmp_path)
+    assert ingest_json(tmp_path, scan=True)[1] == 0
+    t = Trajectory.objects.get()
+    assert t.scanned and not t.blocked
+    assert not [f for f in t.scan_findings if f["check"] == "traj2env.secrets"]
+
+
 def test_a_run_is_a_row_with_status_and_counts(tmp_path):
     run = ingest_run_create(paths=[SAMPLES])
     assert run.status == IngestRun.Status.QUEUED

@@ -136,3 +136,34 @@ def test_only_reviewers_and_admins_export(people, who, tmp_path):
     with pytest.raises(errors.NotPermitted):
         exports.dataset_export_create(user=getattr(people, who), destination=tmp_path / "x")
     assert not DatasetExport.objects.exists()
+
+
+def test_an_export_of_a_task_written_from_a_session_with_secrets_carries_none(people, tmp_path):
+    from tasks_review.core.taskfiles import SourceTrace, write_task
+    from tasks_review.services import reviews
+    from tests.tasks_review.core.secrets_story import SECRETS, secrets_story
+    from tests.tasks_review.factories import make_candidate
+    from trajectories.core.redact import still_has_secrets
+
+    mined = secrets_story().mine()
+    task = write_task(
+        tmp_path / "tasks" / "repair-greet",
+        mined.only,
+        mined.only.instruction,
+        mined.blobs,
+        source_trace=SourceTrace.for_candidate("0f" * 32, mined.only),
+        source_model="test-model",
+        base_image="node:22-slim@sha256:" + "ab" * 32,
+    )
+    candidate = make_candidate(task_dir=str(task))
+    reviews.review_submit(user=people.alice, candidate_id=candidate.pk, decision="accept")
+    dest = tmp_path / "dataset"
+    export = exports.dataset_export_create(user=people.bob, destination=dest)
+    export = exports.dataset_export_execute(export_id=export.pk)
+    assert export.status == DatasetExport.Status.DONE and export.task_count == 1
+    copied = [p for p in (dest / "repair-greet").rglob("*") if p.is_file()]
+    assert len(copied) > 20  # the whole task folder, grader kit included
+    for path in copied:
+        text = path.read_bytes().decode("utf-8", "surrogateescape")
+        assert still_has_secrets(text) == (), path
+        assert not [s for s in SECRETS if s in text], path

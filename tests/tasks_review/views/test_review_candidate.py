@@ -428,3 +428,12 @@ def test_the_desk_names_the_python_packages_the_image_installs_and_their_date(as
         "Python packages"
         not in as_annotator.get(f"/review/candidates/{plain.pk}/").content.decode()
     )
+
+
+def test_the_desk_says_how_many_secrets_the_task_had_redacted(as_annotator):
+    redactions = {"total": 3, "counts": {"github_token": 1, "openai_api_key": 2}}
+    c = make_candidate(payload={"redactions": redactions})
+    html = as_annotator.get(f"/review/candidates/{c.pk}/").content.decode()
+    assert "3 secrets redacted" in html and "openai_api_key 2" in html
+    plain = make_candidate()
+    assert "redacted" not in as_annotator.get(f"/review/candidates/{plain.pk}/").content.decode()
