@@ -124,9 +124,9 @@ def test_a_cancel_requested_mid_run_stops_it(tmp_path, settings):
     )
     run = pipeline_run_create(config=config)
 
-    def cancel_during_replay(row):
-        if row.stage == "replay":
-            PipelineRun.objects.filter(id=row.id).update(cancel_requested=True)
+    def cancel_during_replay(event):
+        if event.stage == "replay":
+            PipelineRun.objects.filter(id=event.run).update(cancel_requested=True)
 
     done = pipeline_run_execute(run_id=run.id, progress=cancel_during_replay)
     assert done.status == "cancelled"
