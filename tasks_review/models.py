@@ -63,6 +63,9 @@ class PipelineRun(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     report = models.JSONField(null=True, blank=True)
+    # What the ingest stage yielded (new and already-known alike): the run's denominators
+    # per harness, which its candidates alone cannot give (a trajectory may yield none).
+    trajectories = models.ManyToManyField(Trajectory, blank=True, related_name="pipeline_runs")
 
     class Meta:
         ordering = ["-id"]

@@ -1,5 +1,5 @@
 """What a pipeline run's page, its report.json and the generate command say about it beyond
-its counts: why its ungraded candidates are ungraded."""
+its counts: why its ungraded candidates are ungraded, and its yield per harness and language."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.trials.ungraded import ReasonCount, by_candidate
+from ..core.yields import Outcome, Yields
+from ..core.yields import yields as count_yields
 from ..models import Candidate, PipelineRun
 
 
@@ -43,3 +45,16 @@ def ungraded(run: PipelineRun) -> Ungraded:
         .order_by("id")
     )
     return Ungraded(rows, by_candidate(c.verification.get("reasons") or [] for c in rows))
+
+
+def yields(run: PipelineRun) -> Yields:
+    rows = Candidate.objects.filter(run=run).values_list(
+        "trajectory_id", "trajectory__format", "language", "status", "task_dir", "drop_reason"
+    )
+    return count_yields(
+        dict(run.trajectories.values_list("id", "format")),
+        (
+            Outcome(t, harness, language, status, written=bool(task_dir), drop_reason=reason)
+            for t, harness, language, status, task_dir, reason in rows
+        ),
+    )

@@ -3,6 +3,8 @@
 Stages: ingest → replay → mine → write (→ build → verify, with Docker) → report. Each stage
 reads and writes rows; the core packages do the work. A run can be cancelled between items.
 Functions a django-q2 job calls return a ``Next``: what the job must queue after them.
+Whoever runs the stages here may follow them with a ``progress`` callback (``StageProgress``
+events: each stage's start, every item, its end); the django-q2 path passes none.
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +41,23 @@ from trajectories.services import ingest_run_create, ingest_run_execute, replay_
 from trajectories.store import DbBlobs
 
 log = logging.getLogger(__name__)
-Progress = Callable[[PipelineRun], None]
+
+
+@dataclass(frozen=True, slots=True)
+class StageProgress:
+    """Where a run is: ``done`` of ``total`` items of ``stage`` (total 0 while unknown), the
+    run's counts so far and the seconds since the stage began; ``finished`` ends the stage."""
+
+    run: int
+    stage: str
+    done: int
+    total: int
+    elapsed: float
+    counts: Mapping[str, int] = field(default_factory=dict)
+    finished: bool = False
+
+
+Progress = Callable[[StageProgress], None]
 
 
 class RunCancelled(Exception):
@@ -116,21 +134,25 @@ class _Run:
         self.timings: dict[str, float] = {}
         self.progress = progress
         self._last_save = 0.0
+        self._started = time.perf_counter()
 
     @contextmanager
     def stage(self, name: str, total: int = 0) -> Iterator[None]:
         assert name in STAGES
-        started = time.perf_counter()
+        self._started = time.perf_counter()
         self.row.stage, self.row.stage_done, self.row.stage_total = name, 0, total
         self.row.stage_started_at = timezone.now()
         self.save(force=True)
+        self.report()
         yield
-        self.timings[name] = round(time.perf_counter() - started, 3)
+        self.timings[name] = round(time.perf_counter() - self._started, 3)
         self.save(force=True)
+        self.report(finished=True)
 
     def step(self, done: int | None = None) -> None:
         self.row.stage_done = self.row.stage_done + 1 if done is None else done
         self.save()
+        self.report()
         if PipelineRun.objects.filter(id=self.row.id, cancel_requested=True).exists():
             raise RunCancelled()
 
@@ -150,8 +172,23 @@ class _Run:
             counts=self.row.counts,
             timings=self.row.timings,
         )
-        if self.progress:
-            self.progress(self.row)
+
+    def report(self, *, finished: bool = False) -> None:
+        # Every item, unthrottled: a terminal bar redraws at its own pace, and nobody else
+        # listens (the django-q2 path passes no callback).
+        if self.progress is None:
+            return
+        self.progress(
+            StageProgress(
+                run=self.row.id,
+                stage=self.row.stage,
+                done=self.row.stage_done,
+                total=self.row.stage_total,
+                elapsed=round(time.perf_counter() - self._started, 3),
+                counts=dict(self.counts),
+                finished=finished,
+            )
+        )
 
 
 def pipeline_run_execute(*, run_id: int, progress: Progress | None = None) -> PipelineRun | None:
@@ -231,6 +268,7 @@ def _stage_ingest(run: _Run) -> list[int]:
         run.counts["files"] = summary.files
         run.counts["trajectories"] = len(ids)
         run.counts["blocked"] = Trajectory.objects.filter(id__in=ids, blocked=True).count()
+        run.row.trajectories.set(ids)
     return ids
 
 
@@ -323,6 +361,7 @@ def _drop_row(run: PipelineRun, trajectory: Trajectory, drop: Any) -> Candidate:
         family=drop.family,
         key=f"drop:{trajectory.id}:{drop.fail_command_index}:{drop.pass_command_index}",
         status=Candidate.Status.DROPPED,
+        language=drop.language[:20],
         check_command=drop.command,
         fail_step=drop.fail_step_index,
         pass_step=drop.pass_step_index,
@@ -503,7 +542,21 @@ def _report(run: PipelineRun, counts: dict[str, int], timings: dict[str, float])
         fam["kept"] += c.status == Candidate.Status.KEPT
     for fam in by_family.values():
         fam["yield"] = round(fam["written"] / fam["candidates"], 4) if fam["candidates"] else 0.0
+    timings = dict(timings)  # one dict in the summary and the report: _finish adds to it
+    ungraded = runs.ungraded(run).to_dict()
+    yields = runs.yields(run).to_dict()
+    summary = {
+        "run": run.id,
+        "status": run.status,
+        "destination": run.destination,
+        "counts": counts,
+        "timings": timings,
+        "ungraded": {"count": ungraded["count"], "reasons": ungraded["reasons"]},
+        "yield": by_family,
+        **yields,
+    }
     return {
+        "summary": summary,
         "run": run.id,
         "status": run.status,
         "config": run.config,
@@ -511,9 +564,10 @@ def _report(run: PipelineRun, counts: dict[str, int], timings: dict[str, float])
         "finished_at": timezone.now().isoformat(),
         "counts": counts,
         "drops": drops,
-        "ungraded": runs.ungraded(run).to_dict(),
+        "ungraded": ungraded,
         "yield": by_family,
-        "timings": dict(timings),
+        **yields,
+        "timings": timings,
         "tasks": [
             {"candidate": c.id, "task": c.task_name, "path": c.task_dir, "status": c.status}
             for c in rows

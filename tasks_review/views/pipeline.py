@@ -74,6 +74,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         )
         for d in drops
     }
+    yields = reads.yields(run)
     return render_page(
         request,
         "tasks_review/runs/detail.html",
@@ -85,6 +86,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             .select_related("trajectory")
             .order_by("id")[:200],
             "ungraded": reads.ungraded(run),
+            "yields": yields,
+            "yield_tables": [("Harness", yields.by_harness), ("Language", yields.by_language)],
         },
     )
 

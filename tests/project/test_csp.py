@@ -90,6 +90,6 @@ def test_every_main_page_carries_the_policy_and_needs_no_loosening(as_admin, pag
         assert_needs_no_loosening(response.content.decode(), policy_nonce(response), url)
 
 
-def test_htmx_is_told_not_to_inject_its_indicator_styles(as_admin, db):
+def test_htmx_injects_no_styles_and_keeps_no_history_snapshots_to_re_parse(as_admin, db):
     html = as_admin.get(reverse("trajectories:list")).content.decode()
-    assert '<meta name="htmx-config" content=\'{"includeIndicatorStyles": false}\'>' in html
+    assert '{"includeIndicatorStyles": false, "historyCacheSize": 0}' in html

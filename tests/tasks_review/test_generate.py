@@ -1,7 +1,9 @@
 """manage.py generate: the pipeline over the samples, report.json, exit codes and the run row."""
 
 import json
+import re
 import shutil
+from io import StringIO
 from pathlib import Path
 
 import pytest
@@ -164,11 +166,10 @@ def test_limit_bounds_the_candidates(tmp_path):
     assert Candidate.objects.exclude(status=Candidate.Status.DROPPED).count() == 2
 
 
-def test_drops_are_recorded_with_stage_and_reason_code(tmp_path):
-    src = tmp_path / "src"
-    src.mkdir()
-    # The Codex sample with its fixing apply_patch replaced by `npm install`: the check passes
-    # after an install and no source edit, which is not a repair.
+def install_instead_of_fix(src: Path) -> None:
+    """The Codex sample with its fixing apply_patch replaced by `npm install`: the check passes
+    after an install and no source edit, which is not a repair."""
+    src.mkdir(exist_ok=True)
     shutil.copy(next((SAMPLES / "codex").glob("*.jsonl")), src / "rollout.jsonl")
     text = (src / "rollout.jsonl").read_text()
     assert "*** Update File:" in text
@@ -187,6 +188,11 @@ def test_drops_are_recorded_with_stage_and_reason_code(tmp_path):
             )
             payload.pop("input", None)
     (src / "rollout.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+
+
+def test_drops_are_recorded_with_stage_and_reason_code(tmp_path):
+    src = tmp_path / "src"
+    install_instead_of_fix(src)
     code = generate(config(tmp_path, src))
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert code == 1
@@ -296,3 +302,87 @@ def test_a_secret_in_the_reference_drops_the_candidate_at_write(tmp_path):
     )
     assert "test/greet.test.js" in candidate.drop_detail
     assert not [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
+
+
+def test_report_gives_yield_per_harness_and_language_and_the_top_drop_reasons(tmp_path):
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLES / "claude-code", src / "claude-code")
+    shutil.copytree(SAMPLES / "pi", src / "pi")
+    install_instead_of_fix(src / "codex")
+    assert generate(config(tmp_path, src)) == 0
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    one = {"trajectories": 1, "candidates": 1, "written": 1, "kept": 0, "dropped": 0}
+    dropped = {"trajectories": 1, "candidates": 1, "written": 0, "kept": 0, "dropped": 1}
+    assert report["by_harness"] == {"claude-code": one, "codex": dropped, "pi": one}
+    languages = report["by_language"]
+    assert sum(b["trajectories"] for b in languages.values()) == 3
+    assert sum(b["written"] for b in languages.values()) == 2
+    assert sum(b["dropped"] for b in languages.values()) == 1
+    assert "unknown" not in languages  # the drop knows its check's language
+    assert report["top_drops"] == [{"reason": "package_install_fix", "count": 1}]
+    assert report["ungraded"]["count"] == 0  # the ungraded entry stays
+    assert report["summary"]["by_harness"] == report["by_harness"]
+
+
+def test_a_harness_whose_trajectories_gave_no_candidate_still_counts_them(tmp_path):
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLES / "pi", src / "pi")
+    (src / "empty.trajectory.json").write_text(json.dumps(empty_atif()))
+    generate(config(tmp_path, src))
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["by_harness"]["atif"] == {
+        "trajectories": 1,
+        "candidates": 0,
+        "written": 0,
+        "kept": 0,
+        "dropped": 0,
+    }
+
+
+def empty_atif() -> dict:
+    atif = json.loads(next((SAMPLES / "atif").glob("*.json")).read_text())
+    atif["steps"] = atif["steps"][:1]
+    return atif
+
+
+class Terminal(StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_generate_on_a_terminal_shows_each_stage_with_counts_and_elapsed_time(tmp_path):
+    err = Terminal()
+    with pytest.raises(SystemExit):
+        call_command(
+            "generate", config=str(config(tmp_path, SAMPLES)), stdout=StringIO(), stderr=err
+        )
+    shown = err.getvalue()
+    for stage in ("ingest", "replay", "mine", "write"):
+        assert stage in shown
+    assert shown.index("replay") < shown.index("mine") < shown.index("write")
+    assert "4/4" in shown and re.search(r"\[\d\d:\d\d<", shown), "counts and elapsed time"
+    assert "4 candidates, 0 dropped, 4 written" in shown
+
+
+def test_generate_shows_no_progress_off_a_terminal(tmp_path):
+    out, err = StringIO(), StringIO()
+    with pytest.raises(SystemExit):
+        call_command("generate", config=str(config(tmp_path, SAMPLES)), stdout=out, stderr=err)
+    assert "%|" not in err.getvalue() and "4/4" not in err.getvalue()
+    assert "4 written" in out.getvalue()
+
+
+def test_generate_with_json_prints_the_reports_summary_and_nothing_else(tmp_path):
+    out, err = Terminal(), Terminal()
+    with pytest.raises(SystemExit) as exit_:
+        call_command(
+            "generate", config=str(config(tmp_path, SAMPLES)), json=True, stdout=out, stderr=err
+        )
+    assert exit_.value.code == 0
+    assert err.getvalue() == ""
+    summary = json.loads(out.getvalue())
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert summary == report["summary"]
+    assert summary["counts"]["written"] == 4 and summary["status"] == "done"
+    assert set(summary["by_harness"]) == {"atif", "claude-code", "codex", "pi"}
+    assert summary["ungraded"] == {"count": 0, "reasons": []}

@@ -76,10 +76,10 @@ def test_a_run_cancelled_while_verifying_starts_no_new_candidate_and_leaves_no_c
     )
     run = pipeline_run_create(config=config)
 
-    def cancel_on_entering_verify(row):
+    def cancel_on_entering_verify(event):
         # As if someone pressed Cancel on the run's page: the run stops at its next item.
-        if row.stage == "verify":
-            PipelineRun.objects.filter(id=row.id).update(cancel_requested=True)
+        if event.stage == "verify":
+            PipelineRun.objects.filter(id=event.run).update(cancel_requested=True)
 
     done = pipeline_run_execute(run_id=run.id, progress=cancel_on_entering_verify)
     assert done.status == "cancelled"

@@ -124,9 +124,9 @@ def test_a_cancel_requested_mid_run_stops_it(tmp_path, settings):
     )
     run = pipeline_run_create(config=config)
 
-    def cancel_during_replay(row):
-        if row.stage == "replay":
-            PipelineRun.objects.filter(id=row.id).update(cancel_requested=True)
+    def cancel_during_replay(event):
+        if event.stage == "replay":
+            PipelineRun.objects.filter(id=event.run).update(cancel_requested=True)
 
     done = pipeline_run_execute(run_id=run.id, progress=cancel_during_replay)
     assert done.status == "cancelled"
@@ -304,3 +304,38 @@ def test_a_run_without_ungraded_candidates_shows_no_ungraded_summary(as_annotato
     run = make_run(status="done")
     page = as_annotator.get(reverse("runs:detail", args=[run.pk])).content.decode()
     assert f'id="run-{run.pk}-ungraded"' not in page
+
+
+def test_the_run_page_shows_yield_per_harness_and_language_and_the_top_drop_reasons(
+    as_annotator,
+):
+    run = make_run(status="done")
+    codex, pi, idle = (make_trajectory(format=f) for f in ("codex", "pi", "pi"))
+    run.trajectories.set([codex, pi, idle])
+    for t, language, status, reason in (
+        (codex, "python", "kept", ""),
+        (codex, "python", "dropped", "no_change"),
+        (pi, "node", "dropped", "no_change"),
+        (pi, "node", "dropped", "package_install_fix"),
+    ):
+        Candidate.objects.create(
+            run=run,
+            trajectory=t,
+            family="repair",
+            key=f"{t.pk}-{status}-{reason}",
+            language=language,
+            status=status,
+            task_dir="/tmp/out/x" if status == "kept" else "",
+            fail_step=1,
+            pass_step=2,
+            drop_reason=reason,
+        )
+    page = as_annotator.get(reverse("runs:detail", args=[run.pk])).content.decode()
+    card = page[page.index(f'id="run-{run.pk}-yield"') :].split("</section>")[0]
+    cells = card.replace(" ", "").replace("\n", "")
+    # trajectories, candidates, written, kept, dropped
+    assert "<td>codex</td><td>1</td><td>2</td><td>1</td><td>1</td><td>1</td>" in cells
+    assert "<td>pi</td><td>2</td><td>2</td><td>0</td><td>0</td><td>2</td>" in cells
+    assert "<td>python</td><td>1</td><td>2</td><td>1</td><td>1</td><td>1</td>" in cells
+    assert "<td>node</td><td>1</td><td>2</td><td>0</td><td>0</td><td>2</td>" in cells
+    assert card.index("no_change</code>: <strong>2") < card.index("package_install_fix")

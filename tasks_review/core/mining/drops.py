@@ -62,6 +62,7 @@ class Drop:
     fail_step_index: int
     pass_step_index: int
     command: str
+    language: str = ""  # the check's, when mining got that far
 
     def to_dict(self) -> dict[str, Any]:
         return {

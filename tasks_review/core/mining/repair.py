@@ -99,6 +99,8 @@ class _Miner:
         self.project_dir = project_dir
 
     def assess(self, failing: ShellCommand, passing: ShellCommand) -> RepairCandidate | Drop:
+        language = ""  # known once the fix is; drops after that say it (the run's yield)
+
         def drop(reason: DropReason, detail: str) -> Drop:
             return Drop(
                 family=FAMILY,
@@ -110,6 +112,7 @@ class _Miner:
                 fail_step_index=failing.step_index,
                 pass_step_index=passing.step_index,
                 command=failing.command,
+                language=language,
             )
 
         check = failing.check

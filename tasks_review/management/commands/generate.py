@@ -1,20 +1,28 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 from django.db import DatabaseError
 
 from tasks_review.core.config import ConfigError, load_config
 from tasks_review.selectors import runs
 from tasks_review.services.images import NoBaseImage, base_image_ref
 from tasks_review.services.pipeline import (
+    StageProgress,
     pipeline_exit_code,
     pipeline_run_create,
     pipeline_run_execute,
 )
+from trajectories.management.terminal import Unstyled
+
+# What each stage counts through, for its bar.
+UNITS = {"ingest": "file", "replay": "trajectory", "mine": "trajectory"}
+SHOWN = ("trajectories", "candidates", "dropped", "written", "kept", "ungraded")
 
 
 class Command(BaseCommand):
@@ -26,6 +34,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("--config", required=True, type=Path, help="the YAML config")
         parser.add_argument("--out", type=Path, help="destination folder (overrides output)")
+        parser.add_argument(
+            "--json", action="store_true", help="print report.json's summary on stdout"
+        )
 
     def handle(self, *args, **options) -> None:
         try:
@@ -49,17 +60,23 @@ class Command(BaseCommand):
                 f"the database is not ready ({exc}); run `python manage.py migrate` first",
                 returncode=2,
             ) from None
-        self.stderr.write(f"pipeline run {run.id}: {config.source.path}")
-        last = [""]
-
-        def show(row) -> None:
-            line = f"  {row.stage:<7} {row.stage_done}/{row.stage_total or '?'}"
-            if line != last[0] and sys.stderr.isatty():
-                self.stderr.write(line)
-                last[0] = line
-
-        run = pipeline_run_execute(run_id=run.id, progress=show)
+        if not options["json"]:
+            self.stderr.write(f"pipeline run {run.id}: {config.source.path}")
+        bars = _StageBars(self.stderr, quiet=options["json"])
+        try:
+            run = pipeline_run_execute(run_id=run.id, progress=bars)
+        finally:
+            bars.close()
         assert run is not None  # created just now, nobody else holds it
+        if options["json"]:
+            self.stdout.write(json.dumps((run.report or {}).get("summary", {})))
+        else:
+            self._report(run)
+        if run.error:
+            self.stderr.write(run.error)
+        sys.exit(pipeline_exit_code(run))
+
+    def _report(self, run) -> None:
         counts = run.counts
         self.stdout.write(
             f"run {run.id} {run.status}: {counts['trajectories']} trajectories, "
@@ -71,6 +88,44 @@ class Command(BaseCommand):
             self.stdout.write(f"{ungraded.count} ungraded, by reason:")
             for r in ungraded.reasons:
                 self.stdout.write(f"  {r.count} × {r.reason}")
-        if run.error:
-            self.stderr.write(run.error)
-        sys.exit(pipeline_exit_code(run))
+
+
+class _StageBars:
+    """A tqdm bar per stage on a terminal: items done of the stage's, the run's counts so far
+    and the elapsed time. Silent with ``--json`` and when stderr is not a terminal."""
+
+    def __init__(self, stderr: OutputWrapper, *, quiet: bool) -> None:
+        self._stderr = stderr
+        self._shown = not quiet and stderr.isatty()
+        self._bar: Any = None
+        self._stage = ""
+
+    def __call__(self, event: StageProgress) -> None:
+        if not self._shown:
+            return
+        if self._bar is None or event.stage != self._stage:
+            from tqdm import tqdm
+
+            self.close()
+            self._stage = event.stage
+            # Opened on the stage's first event, so the elapsed time is the stage's.
+            self._bar = tqdm(
+                total=event.total or None,
+                unit=UNITS.get(event.stage, "candidate"),
+                desc=f"{event.stage:<7}",
+                file=Unstyled(self._stderr),
+                dynamic_ncols=True,
+            )
+        self._bar.total = event.total or None
+        self._bar.set_postfix_str(
+            ", ".join(f"{event.counts.get(k, 0)} {k}" for k in SHOWN if k in event.counts),
+            refresh=False,
+        )
+        self._bar.update(event.done - self._bar.n)
+        if event.finished:
+            self.close()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

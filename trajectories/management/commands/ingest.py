@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 from django.db import DatabaseError
 
 from trajectories.core import formats
+from trajectories.management.terminal import Unstyled
 from trajectories.services import IngestSummary, ingest_run_create, ingest_run_execute
 from trajectories.tasks import replays_enqueue
 
@@ -93,7 +94,7 @@ class _ProgressBar:
 
         # Started now, so the elapsed time counts the first file too; the total comes with it.
         self._bar = tqdm(
-            total=None, unit="file", desc="ingest", file=_Unstyled(stderr), dynamic_ncols=True
+            total=None, unit="file", desc="ingest", file=Unstyled(stderr), dynamic_ncols=True
         )
 
     def __call__(self, done: int, total: int, path: str) -> None:
@@ -111,19 +112,3 @@ class _ProgressBar:
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
-
-
-class _Unstyled:
-    """The command's stderr as tqdm needs it: written as is, without a newline or colour."""
-
-    def __init__(self, out: OutputWrapper) -> None:
-        self._out = out
-
-    def write(self, text: str) -> None:
-        self._out.write(text, style_func=lambda x: x, ending="")
-
-    def flush(self) -> None:
-        self._out.flush()
-
-    def isatty(self) -> bool:
-        return self._out.isatty()
