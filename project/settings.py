@@ -267,6 +267,8 @@ TRAJ2ENV = {
     "LABELS_PER_PAIR": env_int("TRAJ2ENV_LABELS_PER_PAIR", 2, minimum=1),
     # How long opening a candidate (or a preference pair) reserves it for that person.
     "RESERVATION_MINUTES": env_int("TRAJ2ENV_RESERVATION_MINUTES", 15, minimum=1),
+    # How often a running job stamps its row; a row silent for 4 beats belongs to a dead worker.
+    "HEARTBEAT_SECONDS": env_int("TRAJ2ENV_HEARTBEAT_SECONDS", 30, minimum=1),
     # Where bootstrap keeps the base image's rootfs tarball and its loopback registry's storage.
     "CACHE_DIR": Path(os.environ.get("TRAJ2ENV_CACHE_DIR") or VAR_DIR / "cache"),
     # The registry that gives locally built base images a pinned digest (loopback by default;

@@ -61,6 +61,8 @@ class PipelineRun(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # Stamped every few seconds while a job runs it (trajectories.heartbeat).
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     report = models.JSONField(null=True, blank=True)
     # What the ingest stage yielded (new and already-known alike): the run's denominators
@@ -128,6 +130,8 @@ class Candidate(models.Model):
     check_asserted_inputs = models.PositiveIntegerField(null=True, blank=True)
     check_tests = models.PositiveIntegerField(null=True, blank=True)
     verify_started_at = models.DateTimeField(null=True, blank=True)
+    # Stamped every few seconds while a job runs it (trajectories.heartbeat).
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     task_name = models.CharField(max_length=200, blank=True)
     task_dir = models.TextField(blank=True)
     drop_stage = models.CharField(max_length=20, blank=True)

@@ -7,20 +7,26 @@
         status="running", done=0,
     )
 
-A row is free when it is waiting, or when it is running but was started longer ago than the
-job time limit of the queue that runs it: django-q2 stops a job at its timeout, so such a row
-belongs to a worker that died. The UPDATE stamps ``started`` with now and sets the rest; it
-matches nothing when another worker got there first.
+A row is free when it is waiting, or when it is running but its worker died. A row with a
+``heartbeat`` field (``trajectories.heartbeat``) is dead when its last beat is a few beats old;
+one that has never beaten (or a row without the field) when it was started longer ago than the
+job time limit of the queue that runs it: django-q2 stops a job at its timeout. The UPDATE stamps
+``started`` (and the heartbeat) with now and sets the rest; it matches nothing when another
+worker got there first. ``on_reclaim`` runs when the row taken was a dead worker's, before the
+new attempt starts: the place to remove what that worker left behind (its containers).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+
+from trajectories.heartbeat import dead_before
 
 DEFAULT = "default"
 DOCKER = "docker"
@@ -41,9 +47,28 @@ def claim(
     waiting: Q,
     running: Q,
     started: str = "started_at",
+    heartbeat: str | None = None,
     queue: str = DEFAULT,
+    on_reclaim: Callable[[], None] | None = None,
     **update: Any,
 ) -> bool:
     """Take the row(s) of ``rows`` that are waiting, or running but stale; True if any."""
-    stale = running & Q(**{f"{started}__lt": stale_before(queue)})
-    return bool(rows.filter(waiting | stale).update(**{started: timezone.now()}, **update))
+    now = timezone.now()
+    stamps = {started: now, **({heartbeat: now} if heartbeat else {})}
+    stale = running & dead(started, heartbeat, queue)
+    if on_reclaim is None:
+        return bool(rows.filter(waiting | stale).update(**stamps, **update))
+    if rows.filter(waiting).update(**stamps, **update):
+        return True
+    if not rows.filter(stale).update(**stamps, **update):
+        return False
+    on_reclaim()
+    return True
+
+
+def dead(started: str, heartbeat: str | None = None, queue: str = DEFAULT) -> Q:
+    """A running row whose worker died: silent for a few beats, or past the queue's limit."""
+    timed_out = Q(**{f"{started}__lt": stale_before(queue)})
+    if heartbeat is None:
+        return timed_out
+    return Q(**{f"{heartbeat}__lt": dead_before()}) | (Q(**{heartbeat: None}) & timed_out)

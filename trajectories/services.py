@@ -25,6 +25,7 @@ from django.utils.dateparse import parse_datetime
 from .claiming import claim
 from .core import formats
 from .core import replay as core_replay
+from .heartbeat import Heartbeat, dead_before
 from .models import (
     Command,
     IngestIssue,
@@ -94,6 +95,7 @@ def _claim(run_id: int) -> bool:
         IngestRun.objects.filter(id=run_id),
         waiting=Q(status=S.QUEUED),
         running=Q(status=S.RUNNING),
+        heartbeat="heartbeat_at",
         status=S.RUNNING,
     )
 
@@ -106,10 +108,27 @@ def ingest_run_execute(
     ``progress(done, total, path)`` is called after each input; ``summary``, when given, is
     the one filled as the run goes, for a caller that shows the counts while it runs.
     """
+    ingest_runs_interrupted(but=run_id)  # this run, if dead, is taken over below
     if not _claim(run_id):
         return None
     run = IngestRun.objects.get(id=run_id)
-    summary = summary if summary is not None else IngestSummary()
+    with Heartbeat(IngestRun.objects.filter(id=run_id)):
+        return _ingest(run, progress, summary if summary is not None else IngestSummary())
+
+
+def ingest_runs_interrupted(*, but: int | None = None) -> int:
+    """Mark failed the running runs whose process died (no heartbeat for a few beats): a killed
+    ``manage.py ingest`` has no job to take its run over. The number marked."""
+    S = IngestRun.Status
+    dead = IngestRun.objects.filter(status=S.RUNNING, heartbeat_at__lt=dead_before())
+    return dead.exclude(id=but).update(
+        status=S.FAILED,
+        finished_at=timezone.now(),
+        error="interrupted: its process stopped (no heartbeat); ingest the paths again",
+    )
+
+
+def _ingest(run: IngestRun, progress: Progress | None, summary: IngestSummary) -> IngestSummary:
     # One index of folders for the batch: every file of a folder shares its one listing.
     folders = formats.Folders()
     try:

@@ -33,9 +33,11 @@ from tasks_review.services.taskwriting import candidate_payload, candidate_write
 from tasks_review.services.verification import (
     candidate_verify,
     candidates_verify,
+    dead_run_containers_remove,
 )
-from trajectories.claiming import DOCKER, claim, stale_before
+from trajectories.claiming import DOCKER, claim, dead
 from trajectories.core import replay as core_replay
+from trajectories.heartbeat import Heartbeat
 from trajectories.models import Trajectory
 from trajectories.services import ingest_run_create, ingest_run_execute, replay_compute
 from trajectories.store import DbBlobs
@@ -116,7 +118,9 @@ def _claim(run_id: int) -> bool:
         PipelineRun.objects.filter(id=run_id, cancel_requested=False),
         waiting=Q(status=S.QUEUED),
         running=Q(status=S.RUNNING),
+        heartbeat="heartbeat_at",
         queue=DOCKER,
+        on_reclaim=lambda: dead_run_containers_remove(f"pipeline-{run_id}"),
         status=S.RUNNING,
         counts=empty_counts(),
         timings={},
@@ -215,7 +219,16 @@ def _execute(
 ) -> tuple[PipelineRun | None, int]:
     if not _claim(run_id):
         return None, 0
-    run = _Run(PipelineRun.objects.get(id=run_id), progress)
+    with Heartbeat(PipelineRun.objects.filter(id=run_id)):
+        row, lanes = _stages(_Run(PipelineRun.objects.get(id=run_id), progress), queued=queued)
+    if lanes:
+        # The lanes beat their candidates; the run, left running, falls back to the job limit.
+        PipelineRun.objects.filter(id=run_id).update(heartbeat_at=None)
+    return row, lanes
+
+
+def _stages(run: _Run, *, queued: bool) -> tuple[PipelineRun | None, int]:
+    run_id = run.row.id
     status = PipelineRun.Status.DONE
     error = ""
     try:
@@ -509,10 +522,10 @@ def candidate_retry(*, run_id: int, candidate_id: int) -> str:
 def _waiting(run: PipelineRun) -> list[int]:
     """The run's candidates a lane may take: written, or verifying under a worker that died."""
     S = Candidate.Status
-    stale = stale_before(DOCKER)
+    stale = dead("verify_started_at", "heartbeat_at", DOCKER)
     return list(
         Candidate.objects.filter(run=run)
-        .filter(Q(status=S.WRITTEN) | Q(status=S.VERIFYING, verify_started_at__lt=stale))
+        .filter(Q(status=S.WRITTEN) | (Q(status=S.VERIFYING) & stale))
         .order_by("id")
         .values_list("id", flat=True)[:20]
     )

@@ -20,6 +20,7 @@ from tasks_review.core.trials.matrix import Cancelled, verify_task
 from tasks_review.core.trials.model import MatrixResult, MatrixStatus, TrialStatus
 from tasks_review.models import Candidate, TrialRun
 from trajectories.claiming import DOCKER, claim
+from trajectories.heartbeat import Heartbeat
 
 log = logging.getLogger(__name__)
 STAGE = "verify"
@@ -31,7 +32,7 @@ _STATUS = {
 }
 
 
-def _claim(candidate_id: int) -> bool:
+def _claim(candidate_id: int, run_id: str, engine: Engine | None) -> bool:
     """WRITTEN or UNGRADED (a retry) -> VERIFYING; a stale VERIFYING is one whose worker died."""
     S = Candidate.Status
     return claim(
@@ -39,9 +40,24 @@ def _claim(candidate_id: int) -> bool:
         waiting=Q(status__in=(S.WRITTEN, S.UNGRADED)),
         running=Q(status=S.VERIFYING),
         started="verify_started_at",
+        heartbeat="heartbeat_at",
         queue=DOCKER,
+        # Lanes of one run share its label: remove only what the dead worker's process owned.
+        on_reclaim=lambda: dead_run_containers_remove(run_id, engine=engine, include_live=False),
         status=S.VERIFYING,
     )
+
+
+def dead_run_containers_remove(
+    run_id: str, *, engine: Engine | None = None, include_live: bool = True
+) -> None:
+    """Remove the containers a dead worker left under ``run_id`` before a new attempt starts
+    (an unreachable engine has none to remove). ``include_live`` also removes those whose
+    owner looks alive (another host's, or a hung process's)."""
+    with suppress(InfraError):
+        (engine or Engine.from_env()).cleanup(
+            label=lbl.run_filter(run_id), include_live=include_live
+        )
 
 
 def candidate_verify(
@@ -54,13 +70,14 @@ def candidate_verify(
     """Run the candidate's trial matrix and record every trial. None when not claimable or
     deleted meanwhile. ``cancel`` stops the matrix between trials; the candidate is then
     ungraded, for a retry."""
-    if not _claim(candidate_id):
+    if not _claim(candidate_id, run_id, engine):
         return None
     candidate = Candidate.objects.filter(id=candidate_id).first()
     if candidate is None:
         return None
     try:
-        result = verify_task(candidate.task_dir, run_id=run_id, engine=engine, cancel=cancel)
+        with Heartbeat(Candidate.objects.filter(id=candidate_id)):
+            result = verify_task(candidate.task_dir, run_id=run_id, engine=engine, cancel=cancel)
     except Cancelled as exc:
         result = MatrixResult(
             task_dir=candidate.task_dir,

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
 from tasks_review.core.trials.model import (
     MatrixResult,
@@ -136,8 +137,6 @@ def test_a_harness_bug_is_ungraded_not_a_verdict(monkeypatch, candidate):
 
 
 def test_a_candidate_being_verified_is_not_claimed_twice(monkeypatch, candidate):
-    from django.utils import timezone
-
     Candidate.objects.filter(id=candidate.id).update(
         status="verifying",
         created_at=timezone.now() - timedelta(days=30),
@@ -148,8 +147,6 @@ def test_a_candidate_being_verified_is_not_claimed_twice(monkeypatch, candidate)
 
 
 def test_a_verification_whose_worker_died_is_taken_over(monkeypatch, candidate):
-    from django.utils import timezone
-
     Candidate.objects.filter(id=candidate.id).update(
         status="verifying", verify_started_at=timezone.now() - timedelta(days=1)
     )
@@ -261,3 +258,38 @@ def test_a_bookkeeping_error_in_one_candidate_still_verifies_the_others(monkeypa
         verification.candidates_verify(candidate_ids=ids, run_id="t", jobs=1)
     statuses = list(Candidate.objects.order_by("key").values_list("status", flat=True))
     assert statuses == ["kept", "verifying", "kept"]
+
+
+def test_a_candidate_left_verifying_by_a_dead_worker_is_taken_over_after_its_containers_go(
+    monkeypatch, candidate
+):
+    silent = timezone.now() - timedelta(minutes=5)  # 10 beats of 30 s
+    Candidate.objects.filter(pk=candidate.pk).update(
+        status="verifying", verify_started_at=silent, heartbeat_at=silent
+    )
+    engine = FakeEngine()
+    seen: list[list[tuple[str, bool]]] = []
+
+    def matrix(task_dir, *, engine, **_):
+        seen.append(list(engine.cleanups))  # what was removed before the new attempt began
+        return MatrixResult(task_dir=task_dir, status=MatrixStatus.UNGRADED, reasons=("x",))
+
+    monkeypatch.setattr(verification, "verify_task", matrix)
+    run_id = f"pipeline-{candidate.run_id}"
+    assert verification.candidate_verify(candidate_id=candidate.pk, run_id=run_id, engine=engine)
+    # Lanes share the run's label: only the dead process's containers (not live ones) go.
+    assert seen == [[(f"traj2env.run={run_id}", False)]]
+
+
+def test_a_candidate_whose_worker_still_beats_is_left_alone(monkeypatch, candidate):
+    Candidate.objects.filter(pk=candidate.pk).update(
+        status="verifying",
+        verify_started_at=timezone.now() - timedelta(minutes=5),
+        heartbeat_at=timezone.now(),
+    )
+    engine = FakeEngine()
+    monkeypatch.setattr(verification, "verify_task", lambda *a, **k: pytest.fail("ran twice"))
+    assert (
+        verification.candidate_verify(candidate_id=candidate.pk, run_id="r", engine=engine) is None
+    )
+    assert engine.cleanups == []

@@ -21,6 +21,7 @@ from training.core.spec import BehaviourSpec, load_spec
 from training.core.stats import Outcome, Split, aggregate
 from trajectories.claiming import claim
 from trajectories.core.memory import collector_paused
+from trajectories.heartbeat import Heartbeat
 from trajectories.store import DbBlobs
 
 from ..models import Behaviour, BehaviourTask, BehaviourVersion, EvalResult, EvalRun, Rollout
@@ -72,6 +73,7 @@ def _claim(run_id: int) -> bool:
         EvalRun.objects.filter(id=run_id),
         waiting=Q(status=S.QUEUED),
         running=Q(status=S.RUNNING),
+        heartbeat="heartbeat_at",
         status=S.RUNNING,
         done=0,
         total=0,
@@ -85,7 +87,8 @@ def eval_run_execute(*, run_id: int) -> EvalRun | None:
         return None
     run = EvalRun.objects.select_related("version__behaviour").get(pk=run_id)
     try:
-        summary = _score(run)
+        with Heartbeat(EvalRun.objects.filter(pk=run_id)):
+            summary = _score(run)
     except Exception as error:
         EvalRun.objects.filter(pk=run.pk).update(
             status=EvalRun.Status.FAILED,

@@ -24,6 +24,7 @@ from django.utils import timezone
 from tasks_review.services.audit import audit_event_record
 from training.core.exports import BadExportInput, ExportRefused, task_dir_name, write_export
 from trajectories.claiming import claim
+from trajectories.heartbeat import Heartbeat
 
 from ..models import Behaviour, TrainingExport
 from ..roles import EXPORT
@@ -106,6 +107,7 @@ def _claim(export_id: int) -> bool:
         TrainingExport.objects.filter(pk=export_id),
         waiting=Q(status=Status.QUEUED),
         running=Q(status=Status.RUNNING),
+        heartbeat="heartbeat_at",
         status=Status.RUNNING,
     )
 
@@ -118,10 +120,12 @@ def training_export_execute(*, export_id: int) -> TrainingExport | None:
     out = Path(export.out_dir)
     fields: dict[str, object] = {}
     try:
-        request = export_request(export)
-        result = write_export(request, out)
-        for task in request.tasks:
-            shutil.copytree(task.path, out / "tasks" / task_dir_name(task.task_id), symlinks=True)
+        with Heartbeat(TrainingExport.objects.filter(pk=export_id)):
+            request = export_request(export)
+            result = write_export(request, out)
+            for task in request.tasks:
+                target = out / "tasks" / task_dir_name(task.task_id)
+                shutil.copytree(task.path, target, symlinks=True)
     except ExportRefused as refused:
         fields = {"status": Status.REFUSED, "refusal_code": refused.code, "refusal": refused.reason}
     except (BadExportInput, OSError) as error:

@@ -30,6 +30,7 @@ from training.core.harbor.jobs import JobTrial, read_jobs, task_digest
 from training.core.harbor.regrade import Grader, TaskGrader
 from training.core.sandbox import SandboxGrader
 from trajectories.claiming import DOCKER, claim
+from trajectories.heartbeat import Heartbeat
 from trajectories.models import Trajectory
 from trajectories.services import ingest_run_create, ingest_run_execute
 from trajectories.store import DbBlobs
@@ -65,6 +66,7 @@ def _claim(import_id: int) -> bool:
         RolloutImport.objects.filter(id=import_id),
         waiting=Q(status=S.QUEUED),
         running=Q(status=S.RUNNING),
+        heartbeat="heartbeat_at",
         status=S.RUNNING,
         done=0,
         total=0,
@@ -81,17 +83,18 @@ def rollout_import_execute(*, import_id: int) -> RolloutImport | None:
         return None
     row = RolloutImport.objects.get(pk=import_id)
     try:
-        trials = read_jobs(Path(row.path))
-        RolloutImport.objects.filter(pk=row.pk).update(total=len(trials))
-        kept = _kept_tasks()
-        summary: dict[str, Any] = {"trials": len(trials), "rollouts": [], "skipped": []}
-        for n, trial in enumerate(trials, start=1):
-            outcome = _import_trial(row, trial, kept)
-            key = "rollouts" if isinstance(outcome, int) else "skipped"
-            summary[key].append(
-                outcome if isinstance(outcome, int) else {"trial": trial.trial_name, **outcome}
-            )
-            RolloutImport.objects.filter(pk=row.pk).update(done=n)
+        with Heartbeat(RolloutImport.objects.filter(pk=import_id)):
+            trials = read_jobs(Path(row.path))
+            RolloutImport.objects.filter(pk=row.pk).update(total=len(trials))
+            kept = _kept_tasks()
+            summary: dict[str, Any] = {"trials": len(trials), "rollouts": [], "skipped": []}
+            for n, trial in enumerate(trials, start=1):
+                outcome = _import_trial(row, trial, kept)
+                key = "rollouts" if isinstance(outcome, int) else "skipped"
+                summary[key].append(
+                    outcome if isinstance(outcome, int) else {"trial": trial.trial_name, **outcome}
+                )
+                RolloutImport.objects.filter(pk=row.pk).update(done=n)
     except Exception as exc:
         log.exception("rollout import %s failed", import_id)
         RolloutImport.objects.filter(pk=row.pk).update(

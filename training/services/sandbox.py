@@ -29,6 +29,7 @@ from tasks_review.models import Candidate
 from tasks_review.services.audit import audit_event_record
 from tasks_review.services.errors import ExportRefused
 from tasks_review.services.exports import copy_task_folder
+from tasks_review.services.verification import dead_run_containers_remove
 from training.core.harbor.jobs import task_digest
 from training.core.sandbox import (
     SandboxResult,
@@ -39,6 +40,7 @@ from training.core.sandbox import (
     verify_sandbox_task,
 )
 from trajectories.claiming import DOCKER, claim
+from trajectories.heartbeat import Heartbeat
 
 from ..models import Behaviour, SandboxTask
 from ..roles import EDIT_BEHAVIOUR, IMPORT_SANDBOX
@@ -170,14 +172,16 @@ def _stored(home: Path) -> Path | None:
 # -- the job ------------------------------------------------------------------------------------
 
 
-def _claim(task_id: int) -> bool:
+def _claim(task_id: int, engine: Engine | None) -> bool:
     """Queued, or left verifying by a worker that died: this worker takes it, or returns.
     Verifying is Docker work: the docker queue's time limit says when its worker died."""
     return claim(
         SandboxTask.objects.filter(id=task_id),
         waiting=Q(status=S.QUEUED),
         running=Q(status=S.VERIFYING),
+        heartbeat="heartbeat_at",
         queue=DOCKER,
+        on_reclaim=lambda: dead_run_containers_remove(f"sandbox-{task_id}", engine=engine),
         status=S.VERIFYING,
         finished_at=None,
         reasons=[],
@@ -188,11 +192,12 @@ def _claim(task_id: int) -> bool:
 def sandbox_task_verify(*, task_id: int, engine: Engine | None = None) -> SandboxTask | None:
     """Run the trial matrix on the stored folder and record it; None when the row is gone or
     another worker holds it. A harness error leaves the row ungraded and is raised again."""
-    if not _claim(task_id):
+    if not _claim(task_id, engine):
         return None
     row = SandboxTask.objects.get(pk=task_id)
     try:
-        result = verify_sandbox_task(row.task_dir, run_id=f"sandbox-{row.pk}", engine=engine)
+        with Heartbeat(SandboxTask.objects.filter(pk=task_id)):
+            result = verify_sandbox_task(row.task_dir, run_id=f"sandbox-{row.pk}", engine=engine)
     except Exception as exc:
         log.exception("sandbox task %s: the trial matrix failed", task_id)
         _finish(row, S.UNGRADED, [f"harness error: {type(exc).__name__}: {exc}"[:2000]], {})

@@ -5,10 +5,11 @@ the verification job with the trial matrix faked at its one seam, what a kept on
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
 from tasks_review.core.trials.model import MatrixStatus, Role, TrialRecord, TrialStatus
 from tasks_review.models import AuditEvent, Candidate
@@ -169,6 +170,37 @@ def test_a_task_is_verified_by_one_worker_only(people, monkeypatch):
     assert sandbox_task_verify(task_id=row.pk) is not None
     assert sandbox_task_verify(task_id=row.pk) is None
     assert sandbox_task_verify(task_id=row.pk + 1) is None
+
+
+class FakeEngine:
+    """The Docker seam's labelled cleanup, recorded."""
+
+    def __init__(self) -> None:
+        self.cleanups: list[tuple[str, bool]] = []
+
+    def cleanup(self, *, label: str, include_live: bool = False) -> None:
+        self.cleanups.append((label, include_live))
+
+
+def test_a_task_a_dead_worker_left_verifying_is_taken_over_after_its_containers_go(
+    people, monkeypatch
+):
+    row = sandbox_task_import(user=people.bob, path=EXAMPLE)
+    silent = timezone.now() - timedelta(minutes=5)
+    SandboxTask.objects.filter(pk=row.pk).update(
+        status=SandboxTask.Status.VERIFYING, started_at=silent, heartbeat_at=silent
+    )
+    engine = FakeEngine()
+    removed_first: list[list[tuple[str, bool]]] = []
+
+    def verify(task_dir, *, run_id, engine):
+        removed_first.append(list(engine.cleanups))
+        return SandboxResult(str(task_dir), MatrixStatus.KEPT, KEPT, (), image="sha256:1")
+
+    monkeypatch.setattr(service, "verify_sandbox_task", verify)
+    assert sandbox_task_verify(task_id=row.pk, engine=engine).status == SandboxTask.Status.KEPT
+    # The label is the task's alone: every container under it was the dead attempt's.
+    assert removed_first == [[(f"traj2env.run=sandbox-{row.pk}", True)]]
 
 
 def test_a_harness_error_leaves_it_ungraded_and_is_raised(people, monkeypatch):
