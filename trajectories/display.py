@@ -4,7 +4,10 @@ The one home of these helpers for every page that shows files (the replay steppe
 desk's reference diff above), so both apply the same limits; and the caps on every field a page
 shows (messages, tool arguments and outputs, trial logs, the opened file) with their "show more".
 What they show comes from trajectories and is untrusted: the only markup marked safe is Pygments
-output, which escapes every character of its input, and Django's `escape` of plain text.
+output, which escapes every character of its input, and Django's `escape` of plain text. Nothing
+shown may carry a secret: every text is redacted whole (`shown_text`, the one redactor of
+`core/redact.py`) before it is diffed, cut or sliced, so a secret across a slice's edge cannot
+leak half by half; the stored bytes stay as they were.
 
 >>> view = bytes_diff("a.py", "modified", b"x = 1\\n", b"x = 2\\n")
 >>> (view.added, view.removed, "+x = 2" in view.html)
@@ -29,6 +32,7 @@ from pygments.lexer import Lexer
 from pygments.lexers import BashLexer, DiffLexer, JsonLexer, TextLexer, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
+from .core.redact import Redacted, redact, redact_data
 from .core.replay import is_tree, tree_dir
 
 MAX_DIFF_FILES = 20  # more changed files than this are listed, not diffed
@@ -37,6 +41,7 @@ MAX_DIFF_LINES = 3000  # a longer diff is cut, saying how much was left out
 MAX_DIFF_CHARS = 20_000  # and so is one of more characters (a few very long lines)
 MAX_HIGHLIGHT_CHARS = 200_000  # beyond this, plain (still escaped) text: lexing would be slow
 BINARY_SNIFF_BYTES = 8192  # a NUL byte among the first this many makes content binary
+CACHED_REDACTION_CHARS = 8192  # texts this long keep their redaction for the next "show more"
 
 TEXT = TextLexer(stripnl=False)
 BASH = BashLexer(stripnl=False)
@@ -71,6 +76,43 @@ def lexer_for(path: str) -> Lexer:
         return TEXT
 
 
+def shown_text(text: str) -> Redacted[str]:
+    """`text` as a page may show it: every secret replaced, counted by type.
+
+    >>> shown_text("token ghp_" + "a1" * 18).value
+    'token [REDACTED:github_token]'
+    """
+    if len(text) < CACHED_REDACTION_CHARS:
+        return redact(text)
+    return _redacted_long(text)
+
+
+def shown_texts(texts: list[str]) -> list[str]:
+    """Many short texts redacted in one pass (a list's labels).
+
+    >>> shown_texts(["ok", "key AKIA" + "Q3EGRV7XMB2YH4NP"])
+    ['ok', 'key [REDACTED:aws_access_key_id]']
+    """
+    return redact_data(texts).value
+
+
+def shown_value(name: str, text: str) -> Redacted[str]:
+    """A short named value (a tool argument): redacted whole when its name names a secret.
+
+    >>> shown_value("password", "hunter22").value
+    '[REDACTED:secret_assignment]'
+    """
+    safe = redact_data({name: text})
+    return Redacted(safe.value[name], safe.counts)
+
+
+# A "show more" rebuilds its page's fields and the stepper diffs the same files step after step:
+# a long text is redacted once (about 7 MB/s) and then found by equality.
+@lru_cache(maxsize=64)
+def _redacted_long(text: str) -> Redacted[str]:
+    return redact(text)
+
+
 def decoded(data: bytes) -> str | None:
     """Text, or None for binary content (a NUL byte near the start, or not UTF-8)."""
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
@@ -95,6 +137,7 @@ class DiffView:
     html: SafeString | None = None
     added: int = 0
     removed: int = 0
+    redacted: int = 0  # secrets replaced in the two sides before diffing
 
     @property
     def label(self) -> str:
@@ -115,6 +158,8 @@ def bytes_diff(
     old_text, new_text = decoded(old), decoded(new)
     if old_text is None or new_text is None:
         return DiffView(path, change, f"Binary file ({len(old)} → {len(new)} bytes).")
+    old_shown, new_shown = shown_text(old_text), shown_text(new_text)
+    old_text, new_text = old_shown.value, new_shown.value
     lines = list(difflib.unified_diff(old_text.splitlines(True), new_text.splitlines(True)))
     if not lines:
         return DiffView(path, change, "Same content.")
@@ -135,6 +180,7 @@ def bytes_diff(
         highlighted(shown, DIFF),
         added=sum(1 for x in lines if x.startswith("+")),
         removed=sum(1 for x in lines if x.startswith("-")),
+        redacted=old_shown.total + new_shown.total,
     )
 
 
@@ -202,12 +248,13 @@ JSON_DEPTH = 8  # levels of nested JSON shown; deeper values are collapsed to a 
 @dataclass(frozen=True)
 class Capped:
     """The shown part of one field as HTML, and what a "show more" needs to fetch the rest: the
-    field's key on its page and where the shown part ends."""
+    field's key on its page and where the shown part ends (in the redacted field)."""
 
     html: SafeString
     key: str
     end: int  # characters of the field shown so far
     total: int
+    redacted: int = 0  # secrets replaced in the whole field, said with its first part only
 
     @property
     def rest(self) -> int:
@@ -233,9 +280,9 @@ def capped(
     html_bytes: int | None = None,
     numbered: bool = False,
 ) -> Capped:
-    """`chars` characters of `text` from `start`, highlighted (escaped alone for no lexer), in
-    `html_bytes` of HTML at most; `numbered`: whole lines with their numbers in the text (a
-    line longer than `chars` is cut).
+    """`chars` characters of redacted `text` from `start`, highlighted (escaped alone for no
+    lexer), in `html_bytes` of HTML at most; `numbered`: whole lines with their numbers in the
+    text (a line longer than `chars` is cut).
 
     >>> part = capped("x" * 25_000, TEXT, key="out")
     >>> (part.end, part.rest)
@@ -243,6 +290,8 @@ def capped(
     >>> capped("<" * 100, None, html_bytes=100).end
     25
     """
+    shown = shown_text(text)
+    text = shown.value
     start = max(0, min(start, len(text)))
 
     def line_end(end: int) -> int:
@@ -255,7 +304,7 @@ def capped(
     while html_bytes is not None and len(html) > html_bytes and end > start:
         end = line_end(start + (end - start) // 2)
         html = _part(text, lexer, start, end, numbered)
-    return Capped(html, key, end, len(text))
+    return Capped(html, key, end, len(text), shown.total if start == 0 else 0)
 
 
 class Fields:

@@ -16,7 +16,10 @@ from django.db.models.functions import Left
 from .core.replay import Entry, FileDiff, Status, locate, state_from
 from .core.replay.index import apply_value
 from .core.replay.model import TREE
+from .display import shown_texts
 from .models import Blob, Command, Replay, ReplayChunk, Step, Trajectory
+
+GIST_READ_CHARS = 600  # of a step's message read for its 80-character label in the step list
 
 
 class ReplayIncomplete(LookupError):
@@ -175,23 +178,26 @@ def step_window(*, trajectory_id: int, index: int, count: int, radius: int) -> l
     """The steps around ``index`` for the step list: labels only, never the step's full content."""
     low = max(0, min(index - radius, count - 2 * radius - 1))
     high = min(count - 1, low + 2 * radius)
-    rows = (
+    rows = list(
         Step.objects.filter(trajectory_id=trajectory_id, index__gte=low, index__lte=high)
         .annotate(
             tool=KT("tool_calls__0__function_name"),
-            gist=Left("message", 120),
+            gist=Left("message", GIST_READ_CHARS),
         )
         .order_by("index")
         .values("index", "source", "tool", "gist")
     )
+    # Redacted before the cut, on a head long enough to hold a secret that starts in the label
+    # whole: a secret cut first would no longer be recognised.
+    gists = shown_texts([r["gist"] or "" for r in rows])
     return [
         StepSummary(
             index=r["index"],
             source=r["source"],
             tool=r["tool"] or "",
-            gist=" ".join((r["gist"] or "").split())[:80],
+            gist=" ".join(gist.split())[:80],
         )
-        for r in rows
+        for r, gist in zip(rows, gists, strict=True)
     ]
 
 

@@ -32,6 +32,7 @@ from .display import (
     collapsed,
     decoded,
     lexer_for,
+    shown_value,
     tree_nodes,
 )
 from .models import Command, Step, Trajectory
@@ -53,8 +54,9 @@ CONTENT_KEYS = set(
 @dataclass(frozen=True)
 class Arg:
     key: str
-    text: str = ""  # short values, escaped by the template
+    text: str = ""  # short values, redacted here and escaped by the template
     shown: Capped | None = None  # long values, highlighted and capped
+    redacted: int = 0  # secrets replaced in `text`
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,10 @@ def args_of(arguments: Any, fields: Fields | None = None, key: str = "args") -> 
     def shown(name: str, text: str, lexer: Lexer) -> Arg:
         return Arg(name, shown=fields.add(f"{key}.{len(out)}", text, lexer))
 
+    def inline(name: str, text: str) -> Arg:
+        safe = shown_value(name, text)
+        return Arg(name, text=safe.value, redacted=safe.total)
+
     out: list[Arg] = []
     if isinstance(arguments, str):
         try:
@@ -137,13 +143,13 @@ def args_of(arguments: Any, fields: Fields | None = None, key: str = "args") -> 
         elif isinstance(value, str) and name in CONTENT_KEYS and path:
             out.append(shown(name, value, lexer_for(path)))
         elif isinstance(value, str) and "\n" not in value and len(value) <= INLINE_ARG_CHARS:
-            out.append(Arg(name, text=value))
+            out.append(inline(name, value))
         elif isinstance(value, str):
             out.append(shown(name, value, TEXT))
         else:
             dumped = json.dumps(collapsed(value), ensure_ascii=False)
             if len(dumped) <= INLINE_ARG_CHARS:
-                out.append(Arg(name, text=dumped))
+                out.append(inline(name, dumped))
             else:
                 out.append(shown(name, _pretty(value), JSON))
     if len(arguments) > LIST_ITEMS:

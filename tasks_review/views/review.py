@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
 from project.htmx import render_fragment, render_page, wants_fragment
-from trajectories.display import Capped, Fields
+from trajectories.display import Capped, Fields, shown_text
 
 from ..models import AuditEvent, Candidate, DatasetExport, Review, TrialRun
 from ..roles import ADJUDICATE, AUDIT, EXPORT, REVIEW
@@ -136,6 +136,7 @@ def _desk_context(
         # Post the hold on load for a candidate this user could take: free, or theirs to renew.
         "reserve": can_decide and not hold["held_by_other"],
         "candidate": candidate,
+        "instruction": shown_text(candidate.instruction),
         "trajectory": candidate.trajectory,
         "filters": filters,
         "query": urlencode(query),

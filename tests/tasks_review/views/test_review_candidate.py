@@ -10,7 +10,8 @@ import pytest
 
 from tasks_review.models import AuditEvent, Candidate, Review, TrialRun
 from tasks_review.services import reservations, reviews
-from tests.tasks_review.factories import make_candidate, make_review
+from tests.tasks_review.factories import START, make_candidate, make_review
+from tests.trajectories.planted import CONFIG_FILE, ENV_FILE, OPENAI_KEY, USER_TEXT, leaked
 
 pytestmark = pytest.mark.django_db
 HX = {"HX-Request": "true"}
@@ -437,3 +438,28 @@ def test_the_desk_says_how_many_secrets_the_task_had_redacted(as_annotator):
     assert "3 secrets redacted" in html and "openai_api_key 2" in html
     plain = make_candidate()
     assert "redacted" not in as_annotator.get(f"/review/candidates/{plain.pk}/").content.decode()
+
+
+# -- secrets ---------------------------------------------------------------------------------------
+
+
+def test_the_desk_shows_no_planted_secret_in_instruction_files_diff_or_trial_logs(as_annotator):
+    c = make_candidate(
+        instruction=USER_TEXT,
+        check_command=f"OPENAI_API_KEY={OPENAI_KEY} pytest",
+        start={**START, "app/config.py": b"REGION = 'eu-west-1'\n"},
+        fix={"app/config.py": CONFIG_FILE.encode()},
+    )
+    TrialRun.objects.filter(candidate=c).update(logs=ENV_FILE * 3, error=USER_TEXT)
+    html = as_annotator.get(f"/review/candidates/{c.pk}/").content.decode()
+    assert leaked(html) == []
+    assert "Deploy the invoice service. Credentials:" in html  # the rest of the instruction
+    assert '<span class="redacted-note">3 secrets redacted</span>' in html
+    assert '<span class="redacted-note">2 secrets redacted</span>' in html  # the diff
+    trial = c.trials.first()
+    for headers in ({}, HX):
+        logs = as_annotator.get(
+            f"/review/candidates/{c.pk}/trials/{trial.pk}/logs/", headers=headers
+        ).content.decode()
+        assert leaked(logs) == [] and "REGION=eu-west-1" in logs
+        assert '<span class="redacted-note">6 secrets redacted</span>' in logs

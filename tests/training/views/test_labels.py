@@ -10,6 +10,7 @@ import re
 import pytest
 
 from tasks_review.models import AuditEvent
+from tests.training.core.helpers import Session
 from tests.training.loop_factories import (
     FIXED,
     GUESSED,
@@ -20,6 +21,7 @@ from tests.training.loop_factories import (
     pass_and_fail,
     tasks_of,
 )
+from tests.trajectories.planted import CONFIG_FILE, ENV_FILE, GITHUB_TOKEN, USER_TEXT, leaked
 from training.models import PairLabel, PreferencePair
 from training.selectors import labels as reads
 from training.services import labels
@@ -313,3 +315,38 @@ def test_a_pair_with_a_10_mb_output_is_under_1_mb_and_shows_more_on_demand(
     assert "more characters" in more and "<html" not in more
     missing = client.get(f"/training/labels/pairs/{loud_pair.pk}/more/?field=x.1.message")
     assert missing.status_code == 404
+
+
+# -- secrets ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def leaky_pair(people):
+    behaviour = behaviour_with()
+    task = tasks_of(behaviour)[0]
+    leaky = Session()
+    leaky.builder.user(USER_TEXT)
+    leaky.run("cat .env", output=ENV_FILE)
+    leaky.run("cat build.log", output="x" * (10_000 - 20) + " " + GITHUB_TOKEN + " done\n")
+    leaky.write("app/config.py", CONFIG_FILE)
+    leaky.say("Deployed.")
+    world = {**FIXED, "app/config.py": CONFIG_FILE.encode()}
+    make_trajectory_rollout(task.candidate, leaky, reward=1.0, world=world)
+    make_trajectory_rollout(task.candidate, guessing(), reward=0.0, agent="codex", world=GUESSED)
+    return pairs_build(user=people.bob, behaviour_id=behaviour.pk)[0]
+
+
+def test_a_pair_shows_no_planted_secret_in_steps_outputs_diffs_or_show_more(
+    client, people, leaky_pair
+):
+    client.force_login(people.alice)
+    for headers in ({}, HX):
+        body = client.get(f"/training/labels/pairs/{leaky_pair.pk}/", headers=headers)
+        html = body.content.decode()
+        assert leaked(html) == [] and GITHUB_TOKEN[:8] not in html
+        assert "Deploy the invoice service. Credentials:" in html and "REGION=eu-west-1" in html
+        assert '<span class="redacted-note">2 secrets redacted</span>' in html  # output, diff
+    link = re.search(r'hx-get="(/training/labels/pairs/\d+/more/\?[^"]+)"', html)
+    assert link is not None
+    more = client.get(link.group(1).replace("&amp;", "&"), headers=HX).content.decode()
+    assert leaked(more) == [] and GITHUB_TOKEN[-8:] not in more and "ken] done" in more
