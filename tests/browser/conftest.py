@@ -36,11 +36,19 @@ def browser():
     sync_api = pytest.importorskip("playwright.sync_api")
     # Playwright's sync API keeps an event loop on this thread; the ORM calls the tests make
     # between page actions are still plain synchronous calls.
+    # Only while the browser lives: a process a later test starts must not inherit it.
+    before = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        yield browser
-        browser.close()
+    try:
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+            yield browser
+            browser.close()
+    finally:
+        if before is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = before
 
 
 @pytest.fixture

@@ -142,7 +142,9 @@ PRODUCTION = {
 
 def _run_django(var: Path, code: str, **env: str) -> subprocess.CompletedProcess:
     """``code`` in a fresh Django process with only ``env`` deciding DEBUG and the key."""
-    base = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY"}}
+    # DJANGO_ALLOW_ASYNC_UNSAFE: the browser tests' (the deploy check refuses it, rightly).
+    dropped = {"DEBUG", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    base = {k: v for k, v in os.environ.items() if k not in dropped}
     return subprocess.run(
         [sys.executable, "-c", "import django; django.setup(); " + code],
         cwd=REPO,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import statistics
 import time
 
 import pytest
@@ -339,16 +338,19 @@ def test_a_late_step_costs_the_same_queries_as_the_first(as_annotator, long_sess
 def test_a_late_step_renders_about_as_fast_as_the_first(as_annotator, long_session):
     t = long_session
 
-    def median_ms(index: int) -> float:
-        times = []
-        for _ in range(7):
-            started = time.perf_counter()
-            assert as_annotator.get(url(t, index), **HX).status_code == 200
-            times.append((time.perf_counter() - started) * 1000)
-        return statistics.median(times)
+    def ms(index: int) -> float:
+        started = time.perf_counter()
+        assert as_annotator.get(url(t, index), **HX).status_code == 200
+        return (time.perf_counter() - started) * 1000
 
-    median_ms(1)  # warm Pygments' lexers and the template cache
-    first, late = median_ms(1), median_ms(1_498)
+    ms(1)  # warm Pygments' lexers and the template cache
+    # Interleaved, and the best of each: load from other processes comes and goes, and only
+    # the fastest time measures the page's own work.
+    firsts, lates = [], []
+    for _ in range(9):
+        firsts.append(ms(1))
+        lates.append(ms(1_498))
+    first, late = min(firsts), min(lates)
     assert late < 150, f"step 1499 took {late:.0f} ms"
     assert late <= max(1.5 * first, first + 15), f"step 2: {first:.0f} ms, step 1499: {late:.0f} ms"
 
