@@ -83,10 +83,25 @@ class IngestIssue(models.Model):
 
 
 class SourceFile(models.Model):
+    """A file ingest read: the source of one trajectory, or another recording of its session.
+
+    A trajectory's sources are its own ``source`` and its ``twin_sources``: the other files
+    (a session JSONL beside its ATIF ``trajectory.json``) that ``core.sessions.same_session``
+    says record the same session, kept so mining sees that session once.
+    """
+
     sha256 = models.CharField(max_length=64, unique=True)
     path = models.TextField(help_text="Where the bytes were first seen.")
+    format = models.CharField(max_length=20, blank=True)
     size = models.PositiveBigIntegerField()
     raw = models.ForeignKey(Blob, on_delete=models.PROTECT, related_name="+")
+    twin_of = models.ForeignKey(
+        "Trajectory",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="twin_sources",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -145,6 +160,11 @@ class Trajectory(models.Model):
 
     def __str__(self) -> str:
         return self.title or self.session_id or f"trajectory {self.pk}"
+
+    @property
+    def sources(self) -> list[SourceFile]:
+        """Every file that recorded this session: the one it was made from first."""
+        return [self.source, *self.twin_sources.order_by("id")]
 
     @property
     def total_tokens(self) -> int | None:

@@ -1,8 +1,10 @@
 """Writes for trajectories: ingest runs and the rows they create.
 
 The core (`trajectories.core.formats`) turns a file into ATIF; this module decides what is stored,
-deduplicates by content hash, and records every skipped or failed file on the run, and every line
-a stored trajectory lost or had repaired (its warnings, which make it partial).
+deduplicates by content hash, keeps a file that records a session already stored from another file
+as one more source of that trajectory (`core.sessions` says when), and records every skipped or
+failed file on the run, and every line a stored trajectory lost or had repaired (its warnings,
+which make it partial).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from .claiming import claim
-from .core import formats
+from .core import formats, sessions
 from .core import replay as core_replay
 from .heartbeat import Heartbeat, dead_before
 from .models import (
@@ -52,13 +54,15 @@ class IngestSummary:
     files: int = 0
     ingested: int = 0
     duplicates: int = 0
+    twins: int = 0  # files recording a session already stored: sources of that trajectory
     partial: int = 0  # ingested with warnings: some lines skipped or repaired
     skipped: list[dict[str, Any]] = field(default_factory=list)
     failed: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[dict[str, Any]] = field(default_factory=list)
     by_format: dict[str, int] = field(default_factory=lambda: dict.fromkeys(formats.FORMATS, 0))
     trajectory_ids: list[int] = field(default_factory=list)
-    # Trajectories whose bytes were already stored: part of this batch's input all the same.
+    # Trajectories whose bytes, or whose session (twins), were already stored: part of this
+    # batch's input all the same.
     duplicate_ids: list[int] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
@@ -66,6 +70,7 @@ class IngestSummary:
             "files": self.files,
             "ingested": self.ingested,
             "duplicates": self.duplicates,
+            "twins": self.twins,
             "partial": self.partial,
             "skipped": self.skipped,
             "failed": self.failed,
@@ -75,7 +80,7 @@ class IngestSummary:
 
     @property
     def usable(self) -> bool:
-        return self.ingested > 0 or self.duplicates > 0
+        return self.ingested > 0 or self.duplicates > 0 or self.twins > 0
 
 
 def ingest_run_create(
@@ -203,10 +208,10 @@ def _ingest_file(
             _issue(run, summary, path, IngestIssue.Kind.FAILED, exc.reason)
             return
         sha = sha256_hex(data)
-        existing = SourceFile.objects.filter(sha256=sha).values_list("trajectory__id", flat=True)
+        existing = SourceFile.objects.filter(sha256=sha).values_list("trajectory__id", "twin_of_id")
         if existing:
             summary.duplicates += 1
-            summary.duplicate_ids.extend(i for i in existing if i is not None)
+            summary.duplicate_ids.extend(i for pair in existing for i in pair if i is not None)
             return
         try:
             loaded = formats.load(path, run.format, data=data, folders=folders)
@@ -215,6 +220,10 @@ def _ingest_file(
             return
         if isinstance(loaded, formats.NotTrajectory):
             _issue(run, summary, path, IngestIssue.Kind.SKIPPED, loaded.reason)
+            return
+        twin_of = _stored_session(loaded)
+        if twin_of is not None:
+            _twin_ingest(run, path, data, sha, loaded, twin_of, summary)
             return
         findings: list[dict[str, Any]] = []
         blocked = False
@@ -256,6 +265,86 @@ def _ingest_file(
         if shown:
             summary.partial += 1
             summary.warnings.extend(shown)
+
+
+def _twin_ingest(
+    run: IngestRun,
+    path: Path,
+    data: bytes,
+    sha: str,
+    loaded: formats.Loaded,
+    trajectory: Trajectory,
+    summary: IngestSummary,
+) -> None:
+    try:
+        with transaction.atomic():
+            twin_source_store(path=path, data=data, sha=sha, fmt=loaded.format, twin_of=trajectory)
+            # The lines this file lost are named on the run; the trajectory was made from
+            # another file, so they do not make it partial.
+            shown = _warnings_store(run, trajectory, path, loaded.warnings)
+    except IntegrityError:
+        summary.duplicates += 1
+        return
+    summary.twins += 1
+    summary.duplicate_ids.append(trajectory.id)
+    summary.warnings.extend(shown)
+
+
+def _recording(loaded: formats.Loaded) -> sessions.Recording:
+    steps = loaded.atif.get("steps") or []
+    return sessions.Recording(
+        session_id=(loaded.meta.session_id or "")[:200],
+        first_request=sessions.first_request(
+            (str(s.get("source", "")), _text(s.get("message")), bool(s.get("is_copied_context")))
+            for s in steps
+        ),
+        started_at=_parse_when(loaded.meta.started_at),
+        is_subagent=loaded.meta.is_subagent,
+    )
+
+
+def _stored_session(loaded: formats.Loaded) -> Trajectory | None:
+    """The stored trajectory of the session ``loaded`` records, if another file made one.
+
+    Two workers ingesting a session's two files at once can each store a trajectory: the check
+    and the insert are not one statement. A later ingest of either file then finds the first.
+    """
+    new = _recording(loaded)
+    if not new.session_id:
+        return None
+    for stored in Trajectory.objects.filter(session_id=new.session_id).order_by("id"):
+        first = (
+            Step.objects.filter(trajectory=stored, source="user", is_copied_context=False)
+            .order_by("index")
+            .values_list("message", flat=True)
+            .first()
+        )
+        recorded = sessions.Recording(
+            session_id=stored.session_id,
+            first_request=first or "",
+            started_at=stored.started_at,
+            is_subagent=stored.is_subagent,
+        )
+        if sessions.same_session(recorded, new):
+            return stored
+    return None
+
+
+def twin_source_store(
+    *, path: Path, data: bytes, sha: str, fmt: str, twin_of: Trajectory
+) -> SourceFile:
+    """Keep ``data`` as another recording of ``twin_of``'s session, not a trajectory of its own."""
+    blobs = DbBlobs()
+    raw_sha = blobs.put(data)
+    blobs.flush()
+    return SourceFile.objects.create(
+        sha256=sha,
+        path=_path_text(path),
+        format=fmt,
+        size=len(data),
+        raw_id=raw_sha,
+        twin_of=twin_of,
+    )
 
 
 def _warnings_store(
@@ -343,7 +432,7 @@ def trajectory_store(
     )
     blobs.flush()
     source = SourceFile.objects.create(
-        sha256=sha, path=_path_text(path), size=len(data), raw_id=raw_sha
+        sha256=sha, path=_path_text(path), format=loaded.format, size=len(data), raw_id=raw_sha
     )
     trajectory = Trajectory.objects.create(
         source=source,

@@ -38,6 +38,7 @@ def test_samples_ingest_one_per_format_and_the_generator_script_is_skipped(q_syn
         "files",
         "ingested",
         "duplicates",
+        "twins",
         "partial",
         "skipped",
         "failed",

@@ -2,6 +2,8 @@ import pytest
 from django.urls import reverse
 
 from tests.trajectories.factories import make_trajectory
+from trajectories.models import SourceFile
+from trajectories.store import blob_put, sha256_hex
 
 pytestmark = pytest.mark.django_db
 
@@ -65,3 +67,19 @@ def test_outsiders_get_403_on_detail(client, people):
 
 def test_missing_trajectory_is_404(as_annotator):
     assert as_annotator.get(reverse("trajectories:detail", args=[999999])).status_code == 404
+
+
+def test_detail_shows_every_source_of_the_session(as_annotator):
+    t = make_trajectory(title="one session, two files")
+    raw = b'{"schema_version": "ATIF-v1.7"}'
+    twin = SourceFile.objects.create(
+        sha256=sha256_hex(raw),
+        path="/runs/trial-1/agent/trajectory.json",
+        format="atif",
+        size=len(raw),
+        raw=blob_put(raw),
+        twin_of=t,
+    )
+    body = as_annotator.get(reverse("trajectories:detail", args=[t.pk])).content.decode()
+    assert t.source.path in body and twin.path in body
+    assert "Also recorded in" in body and f'id="source-{twin.pk}"' in body

@@ -65,6 +65,7 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{summary.files} files: {summary.ingested} ingested ({by_format}), "
             f"{summary.partial} partial, {summary.duplicates} duplicates, "
+            f"{summary.twins} more recordings of stored sessions, "
             f"{len(summary.skipped)} skipped, {len(summary.failed)} failed"
         )
         for label, items in (
