@@ -7,10 +7,13 @@ the fix is their difference. The candidate then has to survive the rules in ``Dr
 checked in this order (the first that applies is the one reported):
 
     windows_paths, unsupported_language, path_escapes_root, package_install_fix, no_change,
-    fix_touches_lost_file, check_reads_lost_file, start_too_large, instruction_leaks_fix
+    check_manifest_unseen, fix_touches_lost_file, check_reads_lost_file, start_too_large,
+    instruction_leaks_fix
 
 Install and no-change come before the lost-file rules because installs leave uncertain trees
-behind (``npm install`` rewrites node_modules) that would otherwise hide the real reason.
+behind (``npm install`` rewrites node_modules) that would otherwise hide the real reason; an
+unseen manifest comes before them too, because a script whose body is unknown (``npm run
+check`` may be ``eslint --fix``) is itself what makes the fix's files uncertain.
 
 Only files whose content the replay knows can be laid down: the starting files are the known
 files at the failing run (plus files first read in full between the runs, whose content was
@@ -44,7 +47,7 @@ from .drops import Drop, DropReason
 from .files import is_manifest, language_of
 from .fix import fix_between
 from .pairs import check_pairs
-from .rules import escapes_root, installs_between, lost_reads, windows_paths
+from .rules import escapes_root, installs_between, lost_reads, unseen_manifest, windows_paths
 
 STAGE = "mine"
 PROJECT_DIR = "/app"
@@ -159,6 +162,10 @@ class _Miner:
                 DropReason.NO_CHANGE,
                 "the files were the same before both runs: the failure was flaky or environmental",
             )
+
+        manifest = unseen_manifest(self.replay, failing, fix)
+        if manifest:
+            return drop(DropReason.CHECK_MANIFEST_UNSEEN, manifest)
 
         if fix.touched_unknown:
             return drop(
