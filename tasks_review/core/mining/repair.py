@@ -7,13 +7,11 @@ the fix is their difference. The candidate then has to survive the rules in ``Dr
 checked in this order (the first that applies is the one reported):
 
     windows_paths, unsupported_language, path_escapes_root, package_install_fix, no_change,
-    check_manifest_unseen, fix_touches_lost_file, check_reads_lost_file, start_too_large,
+    fix_touches_lost_file, check_manifest_unseen, check_reads_lost_file, start_too_large,
     instruction_leaks_fix
 
 Install and no-change come before the lost-file rules because installs leave uncertain trees
-behind (``npm install`` rewrites node_modules) that would otherwise hide the real reason; an
-unseen manifest comes before them too, because a script whose body is unknown (``npm run
-check`` may be ``eslint --fix``) is itself what makes the fix's files uncertain.
+behind (``npm install`` rewrites node_modules) that would otherwise hide the real reason.
 
 Only files whose content the replay knows can be laid down: the starting files are the known
 files at the failing run (plus files first read in full between the runs, whose content was
@@ -163,10 +161,6 @@ class _Miner:
                 "the files were the same before both runs: the failure was flaky or environmental",
             )
 
-        manifest = unseen_manifest(self.replay, failing, fix)
-        if manifest:
-            return drop(DropReason.CHECK_MANIFEST_UNSEEN, manifest)
-
         if fix.touched_unknown:
             return drop(
                 DropReason.FIX_TOUCHES_LOST_FILE,
@@ -180,6 +174,10 @@ class _Miner:
                 f"the command at event {where} may have changed files under "
                 f"{directory or 'the project root'} in ways the trajectory does not show",
             )
+
+        manifest = unseen_manifest(self.replay, failing, fix)
+        if manifest:
+            return drop(DropReason.CHECK_MANIFEST_UNSEEN, manifest)
 
         unread = lost_reads(self.replay, failing, language, fix)
         if unread:

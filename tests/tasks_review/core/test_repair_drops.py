@@ -165,7 +165,7 @@ MAKEFILE = "test:\n\tpytest\n"
 @pytest.mark.parametrize(
     "manifests, command, detail",
     [
-        ({}, "npm run check", "npm run check needs package.json in ."),
+        ({}, "npm run test:unit", "npm run test:unit needs package.json in ."),
         ({}, "npm test", "package.json"),
         ({}, "yarn test", "package.json"),
         ({}, "make test", "make test needs Makefile / makefile / GNUmakefile in ."),
