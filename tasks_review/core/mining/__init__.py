@@ -7,7 +7,7 @@ Reason codes are in ``drops.py`` and shared by every family.
 from .candidate import RepairCandidate, candidate_key
 from .drops import Drop, DropReason
 from .installs import installs_packages
-from .pairs import check_pairs
+from .pairs import bare_check_command, check_pairs
 from .repair import (
     DEFAULT_LANGUAGES,
     DEFAULT_MAX_FILES,
@@ -25,6 +25,7 @@ __all__ = [
     "PROJECT_DIR",
     "RepairCandidate",
     "candidate_key",
+    "bare_check_command",
     "check_pairs",
     "find_repair_candidates",
     "installs_packages",

@@ -23,6 +23,7 @@ from trajectories.core.replay import ReplayResult, ShellCommand
 from ..instruction import build_instruction, rewrite_root, strip_harness, trim_text
 from .files import is_test_config, is_test_file
 from .fix import Fix
+from .pairs import bare_check_command
 
 FAMILY = "repair"
 
@@ -32,7 +33,9 @@ class RepairCandidate:
     """A failing check, the files it failed on, and the files it then passed on."""
 
     command: str  # the check as recorded
-    task_command: str  # the same with the recorded root replaced by ``project_dir``
+    # The same as the task runs it: the recorded root replaced by ``project_dir`` and Python
+    # programs by their bare name instead of the recorded virtualenv's (``bare_check_command``).
+    task_command: str
     cwd: str  # where the command started, relative to the project ("." is the root)
     check_cwd: str  # where the check itself ran (after any `cd` in the command)
     language: str
@@ -105,7 +108,7 @@ def build_candidate(
     check = failing.check
     assert check is not None and check.cwd is not None and failing.cwd is not None
     root = replay.root
-    task_command = rewrite_root(failing.command, root, project_dir)
+    task_command = rewrite_root(bare_check_command(failing.command), root, project_dir)
     output = trim_text(rewrite_root(strip_harness(failing.output), root, project_dir))
     test_paths = tuple(
         sorted(p for p in {*fix.start, *fix.ref} if is_test_file(p) or is_test_config(p))

@@ -26,6 +26,12 @@ class DropReason(StrEnum):
     # The files were identical before both runs and nothing uncertain happened in between: the
     # failure was flaky or environmental (a server not running, a cache, the clock).
     NO_CHANGE = "no_change"
+    # The check runs a project script or task (`npm run check`, `yarn test`, `make test`,
+    # `just test`, `mise run test`, `task test`) and the manifest that defines it (package.json,
+    # a Makefile or the `-f` file, a justfile, mise.toml, a Taskfile) was never seen at the
+    # check's directory (or, for runners that look upward, above it): the task could not
+    # define the check, which would then fail in the image on the reference too.
+    CHECK_MANIFEST_UNSEEN = "check_manifest_unseen"
     # Packages were installed between the runs (pip/uv/poetry/npm/yarn/pnpm/bun/apt/go get ...)
     # and the source diff is empty or only touches dependency manifests and lockfiles; also a
     # fix that only edited installed dependencies (node_modules, a virtualenv).

@@ -7,7 +7,8 @@ the fix is their difference. The candidate then has to survive the rules in ``Dr
 checked in this order (the first that applies is the one reported):
 
     windows_paths, unsupported_language, path_escapes_root, package_install_fix, no_change,
-    fix_touches_lost_file, check_reads_lost_file, start_too_large, instruction_leaks_fix
+    fix_touches_lost_file, check_manifest_unseen, check_reads_lost_file, start_too_large,
+    instruction_leaks_fix
 
 Install and no-change come before the lost-file rules because installs leave uncertain trees
 behind (``npm install`` rewrites node_modules) that would otherwise hide the real reason.
@@ -44,7 +45,7 @@ from .drops import Drop, DropReason
 from .files import is_manifest, language_of
 from .fix import fix_between
 from .pairs import check_pairs
-from .rules import escapes_root, installs_between, lost_reads, windows_paths
+from .rules import escapes_root, installs_between, lost_reads, unseen_manifest, windows_paths
 
 STAGE = "mine"
 PROJECT_DIR = "/app"
@@ -173,6 +174,10 @@ class _Miner:
                 f"the command at event {where} may have changed files under "
                 f"{directory or 'the project root'} in ways the trajectory does not show",
             )
+
+        manifest = unseen_manifest(self.replay, failing, fix)
+        if manifest:
+            return drop(DropReason.CHECK_MANIFEST_UNSEEN, manifest)
 
         unread = lost_reads(self.replay, failing, language, fix)
         if unread:

@@ -3,6 +3,7 @@
     windows_paths(replay, failing, passing)          # "the check names a Windows path: …" or None
     escapes_root(replay, failing, passing, fix)      # "event 7 (Write) changed /etc/x …" or None
     installs_between(replay, failing, passing)       # ["pip install pytest"]
+    unseen_manifest(replay, failing, fix)            # "npm run check needs package.json …" or None
     lost_reads(replay, failing, "python", fix)       # ["tests/test_x.py (named in …) is lost …"]
 
 Each returns what a reviewer needs to see why the candidate was dropped, or nothing when the
@@ -16,6 +17,7 @@ import re
 from collections.abc import Iterator
 
 from trajectories.core.replay import ReplayResult, ShellCommand
+from trajectories.core.replay.programs import unwrap
 from trajectories.core.replay.shell import SimpleCommand, parse
 
 from .files import is_test_file, path_problem, under
@@ -69,6 +71,96 @@ def installs_between(
     ]
 
 
+# Where each script runner finds the scripts it runs: the manifest names (a trailing "/" is a
+# folder of task files), whether it looks in the folders above the one it runs in, and the
+# options that name the manifest instead.
+_PACKAGE_JSON = (("package.json",), True, ())
+_SCRIPT_MANIFESTS: dict[str, tuple[tuple[str, ...], bool, tuple[str, ...]]] = {
+    "npm": _PACKAGE_JSON,
+    "yarn": _PACKAGE_JSON,
+    "pnpm": _PACKAGE_JSON,
+    "bun": _PACKAGE_JSON,
+    "make": (("Makefile", "makefile", "GNUmakefile"), False, ("-f", "--file", "--makefile")),
+    "gmake": (("Makefile", "makefile", "GNUmakefile"), False, ("-f", "--file", "--makefile")),
+    "just": (("justfile", "Justfile", ".justfile"), True, ("-f", "--justfile")),
+    "mise": (
+        (
+            "mise.toml",
+            ".mise.toml",
+            "mise.local.toml",
+            "mise/config.toml",
+            ".mise/config.toml",
+            ".config/mise.toml",
+            ".config/mise/config.toml",
+            "mise-tasks/",
+            ".mise-tasks/",
+            "mise/tasks/",
+            ".mise/tasks/",
+            ".config/mise/tasks/",
+        ),
+        True,
+        (),
+    ),
+    "task": (
+        ("Taskfile.yml", "taskfile.yml", "Taskfile.yaml", "taskfile.yaml", "Taskfile.dist.yml"),
+        True,
+        ("-t", "--taskfile"),
+    ),
+}
+
+
+def unseen_manifest(replay: ReplayResult, failing: ShellCommand, fix: Fix) -> str | None:
+    """The manifest a script-runner check needs that the trajectory never showed, if any.
+
+    Seen is enough (at the start or the reference, whatever is known of its content): a
+    manifest seen in part is ``lost_reads``' business.
+    """
+    check = failing.check
+    assert check is not None and check.cwd is not None
+    spec = _SCRIPT_MANIFESTS.get(check.runner)
+    if spec is None:
+        return None
+    names, upward, file_options = spec
+    seen = {*fix.start_entries, *fix.ref_entries}
+    named = _option_value(check.segment, file_options)
+    if named is not None:
+        key = _project_key(replay.root, named, check.cwd, any_name=True)
+        if key is not None and key in seen:
+            return None
+        return f"{check.segment} needs {named}, which the trajectory never showed"
+    folders = [check.cwd]
+    while upward and folders[-1] not in ("", "."):
+        folders.append(posixpath.dirname(folders[-1]) or ".")
+    for folder in folders:
+        for name in names:
+            path = posixpath.normpath(posixpath.join(folder, name))
+            if path in seen or (name.endswith("/") and any(under(k, path) for k in seen)):
+                return None
+    where = f"{check.cwd} or above" if upward and check.cwd != "." else check.cwd
+    return (
+        f"{check.segment} needs {' / '.join(names[:3])} in {where}, "
+        "which the trajectory never showed"
+    )
+
+
+def _option_value(segment: str, options: tuple[str, ...]) -> str | None:
+    """The value of the first of ``options`` in the check's own command (`make -f x.mk`)."""
+    for item in parse(segment):
+        if not isinstance(item, SimpleCommand) or not item.argv:
+            continue
+        args = unwrap(item.args)
+        for i, arg in enumerate(args[1:], 1):
+            for option in options:
+                if arg == option and i + 1 < len(args):
+                    return args[i + 1]
+                if option.startswith("--") and arg.startswith(option + "="):
+                    return arg[len(option) + 1 :]
+                if not option.startswith("--") and arg.startswith(option) and arg != option:
+                    return arg[len(option) :]
+        return None
+    return None
+
+
 def lost_reads(replay: ReplayResult, failing: ShellCommand, language: str, fix: Fix) -> list[str]:
     """Files the check is known to read whose content the replay does not know."""
     check = failing.check
@@ -104,10 +196,11 @@ def lost_reads(replay: ReplayResult, failing: ShellCommand, language: str, fix: 
     return sorted(set(problems))
 
 
-def _project_key(root: str, word: str, cwd: str) -> str | None:
-    """The project path a command word names, if it looks like a source file."""
+def _project_key(root: str, word: str, cwd: str, *, any_name: bool = False) -> str | None:
+    """The project path a command word names, if it looks like a source file (or any file)."""
     word = word.split("::", 1)[0]  # pytest node ids: tests/test_x.py::TestY::test_z
-    if not _PATHLIKE.search(word) or word.startswith("-") or "*" in word or "$" in word:
+    named = any_name or bool(_PATHLIKE.search(word))
+    if not named or word.startswith("-") or "*" in word or "$" in word:
         return None
     root = root.rstrip("/")
     if word.startswith("/"):

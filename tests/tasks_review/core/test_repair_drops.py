@@ -146,6 +146,77 @@ def test_drop_check_reads_lost_file_when_npm_scripts_are_unknown():
     assert_drop(drop, DropReason.CHECK_READS_LOST_FILE, "package.json")
 
 
+def _script_check_story(manifests: dict[str, str], command: str) -> Session:
+    """calc.py fixed between a failing and a passing run of ``command``, beside ``manifests``."""
+    session = Session().write("calc.py", CALC_BUGGY).write("tests/test_calc.py", TEST_CALC)
+    for path, content in manifests.items():
+        session.write(path, content)
+    return (
+        session.run(command, fail=True, output="1 failed")
+        .edit("calc.py", "    return a - b\n", "    return a + b  # the sum, not the difference\n")
+        .run(command, output="1 passed")
+    )
+
+
+PACKAGE_JSON = '{"scripts": {"test": "pytest", "check": "pytest"}}\n'
+MAKEFILE = "test:\n\tpytest\n"
+
+
+@pytest.mark.parametrize(
+    "manifests, command, detail",
+    [
+        ({}, "npm run test:unit", "npm run test:unit needs package.json in ."),
+        ({}, "npm test", "package.json"),
+        ({}, "yarn test", "package.json"),
+        ({}, "make test", "make test needs Makefile / makefile / GNUmakefile in ."),
+        ({}, "mise run test", "mise.toml"),
+        ({}, "just test", "justfile"),
+        ({}, "task test", "Taskfile.yml"),
+        ({"other/package.json": PACKAGE_JSON}, "npm --prefix web test", "in web or above"),
+        ({"Makefile": MAKEFILE}, "make -C sub test", "Makefile / makefile / GNUmakefile in sub"),
+        ({"Makefile": MAKEFILE}, "make -f build.mk test", "needs build.mk"),
+    ],
+)
+def test_drop_check_manifest_unseen_when_the_script_runner_has_no_manifest_in_the_tree(
+    manifests, command, detail
+):
+    drop = _script_check_story(manifests, command).mine().dropped
+    assert_drop(drop, DropReason.CHECK_MANIFEST_UNSEEN, detail)
+
+
+@pytest.mark.parametrize(
+    "manifests, command",
+    [
+        ({"package.json": PACKAGE_JSON}, "npm run test:unit"),
+        ({"package.json": PACKAGE_JSON}, "yarn test"),
+        ({"package.json": PACKAGE_JSON}, "npm --prefix web test"),  # npm looks upward
+        ({"Makefile": MAKEFILE}, "make test"),
+        ({"sub/Makefile": MAKEFILE}, "make -C sub test"),
+        ({"build.mk": MAKEFILE}, "make -f build.mk test"),
+        ({"justfile": "test:\n    pytest\n"}, "just test"),
+        ({"mise.toml": '[tasks.test]\nrun = "pytest"\n'}, "mise run test"),
+        ({".mise/tasks/test": "#!/bin/sh\npytest\n"}, "mise run test"),
+        ({"Taskfile.yml": "tasks:\n  test: pytest\n"}, "task test"),
+    ],
+)
+def test_a_script_check_whose_manifest_was_seen_is_a_candidate(manifests, command):
+    assert _script_check_story(manifests, command).mine().only.changed == ("calc.py",)
+
+
+def test_a_script_check_whose_manifest_was_only_read_is_a_candidate():
+    mined = (
+        Session()
+        .read("Makefile", MAKEFILE)
+        .write("calc.py", CALC_BUGGY)
+        .write("tests/test_calc.py", TEST_CALC)
+        .run("make test", fail=True, output="1 failed")
+        .edit("calc.py", "    return a - b\n", "    return a + b  # the sum, not the difference\n")
+        .run("make test", output="1 passed")
+        .mine()
+    )
+    assert "Makefile" in mined.only.start_files
+
+
 def test_drop_unsupported_language_for_a_rust_check():
     drop = (
         Session()
@@ -232,6 +303,8 @@ def test_every_reason_code_is_stable_and_documented():
         "instruction_leaks_fix",
         "start_too_large",
         "path_escapes_root",
+        "secret_in_reference",
+        "check_manifest_unseen",
     }
 
 
