@@ -126,7 +126,19 @@ def _value_keep(text: str, m: re.Match[str], start: int, end: int) -> bool:
 _YAML_KEY_LINE = re.compile(r"[ \t]*(?:-[ \t]+)?[A-Za-z0-9_.\-]*$")
 
 
+# An unquoted value that is a keyword, or is followed by a call, is code: `const apiKey = await
+# getKey(model)`, `token = new Token()`, `secret = yield load()`.
+_CODE_WORDS = frozenset(
+    "await new yield typeof void delete async function lambda not return".split()
+)
+_CALL_AFTER = re.compile(r"[ \t]*[A-Za-z_$][\w$.]*[ \t]*\(")
+
+
 def _assignment_keep(text: str, m: re.Match[str], start: int, end: int) -> bool:
+    if m.lastgroup == "v3" and (
+        text[start:end] in _CODE_WORDS or _CALL_AFTER.match(text, end) is not None
+    ):
+        return False
     if m.lastgroup == "y":
         # An unquoted `name: value` counts only as a config line, its key first on the line, so
         # prose such as "Password: hunter" keeps its words.

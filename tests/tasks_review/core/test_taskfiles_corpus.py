@@ -39,4 +39,4 @@ def test_every_corpus_candidate_writes_a_task_harbor_accepts(corpus, tmp_path):
             assert Task(task).instruction == candidate.instruction
             assert lint_task(task, selected_rules=set(LintRule)) == [], task
             written += 1
-    assert written >= 10
+    assert written >= 3  # script checks whose manifest the log never showed drop at mine
