@@ -69,7 +69,6 @@ import os
 import re
 import shutil
 import tempfile
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,7 +77,7 @@ from typing import Any
 from harbor.models.task.config import TaskConfig
 
 from trajectories.core.blobs import BlobStore
-from trajectories.core.redact import merge_counts, redact, still_has_secrets
+from trajectories.core.redact import merge_counts, redact
 
 from .docker.base import PATH as IMAGE_PATH
 from .docker.base import TASK_VENV
@@ -86,6 +85,7 @@ from .instruction import added_lines, leaks_in
 from .mining.files import path_problem
 from .mining.repair import RepairCandidate
 from .solution import solve_sh
+from .tasksecrets import REDACTION_KEY, graded_secret, redacted_project
 from .trials.plan import guard_rules, is_discovered, is_guarded, plan_check
 from .trials.version import VERIFIER_VERSION
 
@@ -189,8 +189,10 @@ def write_task(
     _check_paths(candidate)
     if not instruction.strip():
         raise TaskWriteError("the instruction is empty")
-    _refuse_graded_secrets(candidate, blobs)
-    project, redactions = _redacted_project(candidate, blobs)
+    secret = graded_secret(candidate, blobs)
+    if secret:
+        raise SecretInReference(secret)
+    project, redactions = redacted_project(candidate, blobs)
     shown = redact(instruction)
     redactions = merge_counts([redactions, shown.counts])
 
@@ -255,61 +257,6 @@ def _check_paths(candidate: RepairCandidate) -> None:
             for i in range(1, len(parts)):
                 if "/".join(parts[:i]) in names:
                     raise TaskWriteError(f"{path!r} needs {'/'.join(parts[:i])!r} as a folder")
-
-
-# -- secrets ----------------------------------------------------------------------------------
-
-REDACTION_KEY = "redaction"
-
-
-def _credentials(data: bytes) -> tuple[str, ...]:
-    # E-mail addresses are personal data, not credentials: tests of mail code need them, and
-    # the redactor's other types are what would open an account.
-    text = data.decode("utf-8", "surrogateescape")
-    return tuple(kind for kind in still_has_secrets(text) if kind != "email")
-
-
-def _refuse_graded_secrets(candidate: RepairCandidate, blobs: BlobStore) -> None:
-    """The check, the files the oracle writes and the reference files the grader restores are
-    graded byte for byte (solve.sh, grading.json, test.sh): a credential there cannot be
-    redacted without changing what passes, so the candidate is refused."""
-    found = _credentials(candidate.task_command.encode("utf-8", "surrogateescape"))
-    if found:
-        raise SecretInReference(f"the check's command holds a secret ({', '.join(found)})")
-    written = {*candidate.added, *candidate.modified}
-    for path, sha in sorted(candidate.ref_files.items()):
-        graded = path in written or is_guarded(path) or is_discovered(path, candidate.task_command)
-        if graded:
-            found = _credentials(blobs.get(sha))
-            if found:
-                raise SecretInReference(
-                    f"the reference's {path} holds a secret ({', '.join(found)})"
-                )
-
-
-def _redacted_project(
-    candidate: RepairCandidate, blobs: BlobStore
-) -> tuple[dict[str, bytes], dict[str, int]]:
-    """The starting files with every secret in their text replaced, and the counts by type.
-    Bytes that are not UTF-8 pass through unchanged (surrogateescape); a file with a NUL in its
-    first 8000 bytes is binary (git's own test) and is copied as it is."""
-    files: dict[str, bytes] = {}
-    counts: list[dict[str, int]] = []
-    for path, sha in candidate.start_files.items():
-        data = blobs.get(sha)
-        if b"\x00" not in data[:8000]:
-            result = redact(data.decode("utf-8", "surrogateescape"))
-            if result.counts:
-                data = result.value.encode("utf-8", "surrogateescape")
-                counts.append(result.counts)
-        files[path] = data
-    return files, merge_counts(counts)
-
-
-def redaction_counts(task_dir: Path | str) -> dict[str, int]:
-    """The replacements the writer made in a task, by type (empty when none)."""
-    config = tomllib.loads((Path(task_dir) / "task.toml").read_text())
-    return dict(config.get("metadata", {}).get(REDACTION_KEY, {}))
 
 
 # -- task.toml ---------------------------------------------------------------------------------

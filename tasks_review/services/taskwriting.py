@@ -19,9 +19,9 @@ from tasks_review.core.taskfiles import (
     SourceTrace,
     TaskWriteError,
     check_workdir,
-    redaction_counts,
     write_task,
 )
+from tasks_review.core.tasksecrets import redaction_counts
 from tasks_review.core.trials.deps import python_requirements
 from tasks_review.core.trials.wheelhouse import WheelhouseUnavailable, build_wheelhouse
 from tasks_review.models import Candidate

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks_review.core.taskfiles import SecretInReference, redaction_counts
+from tasks_review.core.taskfiles import SecretInReference
+from tasks_review.core.tasksecrets import redaction_counts
 from trajectories.core.redact import still_has_secrets
 
 from .secrets_story import OPENAI_KEY_2, PRIVATE_KEY, SECRETS, TEST, secrets_story

@@ -94,19 +94,10 @@ class TaskGrader:
     def grade(self, app_dir: Path | None, *, harbor_reward: float | None = None) -> Regrade:
         started = time.monotonic()
         if self.problem or self.spec is None or self.image is None or self.baseline is None:
-            return _ungraded(self.problem or "not prepared", harbor_reward, started)
-        if app_dir is None or not Path(app_dir).is_dir():
-            return _ungraded(f"no collected project folder at {app_dir}", harbor_reward, started)
-        submission = submission_from(Path(app_dir))
-        if submission.problem:
-            # As in the matrix: a project too large to take is the agent's doing, graded 0.
-            return Regrade(
-                0.0,
-                TrialStatus.GRADED,
-                harbor_reward,
-                {"reasons": [submission.problem]},
-                seconds=time.monotonic() - started,
-            )
+            return ungraded(self.problem or "not prepared", harbor_reward, started)
+        submission = collected(app_dir, harbor_reward, started)
+        if isinstance(submission, Regrade):
+            return submission
         try:
             graded = grade_submission(
                 self.engine,
@@ -119,7 +110,7 @@ class TaskGrader:
                 limits=self.limits,
             )
         except InfraError as exc:
-            return _ungraded(exc.message, harbor_reward, started, logs=exc.log)
+            return ungraded(exc.message, harbor_reward, started, logs=exc.log)
         return Regrade(
             graded.verdict.reward,
             TrialStatus.GRADED,
@@ -128,6 +119,26 @@ class TaskGrader:
             graded.logs,
             time.monotonic() - started,
         )
+
+
+def collected(
+    app_dir: Path | None, harbor_reward: float | None, started: float
+) -> Submission | Regrade:
+    """The submission in the folder Harbor collected, or the rollout's result when there is none
+    to grade: no folder is ungraded; a project too large to take is the agent's doing, graded 0
+    (as in the matrix)."""
+    if app_dir is None or not Path(app_dir).is_dir():
+        return ungraded(f"no collected project folder at {app_dir}", harbor_reward, started)
+    submission = submission_from(Path(app_dir))
+    if submission.problem:
+        return Regrade(
+            0.0,
+            TrialStatus.GRADED,
+            harbor_reward,
+            {"reasons": [submission.problem]},
+            seconds=time.monotonic() - started,
+        )
+    return submission
 
 
 def submission_from(app_dir: Path) -> Submission:
@@ -141,7 +152,7 @@ def submission_from(app_dir: Path) -> Submission:
     return Submission(files=files)
 
 
-def _ungraded(why: str, harbor_reward: float | None, started: float, *, logs: str = "") -> Regrade:
+def ungraded(why: str, harbor_reward: float | None, started: float, *, logs: str = "") -> Regrade:
     return Regrade(
         None,
         TrialStatus.UNGRADED,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tasks_review.core.docker import Engine, InfraError, Limits
 from tasks_review.core.trials.model import TrialStatus
-from training.core.harbor.regrade import Regrade, submission_from
+from training.core.harbor.regrade import Regrade, collected, ungraded
 
 from .folder import SandboxSpec, SandboxTaskInvalid, read_sandbox_task, unavailable_images
 from .matrix import limits_for, prepare
@@ -55,18 +55,10 @@ class SandboxGrader:
     def grade(self, app_dir: Path | None, *, harbor_reward: float | None = None) -> Regrade:
         started = time.monotonic()
         if self.problem or self.spec is None or self.image is None:
-            return _ungraded(self.problem or "not prepared", harbor_reward, started)
-        if app_dir is None or not Path(app_dir).is_dir():
-            return _ungraded(f"no collected project folder at {app_dir}", harbor_reward, started)
-        submission = submission_from(Path(app_dir))
-        if submission.problem:
-            return Regrade(
-                0.0,
-                TrialStatus.GRADED,
-                harbor_reward,
-                {"reasons": [submission.problem]},
-                seconds=time.monotonic() - started,
-            )
+            return ungraded(self.problem or "not prepared", harbor_reward, started)
+        submission = collected(app_dir, harbor_reward, started)
+        if isinstance(submission, Regrade):
+            return submission
         try:
             graded = grade_app(
                 self.engine,
@@ -77,11 +69,11 @@ class SandboxGrader:
                 limits=self.limits,
             )
         except InfraError as exc:
-            return _ungraded(exc.message, harbor_reward, started, logs=exc.log)
+            return ungraded(exc.message, harbor_reward, started, logs=exc.log)
         if graded.reward is None:
             # As Harbor, which records a verifier error and no reward: nothing to score.
             why = f"the task's tests/test.sh gave no reward: {graded.problem}"
-            return _ungraded(why, harbor_reward, started, logs=graded.logs)
+            return ungraded(why, harbor_reward, started, logs=graded.logs)
         return Regrade(
             graded.reward,
             TrialStatus.GRADED,
@@ -90,14 +82,3 @@ class SandboxGrader:
             graded.logs,
             time.monotonic() - started,
         )
-
-
-def _ungraded(why: str, harbor_reward: float | None, started: float, *, logs: str = "") -> Regrade:
-    return Regrade(
-        None,
-        TrialStatus.UNGRADED,
-        harbor_reward,
-        {"infra_error": why},
-        logs,
-        time.monotonic() - started,
-    )
