@@ -37,6 +37,7 @@ from tasks_review.core.docker.engine import Sandbox
 from tasks_review.core.trials.controls import Control, ControlContext
 from tasks_review.core.trials.matrix import TRIAL_JOBS, decide
 from tasks_review.core.trials.model import MatrixStatus, Role, TrialRecord, TrialStatus, trim
+from tasks_review.core.trials.trial import skipped
 from tasks_review.core.trials.verifier import Submission, list_entries, take_submission
 
 from .controls import CATALOGUE, control_context
@@ -253,22 +254,6 @@ def skip_reason(control: Control, spec: SandboxSpec) -> str | None:
     return control.skip_reason(control_context(spec))
 
 
-def _skipped(control: Control, reason: str) -> TrialRecord:
-    now = datetime.now(UTC)
-    return TrialRecord(
-        role=Role.CONTROL,
-        name=control.name,
-        repeat=0,
-        reward=None,
-        expected=0.0,
-        status=TrialStatus.SKIPPED,
-        started=now,
-        finished=now,
-        seconds=0.0,
-        detail={"skip_reason": reason},
-    )
-
-
 def run_matrix(
     spec: SandboxSpec,
     image: str,
@@ -291,7 +276,7 @@ def run_matrix(
         role, repeat, control = item
         reason = skip_reason(control, spec) if control is not None else None
         if control is not None and reason is not None:
-            trial = _skipped(control, reason)
+            trial = skipped(control, reason)
         else:
             trial = run_trial(
                 engine, spec, image, role=role, repeat=repeat, control=control, run_id=run_id
