@@ -353,9 +353,9 @@ def test_a_late_step_renders_about_as_fast_as_the_first(as_annotator, long_sessi
     first, late = min(firsts), min(lates)
     assert late < 150, f"step 1499 took {late:.0f} ms"
     # Quiet, the late step is about 1.4x the first (14.5 and 20 ms): its checkpoint, deltas and
-    # larger tree. Replaying from the start would be tens of times slower; 2x leaves room for a
-    # busy machine, where the larger working set suffers more from the other processes.
-    assert late <= max(2 * first, first + 15), f"step 2: {first:.0f} ms, step 1499: {late:.0f} ms"
+    # larger tree. Replaying from the start would be tens of times slower; 3x leaves room for a
+    # busy machine (2.2x measured under CI load), where the larger working set suffers more.
+    assert late <= max(3 * first, first + 15), f"step 2: {first:.0f} ms, step 1499: {late:.0f} ms"
 
 
 # -- caps: a step page stays under 1 MB whatever the step holds ------------------------------------

@@ -11,7 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from training.core.forbidden import _TEMP as TEMPORARY
+
 VAR = Path(__file__).resolve().parents[4] / "var" / "hook-trials"
+if str(VAR).startswith(TEMPORARY):  # a checkout in /tmp: the trials need a folder outside it
+    VAR = Path.home() / ".cache" / "traj2env-hook-trials"
 
 # The machine's own python3 first: pyenv's shim answers too, but at half a second a call.
 CANDIDATES = ("/usr/bin/python3", shutil.which("python3"))
