@@ -8,6 +8,9 @@ index = StateIndex.build(result)
 index.state_at_step(42)        # {path: Entry(sha, status)} after step 42
 index.diff(42)                 # what step 42 changed
 result.summary()               # files known/lost, commands, checks with exit codes
+
+A subagent's recording plays where its spawning call returned (``subagents.py``):
+replay(atif, side_data, root=…, blobs=…, subagents={call_id: Subagent(…)}).
 """
 
 from .engine import replay
@@ -25,6 +28,7 @@ from .model import (
     is_tree,
     tree_dir,
 )
+from .subagents import Subagent, spawned
 
 __all__ = [
     "Change",
@@ -39,9 +43,11 @@ __all__ = [
     "event_after_step",
     "StateIndex",
     "Status",
+    "Subagent",
     "is_tree",
     "locate",
     "replay",
+    "spawned",
     "state_from",
     "tree_dir",
 ]

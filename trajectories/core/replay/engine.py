@@ -14,6 +14,12 @@ plain ATIF replays too.
 Outcomes matter: a tool that failed changed nothing; a call with no recorded result might have
 done its work, so what it would have written is lost; a shell command that failed may have
 stopped anywhere, so its certain writes become lost too.
+
+A call that spawned a subagent whose recording is given (``subagents``, see ``subagents.py``)
+plays that recording first, through the same files: one event per subagent call, marked with
+its session id, then the spawning call's own event, which changes nothing more. The subagent's
+shell commands change files but stay out of ``commands``: they are its own trajectory's, mined
+there.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from .model import Event, ReplayResult
 from .patching import side_patch
 from .paths import Paths
 from .state import FileState
+from .subagents import Subagent
 from .tools import NoOp, PollOp, ShellOp, classify
 
 
@@ -38,36 +45,66 @@ def replay(
     *,
     root: str | None,
     blobs: BlobStore,
+    subagents: Mapping[str, Subagent] | None = None,
 ) -> ReplayResult:
-    """Replay ``atif`` once; ``root`` is the session's project directory when known."""
+    """Replay ``atif`` once; ``root`` is the session's project directory when known.
+
+    ``subagents`` maps a spawning call's ``tool_call_id`` to the subagent's recording.
+    """
     side = side_data or {}
     agent_info = as_mapping(atif.get("agent"))
     agent = as_str(agent_info.get("name"))
     steps = [s for s in (atif.get("steps") or []) if isinstance(s, Mapping)]
     side_cwd = as_mapping(side.get("cwd"))
-    calls = collect_calls(steps, as_mapping(side.get("tool_results")))
-    for call in calls:
-        call.op = classify(call.name, call.args, agent)
-    link_sessions(calls)
+    calls = _calls(steps, side, agent)
     resolved_root = root or guess_root(agent_info, side_cwd, calls)
-    engine = _Engine(Paths(resolved_root), blobs, agent, side)
+    state = FileState(Paths(resolved_root), blobs)
+    engine = _Engine(state, agent, side, _Shared(dict(subagents or {})))
     for call in calls:
         engine.play(call)
     return ReplayResult(
         root=engine.state.paths.root,
         agent=agent,
         step_ids=tuple(s.get("step_id", i + 1) for i, s in enumerate(steps)),
-        events=tuple(engine.events),
+        events=tuple(engine.shared.events),
         commands=tuple(engine.shell.commands),
         final_state=dict(engine.state.files),
     )
 
 
+def _calls(
+    steps: list[Mapping[str, Any]], side: Mapping[str, Any], agent: str | None
+) -> list[ToolCall]:
+    calls = collect_calls(steps, as_mapping(side.get("tool_results")))
+    for call in calls:
+        call.op = classify(call.name, call.args, agent)
+    link_sessions(calls)
+    return calls
+
+
+class _Shared:
+    """What the parent's engine and its subagents' engines share: events, recordings unplayed."""
+
+    def __init__(self, subagents: dict[str, Subagent]) -> None:
+        self.events: list[Event] = []
+        self.subagents = subagents  # each recording plays once, so a cycle cannot loop
+
+
 class _Engine:
     def __init__(
-        self, paths: Paths, blobs: BlobStore, agent: str | None, side: Mapping[str, Any]
+        self,
+        state: FileState,
+        agent: str | None,
+        side: Mapping[str, Any],
+        shared: _Shared,
+        *,
+        subagent: str | None = None,
+        at: ToolCall | None = None,
     ) -> None:
-        self.state = FileState(paths, blobs)
+        self.state = state
+        self.shared = shared
+        self.subagent = subagent  # the session id of the subagent this engine plays, if one
+        self.at = at  # the parent's spawning call: where the subagent's events belong
         self.side_cwd: Mapping[str, Any] = as_mapping(side.get("cwd"))
         # Codex side data from ingest: the patches Codex reports it applied, and the calls
         # nested in a code-mode exec.
@@ -75,10 +112,16 @@ class _Engine:
         self.side_patches: Mapping[str, Any] = as_mapping(side.get("patches"))
         self.nested: Mapping[str, Any] = as_mapping(side.get("nested_calls"))
         self.shell = Shell(self.state, agent=agent, side_commands=self.side_commands)
-        self.events: list[Event] = []
+
+    @property
+    def events(self) -> list[Event]:
+        return self.shared.events
 
     def play(self, call: ToolCall) -> None:
-        op = call.op
+        recording = self.shared.subagents.pop(call.tool_call_id, None)
+        if recording is not None:
+            self.play_subagent(call, recording)
+        op = NoOp() if recording is not None else call.op
         self.state.start_call()
         command_index: int | None = None
         nested = self.nested.get(call.tool_call_id)
@@ -92,17 +135,35 @@ class _Engine:
             play_file_tool(
                 self.state, call, op, self.call_cwd(call), side_patches=self.side_patches
             )
+        where = self.at or call
         self.events.append(
             Event(
                 index=len(self.events),
-                step_index=call.step_index,
-                step_id=call.step_id,
+                step_index=where.step_index,
+                step_id=where.step_id,
                 tool_call_id=call.tool_call_id,
                 tool=call.name,
                 changes=self.state.changes,
-                command_index=command_index,
+                command_index=command_index if self.subagent is None else None,
+                subagent=self.subagent,
             )
         )
+
+    def play_subagent(self, call: ToolCall, recording: Subagent) -> None:
+        """The subagent's calls, in its order, as events of the step where ``call`` returned."""
+        atif, side = recording.atif, recording.side_data
+        agent = as_str(as_mapping(atif.get("agent")).get("name"))
+        steps = [s for s in (atif.get("steps") or []) if isinstance(s, Mapping)]
+        child = _Engine(
+            self.state,
+            agent,
+            side,
+            self.shared,
+            subagent=recording.session_id,
+            at=self.at or call,
+        )
+        for inner in _calls(steps, side, agent):
+            child.play(inner)
 
     def play_nested(self, call: ToolCall, nested: list[Any]) -> int | None:
         """A Codex code-mode exec: replay the commands and patches it ran, in order."""

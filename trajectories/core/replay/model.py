@@ -126,6 +126,9 @@ class Event:
     tool: str
     changes: Mapping[str, Change] = field(default_factory=dict)
     command_index: int | None = None
+    # The session id of the subagent that made this call, played at the step of the parent's
+    # call that spawned it (``step_index``); None for the trajectory's own calls.
+    subagent: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
