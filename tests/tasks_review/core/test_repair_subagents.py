@@ -26,7 +26,7 @@ def parent() -> Session:
 
 def subagent() -> Subagent:
     session = Session().user(FIX_BY_SUBAGENT["prompt"])
-    session.edit("calc.py", "    return a - b\n", "    return a + b  # the sum, not the difference\n")
+    session.edit("calc.py", "    return a - b\n", CALC_FIXED.split("\n")[1] + "\n")
     atif, side = session.builder.build()
     return Subagent("agent-fixer", atif, side)
 
