@@ -38,6 +38,7 @@ from .models import (
     Step,
     Trajectory,
 )
+from .selectors import replay_inputs
 from .store import DbBlobs, sha256_hex
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,8 @@ class IngestSummary:
     # Trajectories whose bytes, or whose session (twins), were already stored: part of this
     # batch's input all the same.
     duplicate_ids: list[int] = field(default_factory=list)
+    # Stored trajectories replayed before a subagent of theirs arrived in this batch.
+    replay_again: list[int] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -155,7 +158,7 @@ def _ingest(run: IngestRun, progress: Progress | None, summary: IngestSummary) -
                 IngestRun.objects.filter(id=run.id).update(
                     files_done=done, ingested=summary.ingested, duplicates=summary.duplicates
                 )
-        subagents_link()
+        summary.replay_again = subagents_link()
     except Exception as exc:
         log.exception("ingest run %s failed", run.id)
         IngestRun.objects.filter(id=run.id).update(
@@ -516,9 +519,14 @@ def _steps_insert(trajectory_id: int, steps: list[dict[str, Any]]) -> None:
             )
 
 
-def subagents_link() -> int:
-    """Point subagent logs at their parent session once both are stored, whatever the order."""
-    linked = 0
+def subagents_link() -> list[int]:
+    """Point subagent logs at their parent session once both are stored, whatever the order.
+
+    A parent already replayed without a subagent it now has is set back to ingested: its
+    stored replay lacks the subagent's edits. Returns those parents' ids, to replay again.
+    """
+    S = Trajectory.Status
+    stale: list[int] = []
     orphans = Trajectory.objects.filter(parent__isnull=True).exclude(parent_session_id="")
     for child in orphans.only("id", "parent_session_id", "format"):
         parents = list(
@@ -533,8 +541,11 @@ def subagents_link() -> int:
         )
         if best is not None:
             Trajectory.objects.filter(id=child.id).update(parent=best)
-            linked += 1
-    return linked
+            # Conditional: a replay running now reads the subagent itself.
+            done = Trajectory.objects.filter(id=best.id, status__in=(S.REPLAYED, S.REPLAY_FAILED))
+            if done.update(status=S.INGESTED, replay_error=""):
+                stale.append(best.id)
+    return stale
 
 
 def _claim_replay(trajectory_id: int) -> bool:
@@ -560,10 +571,8 @@ def replay_compute(*, trajectory_id: int) -> Replay | None:
     trajectory = Trajectory.objects.select_related("atif", "side_data").get(id=trajectory_id)
     started = time.perf_counter()
     try:
-        atif = json.loads(trajectory.atif.content())
-        side = json.loads(trajectory.side_data.content()) if trajectory.side_data else {}
         blobs = DbBlobs()
-        result = core_replay.replay(atif, side, root=trajectory.cwd or None, blobs=blobs)
+        result = replay_inputs(trajectory).replay(blobs)
         blobs.flush()
         index = core_replay.StateIndex.build(
             result, every=settings.TRAJ2ENV["REPLAY_CHECKPOINT_EVERY"]

@@ -39,6 +39,7 @@ from trajectories.claiming import DOCKER, claim, dead
 from trajectories.core import replay as core_replay
 from trajectories.heartbeat import Heartbeat
 from trajectories.models import Trajectory
+from trajectories.selectors import replay_inputs
 from trajectories.services import ingest_run_create, ingest_run_execute, replay_compute
 from trajectories.store import DbBlobs
 
@@ -337,12 +338,11 @@ def _stage_mine(run: _Run, ids: list[int]) -> list[Candidate]:
 
 def _mine_one(trajectory: Trajectory) -> tuple[list[RepairCandidate], list[Any]]:
     """Replay again in memory (cheap, deterministic; the blobs are already stored) and mine."""
-    atif = json.loads(trajectory.atif.content())
-    side = json.loads(trajectory.side_data.content()) if trajectory.side_data else {}
+    inputs = replay_inputs(trajectory)
     blobs = DbBlobs()
-    result = core_replay.replay(atif, side, root=trajectory.cwd or None, blobs=blobs)
+    result = inputs.replay(blobs)
     index = core_replay.StateIndex.build(result)
-    found, drops = find_repair_candidates(result, index, blobs, atif)
+    found, drops = find_repair_candidates(result, index, blobs, inputs.atif)
     blobs.flush()
     return found, drops
 

@@ -6,16 +6,7 @@ from tasks_review.core.config import parse_config
 from tasks_review.services.pipeline import pipeline_run_create, pipeline_run_execute
 from tests.conftest import SAMPLES
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _no_docker(settings):
-    settings.TRAJ2ENV = {
-        **settings.TRAJ2ENV,
-        "BASE_IMAGE": "example.org/b@sha256:" + "ab" * 32,
-        "VERIFY": False,
-    }
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_docker")]
 
 
 def run_samples(tmp_path, events: list) -> None:

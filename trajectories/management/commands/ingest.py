@@ -52,7 +52,7 @@ class Command(BaseCommand):
             ingest_run_execute(run_id=run.id, progress=bar, summary=summary)
         finally:
             bar.close()
-        replays_enqueue(summary.trajectory_ids)
+        replays_enqueue([*summary.trajectory_ids, *summary.replay_again])
         if options["json"]:
             self.stdout.write(json.dumps(summary.as_json()))
         else:

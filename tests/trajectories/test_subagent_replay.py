@@ -1,0 +1,154 @@
+"""Ingest links a Claude Code subagent's log to its parent, and the parent's stored replay carries
+the subagent's edits; a parent replayed before its subagent arrived is replayed again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trajectories import replay_reads as reads
+from trajectories import services
+from trajectories.models import Replay, Trajectory
+
+pytestmark = pytest.mark.django_db
+
+PARENT = "bbbbbbbb-0000-4000-8000-000000000002"
+AGENT = "f1x3r"
+CWD = "/work/app"
+BUGGY = "def add(a, b):\n    return a - b\n"
+FIXED = "def add(a, b):\n    return a + b\n"
+TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+class Log:
+    """A Claude Code JSONL log written line by line, as Claude Code writes it."""
+
+    def __init__(self, *, agent_id: str | None = None) -> None:
+        self.agent_id = agent_id
+        self.lines: list[dict[str, Any]] = []
+
+    def _line(self, kind: str, message: dict[str, Any], **extra: Any) -> None:
+        n = len(self.lines) + 1
+        line = {
+            "parentUuid": self.lines[-1]["uuid"] if self.lines else None,
+            "isSidechain": self.agent_id is not None,
+            "userType": "external",
+            "cwd": CWD,
+            "sessionId": PARENT,
+            "version": "2.1.0",
+            "type": kind,
+            "message": message,
+            "uuid": f"{self.agent_id or 'p'}-{n:04d}",
+            "timestamp": f"2026-03-01T10:{n:02d}:00.000Z",
+            **extra,
+        }
+        if self.agent_id:
+            line["agentId"] = self.agent_id
+        self.lines.append(line)
+
+    def user(self, text: str) -> Log:
+        self._line("user", {"role": "user", "content": text})
+        return self
+
+    def call(
+        self,
+        call_id: str,
+        name: str,
+        args: dict[str, Any],
+        out: str,
+        *,
+        error: bool = False,
+        raw: dict[str, Any] | None = None,
+    ) -> Log:
+        use = {"type": "tool_use", "id": call_id, "name": name, "input": args}
+        message = {"role": "assistant", "model": "claude-sonnet-4-5", "content": [use]}
+        self._line("assistant", message)
+        result = {"type": "tool_result", "tool_use_id": call_id, "content": out, "is_error": error}
+        self._line("user", {"role": "user", "content": [result]}, toolUseResult=raw or out)
+        return self
+
+    def save(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(line) + "\n" for line in self.lines))
+        return path
+
+
+def write_pair(folder: Path) -> tuple[Path, Path]:
+    """A parent whose pytest fails, a Task whose subagent fixes calc.py, and pytest passing."""
+    parent = (
+        Log()
+        .user("Write add() in calc.py with a test, and make the test pass")
+        .call("w1", "Write", {"file_path": f"{CWD}/calc.py", "content": BUGGY}, "File created")
+        .call("w2", "Write", {"file_path": f"{CWD}/test_calc.py", "content": TEST}, "File created")
+        .call("b1", "Bash", {"command": "python -m pytest -q"}, "Exit code 1\n1 failed", error=True)
+        .call(
+            "t1", "Task", {"description": "Fix add", "prompt": "Fix add() in calc.py"},
+            "Fixed add().", raw={"status": "completed", "agentId": AGENT, "content": []},
+        )
+        .call("b2", "Bash", {"command": "python -m pytest -q"}, "1 passed in 0.01s")
+    )  # fmt: skip
+    subagent = (
+        Log(agent_id=AGENT)
+        .user("Fix add() in calc.py")
+        .call(
+            "e1", "Edit",
+            {"file_path": f"{CWD}/calc.py", "old_string": "a - b", "new_string": "a + b"},
+            f"The file {CWD}/calc.py has been updated.",
+        )
+    )  # fmt: skip
+    return (
+        parent.save(folder / f"{PARENT}.jsonl"),
+        subagent.save(folder / PARENT / "subagents" / f"agent-{AGENT}.jsonl"),
+    )
+
+
+def ingest(*paths: Path) -> services.IngestSummary:
+    run = services.ingest_run_create(paths=paths)
+    summary = services.ingest_run_execute(run_id=run.id)
+    assert summary is not None and not summary.failed, summary and summary.failed
+    return summary
+
+
+def parent_row() -> Trajectory:
+    return Trajectory.objects.get(session_id=PARENT)
+
+
+def replayed(trajectory: Trajectory) -> Replay:
+    assert services.replay_compute(trajectory_id=trajectory.id) is not None
+    return Replay.objects.get(trajectory=trajectory)
+
+
+def final_calc(trajectory: Trajectory) -> str:
+    state = reads.step_state(trajectory, trajectory.steps.count() - 1)
+    sha = state["calc.py"].sha
+    return reads.blob_contents([sha])[sha or ""].decode()
+
+
+def test_the_parents_stored_replay_ends_with_the_subagents_fix_and_no_uncertain_tree(tmp_path):
+    write_pair(tmp_path)
+    ingest(tmp_path)
+    child = Trajectory.objects.get(session_id=f"agent-{AGENT}")
+    assert child.is_subagent and child.parent == parent_row()
+    replay = replayed(parent_row())
+    assert replay.uncertain_trees == []
+    assert final_calc(parent_row()) == FIXED
+
+
+def test_without_the_subagents_log_the_parent_after_the_task_is_uncertain(tmp_path):
+    parent, _ = write_pair(tmp_path)
+    ingest(parent)
+    assert replayed(parent_row()).uncertain_trees == ["."]
+
+
+def test_a_parent_replayed_before_its_subagent_arrived_is_set_to_replay_again(tmp_path):
+    parent, subagent = write_pair(tmp_path)
+    ingest(parent)
+    replayed(parent_row())
+    summary = ingest(subagent)
+    assert summary.replay_again == [parent_row().id]
+    assert parent_row().status == Trajectory.Status.INGESTED
+    assert replayed(parent_row()).uncertain_trees == []
+    assert final_calc(parent_row()) == FIXED
