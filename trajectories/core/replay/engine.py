@@ -35,7 +35,7 @@ from .model import Event, ReplayResult
 from .patching import side_patch
 from .paths import Paths
 from .state import FileState
-from .subagents import Subagent
+from .subagents import Subagent, in_background
 from .tools import NoOp, PollOp, ShellOp, classify
 
 
@@ -119,6 +119,8 @@ class _Engine:
 
     def play(self, call: ToolCall) -> None:
         recording = self.shared.subagents.pop(call.tool_call_id, None)
+        if recording is not None and in_background(call):
+            recording = None  # its edits happened at times the logs do not relate
         if recording is not None:
             self.play_subagent(call, recording)
         op = NoOp() if recording is not None else call.op

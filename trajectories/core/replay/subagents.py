@@ -8,7 +8,10 @@ A Claude Code ``Task`` (or ``Agent``) call runs a subagent in the same working t
 live in the subagent's own log, not the parent's. Given that log, replay plays the subagent's
 calls at the step where the spawning call returned, in the order the subagent made them, each
 as an event marked with the subagent's session id. Without it, the call keeps its old meaning:
-anything under the root may have changed (``tools.classify`` makes it a ``LostOp``).
+anything under the root may have changed (``tools.classify`` makes it a ``LostOp``). A subagent
+launched in the background (``run_in_background``, "Async agent launched") keeps that meaning
+even with its log: its call returned before its work, and when each edit landed relative to the
+parent's own calls is not recorded.
 
 The session id is the one ingest gives a subagent's log (``agent-<agentId>`` for Claude Code,
 see ``formats/claude_code.py``). Three records name it, any one is enough: Claude Code's raw
@@ -23,6 +26,8 @@ import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from .calls import ToolCall
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,17 @@ def spawned(atif: Mapping[str, Any], side_data: Mapping[str, Any]) -> dict[str, 
                 if name:
                     found.setdefault(call_id, name)
     return found
+
+
+def in_background(call: ToolCall) -> bool:
+    """Whether ``call`` launched its subagent in the background instead of waiting for it."""
+    if call.args.get("run_in_background") is True:
+        return True
+    result = call.result
+    if result is None:
+        return False
+    raw = result.side if isinstance(result.side, Mapping) else {}
+    return raw.get("status") == "async_launched" or result.text.startswith("Async agent launched")
 
 
 def _from_ref(ref: Mapping[str, Any]) -> str | None:

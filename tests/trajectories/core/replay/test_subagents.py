@@ -120,3 +120,13 @@ def test_the_subagents_shell_commands_change_files_but_are_not_the_parents_check
     assert render(result, blobs)["made.py"] == "x = 1\n"
     assert result.commands == ()
     assert [e.command_index for e in result.events if e.subagent] == [None]
+
+
+def test_a_subagent_launched_in_the_background_leaves_the_tree_uncertain_even_with_its_log():
+    b = AtifBuilder(root=ROOT)
+    b.call("Write", {"file_path": f"{ROOT}/calc.py", "content": CALC}, "File created")
+    launched = "Async agent launched successfully. agentId: a1b2c3 (working in the background)"
+    b.call("Task", {**TASK, "run_in_background": True}, launched, call_id="task_1")
+    result, blobs = played(b, recording())
+    assert all(e.subagent is None for e in result.events)
+    assert render(result, blobs) == {"**": UNCERTAIN, "calc.py": "<lost>"}
