@@ -152,3 +152,11 @@ def test_a_parent_replayed_before_its_subagent_arrived_is_set_to_replay_again(tm
     assert parent_row().status == Trajectory.Status.INGESTED
     assert replayed(parent_row()).uncertain_trees == []
     assert final_calc(parent_row()) == FIXED
+
+
+@pytest.mark.corpus
+def test_a_real_session_ingested_with_its_subagents_log_replays_with_no_uncertain_tree(corpus):
+    ingest(corpus / "claude-code" / "kfischer-okarin-scripts-and-tools" / "example-project")
+    parent = Trajectory.objects.get(session_id="b3edadab-bca0-4054-9b41-f7ffa6941260")
+    assert parent.subagents.get().session_id == "agent-a434715"
+    assert replayed(parent).uncertain_trees == []
