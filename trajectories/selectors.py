@@ -99,8 +99,9 @@ def subagent_recordings(
     """The stored subagent sessions ``trajectory``'s calls spawned, by spawning call.
 
     A subagent is found whether or not ``subagents_link`` has pointed it at its parent yet:
-    a subagent log names its parent's session. A spawned session not stored gives no entry,
-    and replay keeps that call's old meaning (the tree after it is uncertain).
+    a subagent log names its parent's session. A spawned session not stored, or stored with
+    lines lost (``partial``: an edit may be among them), gives no entry, and replay keeps that
+    call's old meaning (the tree after it is uncertain).
     """
     names = spawned(atif, side)
     if not names:
@@ -109,7 +110,7 @@ def subagent_recordings(
     if trajectory.session_id:
         scope |= Q(is_subagent=True, parent_session_id=trajectory.session_id)
     children = (
-        Trajectory.objects.filter(scope, session_id__in=set(names.values()))
+        Trajectory.objects.filter(scope, session_id__in=set(names.values()), partial=False)
         .exclude(id=trajectory.id)
         .select_related("atif", "side_data")
         .order_by("id")

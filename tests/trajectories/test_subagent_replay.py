@@ -143,6 +143,15 @@ def test_without_the_subagents_log_the_parent_after_the_task_is_uncertain(tmp_pa
     assert replayed(parent_row()).uncertain_trees == ["."]
 
 
+def test_a_subagents_log_with_lines_lost_is_not_trusted_to_say_what_it_edited(tmp_path):
+    _, subagent = write_pair(tmp_path)
+    with subagent.open("a") as log:
+        log.write('{"type": "assistant", "message": {"content": [{"type": "tool_use"\n')
+    ingest(tmp_path)
+    assert Trajectory.objects.get(session_id=f"agent-{AGENT}").partial
+    assert replayed(parent_row()).uncertain_trees == ["."]
+
+
 def test_a_parent_replayed_before_its_subagent_arrived_is_set_to_replay_again(tmp_path):
     parent, subagent = write_pair(tmp_path)
     ingest(parent)
