@@ -64,6 +64,10 @@ class RepairCandidate:
     instruction: str
     key: str
     family: str = FAMILY
+    # Services the check needs running beside it, from Debian's packages in the task's image
+    # ("redis", "postgresql"): the check's harness starts them before the check, in the agent's
+    # container and the verifier's alike. Empty for a self-contained check.
+    services: tuple[str, ...] = ()
 
     @property
     def changed(self) -> tuple[str, ...]:
@@ -92,6 +96,7 @@ class RepairCandidate:
             "deleted": list(self.deleted),
             "fix_edits_tests": self.fix_edits_tests,
             "unknown_paths": list(self.unknown_paths),
+            "services": list(self.services),
         }
 
 
