@@ -65,6 +65,9 @@ class PipelineRun(models.Model):
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     report = models.JSONField(null=True, blank=True)
+    # One entry per trajectory a configured clone matched (clones.Overlay.to_dict, with the
+    # trajectory's id): the commit its replay was laid over, or the reason it was not.
+    clones = models.JSONField(default=list, blank=True)
     # What the ingest stage yielded (new and already-known alike): the run's denominators
     # per harness, which its candidates alone cannot give (a trajectory may yield none).
     trajectories = models.ManyToManyField(Trajectory, blank=True, related_name="pipeline_runs")

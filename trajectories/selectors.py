@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,9 +81,15 @@ class ReplayInputs:
     root: str | None
     subagents: dict[str, Subagent]  # the recording of each subagent a call spawned, by call id
 
-    def replay(self, blobs: BlobStore) -> ReplayResult:
+    def replay(self, blobs: BlobStore, seed: Mapping[str, str] | None = None) -> ReplayResult:
+        """``seed``: the project's known starting files (see ``core.replay.replay``)."""
         return replay(
-            self.atif, self.side_data, root=self.root, blobs=blobs, subagents=self.subagents
+            self.atif,
+            self.side_data,
+            root=self.root,
+            blobs=blobs,
+            subagents=self.subagents,
+            seed=seed,
         )
 
 

@@ -4,6 +4,9 @@
       kind: trajectory            # the only source kind
       path: ../shared/corpus      # a file or folder; relative to the config file's folder
       format: auto                # atif (default) | claude-code | codex | pi | auto
+      clones:                     # optional: the user's own clones of the projects
+        /Users/me/src/app: ~/src/app                 # a recorded cwd (or a folder above it)
+        git@github.com:org/lib.git: ../clones/lib    # or a recorded git remote
     pipeline:
       name: trajectory_to_env
       options:
@@ -19,10 +22,17 @@
 Every mistake is a ``ConfigError`` that names the key path (``pipeline.options.famlies``), so
 the command can exit 2 with a message the user can act on. Unknown keys are errors at every
 level: a misspelt option silently taking its default is the failure this guards against.
+
+``source.clones`` maps a project as trajectories record it (the absolute directory the session
+ran in, or its git remote URL) to a local git clone; mining lays a session's replayed files over
+the clone's tree at the commit the session started from (``core/clones``). Each clone must be a
+git repository when the config is read (``check_clones``; a stored run's config is re-read
+without it, and a clone gone by then is a reason on the run, not a failure).
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from .clones import CloneError, is_remote, open_repository
 
 SOURCE_KINDS = ("trajectory",)
 SOURCE_FORMATS = ("atif", "claude-code", "codex", "pi", "auto")
@@ -59,6 +71,8 @@ class SourceConfig:
     path: Path
     kind: str = "trajectory"
     format: str = "atif"
+    # A recorded project directory or git remote -> the local clone of that project.
+    clones: Mapping[str, Path] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +111,7 @@ class GenerateConfig:
                 "kind": self.source.kind,
                 "path": str(self.source.path),
                 "format": self.source.format,
+                "clones": {key: str(path) for key, path in self.source.clones.items()},
             },
             "pipeline": {
                 "name": self.pipeline.name,
@@ -136,8 +151,9 @@ def load_config(path: Path | str) -> GenerateConfig:
     return parse_config(data, base_dir=path.resolve().parent)
 
 
-def parse_config(data: Any, *, base_dir: Path | str) -> GenerateConfig:
-    """Check a config given as a mapping (parsed YAML or a dict built in code)."""
+def parse_config(data: Any, *, base_dir: Path | str, check_clones: bool = True) -> GenerateConfig:
+    """Check a config given as a mapping (parsed YAML or a dict built in code); with
+    ``check_clones``, each of ``source.clones`` must be a git repository now."""
     base = Path(base_dir)
     top = _mapping(data, None)
     _only(top, None, ("source", "pipeline", "output"))
@@ -146,20 +162,53 @@ def parse_config(data: Any, *, base_dir: Path | str) -> GenerateConfig:
     if "pipeline" not in top:
         raise ConfigError("missing required key", "pipeline")
     return GenerateConfig(
-        source=_source(top["source"], base),
+        source=_source(top["source"], base, check_clones),
         pipeline=_pipeline(top["pipeline"]),
         output=_output(top.get("output"), base),
     )
 
 
-def _source(value: Any, base: Path) -> SourceConfig:
+def _source(value: Any, base: Path, check_clones: bool) -> SourceConfig:
     source = _mapping(value, "source")
-    _only(source, "source", ("kind", "path", "format"))
+    _only(source, "source", ("kind", "path", "format", "clones"))
     kind = _choice(source.get("kind", "trajectory"), "source.kind", SOURCE_KINDS)
     if "path" not in source:
         raise ConfigError("missing required key", "source.path")
     fmt = _choice(source.get("format", "atif"), "source.format", SOURCE_FORMATS)
-    return SourceConfig(path=_path(source["path"], "source.path", base), kind=kind, format=fmt)
+    clones = _clones(source.get("clones"), base, check_clones)
+    return SourceConfig(
+        path=_path(source["path"], "source.path", base), kind=kind, format=fmt, clones=clones
+    )
+
+
+def _clones(value: Any, base: Path, check: bool) -> dict[str, Path]:
+    if value is None:
+        return {}
+    clones = _mapping(value, "source.clones")
+    found: dict[str, Path] = {}
+    for project, local in clones.items():
+        key = f"source.clones[{project!r}]"
+        name = project.strip()
+        if is_remote(name):
+            pass
+        elif name.startswith("/"):
+            name = posixpath.normpath(name)
+        else:
+            raise ConfigError(
+                "expected the project as trajectories record it: the absolute directory the "
+                f"sessions ran in, or a git remote URL; got {project!r}",
+                key,
+            )
+        if name in found:
+            raise ConfigError(f"the project {name!r} is listed twice", key)
+        path = _path(local, key, base)
+        if check:
+            try:
+                open_repository(path)
+            except CloneError as exc:
+                raise ConfigError(str(exc), key) from None
+        found[name] = path
+    return found
 
 
 def _pipeline(value: Any) -> PipelineConfig:

@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from tasks_review.core.clones import Overlay, Project, clone_overlay
 from tasks_review.core.config import GenerateConfig, parse_config
 from tasks_review.core.mining.candidate import RepairCandidate
 from tasks_review.core.mining.repair import find_repair_candidates
@@ -134,7 +135,10 @@ class _Run:
 
     def __init__(self, run: PipelineRun, progress: Progress | None) -> None:
         self.row = run
-        self.config: GenerateConfig = parse_config(run.config, base_dir=Path.cwd())
+        # Checked when the run was made; a clone gone since is a reason on the run (mine).
+        self.config: GenerateConfig = parse_config(
+            run.config, base_dir=Path.cwd(), check_clones=False
+        )
         self.counts = empty_counts()
         self.timings: dict[str, float] = {}
         self.progress = progress
@@ -311,7 +315,9 @@ def _stage_replay(run: _Run, ids: list[int]) -> list[int]:
 
 def _stage_mine(run: _Run, ids: list[int]) -> list[Candidate]:
     options = run.config.pipeline.options
+    clones = run.config.source.clones
     proposed: list[Candidate] = []
+    overlays: list[dict[str, Any]] = []
     with run.stage("mine", total=len(ids)):
         for trajectory_id in ids:
             if options.limit is not None and len(proposed) >= options.limit:
@@ -319,7 +325,11 @@ def _stage_mine(run: _Run, ids: list[int]) -> list[Candidate]:
             trajectory = Trajectory.objects.select_related("atif", "side_data").get(
                 id=trajectory_id
             )
-            found, drops = _mine_one(trajectory)
+            found, drops, overlay = _mine_one(trajectory, clones)
+            if overlay is not None:
+                overlays.append({"trajectory": trajectory.id, **overlay.to_dict()})
+                run.row.clones = overlays
+                PipelineRun.objects.filter(id=run.row.id).update(clones=overlays)
             seen = set(Candidate.objects.filter(run=run.row).values_list("key", flat=True))
             for candidate in found:
                 if candidate.key in seen:
@@ -327,27 +337,46 @@ def _stage_mine(run: _Run, ids: list[int]) -> list[Candidate]:
                 if options.limit is not None and len(proposed) >= options.limit:
                     break
                 seen.add(candidate.key)
-                proposed.append(_candidate_row(run.row, trajectory, candidate))
+                proposed.append(_candidate_row(run.row, trajectory, candidate, overlay))
             for drop in drops:
-                _drop_row(run.row, trajectory, drop)
+                _drop_row(run.row, trajectory, drop, overlay)
             run.counts["candidates"] += len(found) + len(drops)
             run.counts["dropped"] += len(drops)
             run.step()
     return proposed
 
 
-def _mine_one(trajectory: Trajectory) -> tuple[list[RepairCandidate], list[Any]]:
-    """Replay again in memory (cheap, deterministic; the blobs are already stored) and mine."""
+def _mine_one(
+    trajectory: Trajectory, clones: Mapping[str, Path] | None = None
+) -> tuple[list[RepairCandidate], list[Any], Overlay | None]:
+    """Replay again in memory (cheap, deterministic; the blobs are already stored) and mine;
+    over the clone's tree at the session's starting commit when ``clones`` has the project
+    (the overlay, None without one). The stored replay stays what the log alone shows."""
     inputs = replay_inputs(trajectory)
     blobs = DbBlobs()
-    result = inputs.replay(blobs)
+    overlay = None
+    if clones:
+        project = Project.recorded(
+            cwd=trajectory.cwd or inputs.root,
+            started_at=trajectory.started_at,
+            side_data=inputs.side_data,
+        )
+        overlay = clone_overlay(clones, project, blobs)
+    result = inputs.replay(blobs, seed=overlay.seed if overlay else None)
+    if overlay is not None:
+        overlay = overlay.after(result)
     index = core_replay.StateIndex.build(result)
     found, drops = find_repair_candidates(result, index, blobs, inputs.atif)
     blobs.flush()
-    return found, drops
+    return found, drops, overlay
 
 
-def _candidate_row(run: PipelineRun, trajectory: Trajectory, c: RepairCandidate) -> Candidate:
+def _candidate_row(
+    run: PipelineRun, trajectory: Trajectory, c: RepairCandidate, overlay: Overlay | None = None
+) -> Candidate:
+    payload = candidate_payload(c)
+    if overlay is not None:
+        payload["clone"] = overlay.to_dict()  # provenance: the commit the start was laid on
     return Candidate.objects.create(
         run=run,
         trajectory=trajectory,
@@ -363,11 +392,13 @@ def _candidate_row(run: PipelineRun, trajectory: Trajectory, c: RepairCandidate)
         start_files=dict(c.start_files),
         reference_files=dict(c.ref_files),
         changed={"added": list(c.added), "modified": list(c.modified), "deleted": list(c.deleted)},
-        payload=candidate_payload(c),
+        payload=payload,
     )
 
 
-def _drop_row(run: PipelineRun, trajectory: Trajectory, drop: Any) -> Candidate:
+def _drop_row(
+    run: PipelineRun, trajectory: Trajectory, drop: Any, overlay: Overlay | None = None
+) -> Candidate:
     return Candidate.objects.create(
         run=run,
         trajectory=trajectory,
@@ -381,6 +412,7 @@ def _drop_row(run: PipelineRun, trajectory: Trajectory, drop: Any) -> Candidate:
         drop_stage=drop.stage,
         drop_reason=str(drop.reason),
         drop_detail=drop.detail,
+        payload={} if overlay is None else {"clone": overlay.to_dict()},
     )
 
 
@@ -556,6 +588,8 @@ def _report(run: PipelineRun, counts: dict[str, int], timings: dict[str, float])
     for fam in by_family.values():
         fam["yield"] = round(fam["written"] / fam["candidates"], 4) if fam["candidates"] else 0.0
     timings = dict(timings)  # one dict in the summary and the report: _finish adds to it
+    clones = list(run.clones or [])
+    overlaid = sum(1 for c in clones if not c["reason"])
     ungraded = runs.ungraded(run).to_dict()
     yields = runs.yields(run).to_dict()
     summary = {
@@ -567,6 +601,7 @@ def _report(run: PipelineRun, counts: dict[str, int], timings: dict[str, float])
         "ungraded": {"count": ungraded["count"], "reasons": ungraded["reasons"]},
         "yield": by_family,
         **yields,
+        "clones": {"overlaid": overlaid, "not_overlaid": len(clones) - overlaid},
     }
     return {
         "summary": summary,
@@ -580,6 +615,8 @@ def _report(run: PipelineRun, counts: dict[str, int], timings: dict[str, float])
         "ungraded": ungraded,
         "yield": by_family,
         **yields,
+        # Each trajectory a configured clone matched: the commit laid under it, or why none.
+        "clones": clones,
         "timings": timings,
         "tasks": [
             {"candidate": c.id, "task": c.task_name, "path": c.task_dir, "status": c.status}

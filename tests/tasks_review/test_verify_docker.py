@@ -1,13 +1,17 @@
-"""The whole pipeline with Docker: the samples become kept tasks with their trial matrices."""
+"""The whole pipeline with Docker: the samples become kept tasks with their trial matrices, and
+a session whose fix patches a file the log never showed is kept over the user's clone."""
 
 import json
 import subprocess
+import tomllib
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 
 from tasks_review.models import Candidate, PipelineRun, TrialRun
 from tests.conftest import SAMPLES
+from tests.tasks_review.clone_story import clone_story, generate_config
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -91,3 +95,49 @@ def test_a_run_cancelled_while_verifying_starts_no_new_candidate_and_leaves_no_c
     for candidate in Candidate.objects.filter(run=run, status="ungraded"):
         assert candidate.verification["reasons"], candidate.verification  # it says why
     assert _containers(f"pipeline-{run.id}") == set(), "trial containers were left behind"
+
+
+# -- the user's own clone: a fix to a file the log never showed -----------------------------------
+
+
+def _generate(path: Path) -> int:
+    with pytest.raises(SystemExit) as exit_:
+        call_command("generate", config=str(path))
+    return int(exit_.value.code)
+
+
+def test_a_clone_backed_session_whose_fix_touches_an_unseen_file_is_kept(docker_engine, tmp_path):
+    story = clone_story(tmp_path)  # Codex recorded the commit it started from
+
+    assert _generate(generate_config(tmp_path, story, clones=False)) == 1
+    without = PipelineRun.objects.get()
+    [drop] = Candidate.objects.filter(run=without)
+    assert drop.drop_stage == "mine"
+    assert drop.drop_reason == "fix_touches_lost_file"
+
+    assert _generate(generate_config(tmp_path, story, clones=True)) == 0
+    run = PipelineRun.objects.exclude(id=without.id).get()
+    assert run.counts["kept"] == 1 and run.counts["ungraded"] == 0
+    [kept] = Candidate.objects.filter(run=run)
+    assert kept.status == Candidate.Status.KEPT, kept.verification
+    trials = TrialRun.objects.filter(candidate=kept)
+    assert [t.reward for t in trials.filter(role="oracle")] == [1.0, 1.0, 1.0]
+    assert trials.get(role="noop").reward == 0.0
+    assert kept.payload["clone"]["commit"] == story.start
+    assert kept.payload["clone"]["how"] == "recorded by the session"
+
+    # The task holds the commit's files and nothing of the clone's repository: the image
+    # makes its own single synthetic commit of them.
+    task = Path(kept.task_dir)
+    project = task / "environment" / "project"
+    laid = {p.relative_to(project).as_posix() for p in project.rglob("*") if p.is_file()}
+    assert laid == set(story.files)
+    assert not list(task.rglob(".git"))
+    assert (project / "src/slugify.js").read_text() == story.files["src/slugify.js"]
+    assert (
+        'commit -q --no-verify --allow-empty -m "Starting state"'
+        in (task / "environment" / "Dockerfile").read_text()
+    )
+    assert tomllib.loads((task / "task.toml").read_text())["metadata"]["family"] == "repair"
+    report = json.loads((tmp_path / "out-clone" / "report.json").read_text())
+    assert report["summary"]["clones"] == {"overlaid": 1, "not_overlaid": 0}

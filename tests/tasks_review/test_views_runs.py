@@ -339,3 +339,45 @@ def test_the_run_page_shows_yield_per_harness_and_language_and_the_top_drop_reas
     assert "<td>python</td><td>1</td><td>2</td><td>1</td><td>1</td><td>1</td>" in cells
     assert "<td>node</td><td>1</td><td>2</td><td>0</td><td>0</td><td>2</td>" in cells
     assert card.index("no_change</code>: <strong>2") < card.index("package_install_fix")
+
+
+def test_the_run_page_says_which_commit_of_a_clone_each_trajectory_was_laid_over_or_why_not(
+    as_annotator,
+):
+    over, missed = make_trajectory(), make_trajectory()
+    entry = {"clone": "/home/me/src/app", "left_out": {}, "disagreeing": []}
+    run = make_run(
+        status="done",
+        clones=[
+            {
+                **entry,
+                "trajectory": over.pk,
+                "commit": "0294234cadda24d3080fbfbc2d13295bb3a496d",
+                "how": "recorded by the session",
+                "files": 12,
+                "read_disagreements": 1,
+                "reason": "",
+            },
+            {
+                **entry,
+                "trajectory": missed.pk,
+                "commit": None,
+                "how": "",
+                "files": 0,
+                "read_disagreements": 0,
+                "reason": "the clone has no branch '<spike>'",
+            },
+        ],
+    )
+    page = as_annotator.get(reverse("runs:detail", args=[run.pk])).content.decode()
+    card = page[page.index(f'id="run-{run.pk}-clones"') :].split("</section>")[0]
+    assert "12 files at <code>0294234cadda…</code>, recorded by the session" in card
+    assert "1 shown otherwise by the log" in card
+    assert "not laid over the clone: the clone has no branch &#x27;&lt;spike&gt;&#x27;" in card
+    assert reverse("trajectories:detail", args=[missed.pk]) in card
+
+
+def test_a_run_without_clones_shows_no_clone_section(as_annotator):
+    run = make_run(status="done")
+    page = as_annotator.get(reverse("runs:detail", args=[run.pk])).content.decode()
+    assert f'id="run-{run.pk}-clones"' not in page

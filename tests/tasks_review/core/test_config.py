@@ -205,3 +205,66 @@ def test_config_errors_survive_pickling_for_workers():
     error = _error(_options(jobs=0))
     again = pickle.loads(pickle.dumps(error))
     assert (str(again), again.key) == (str(error), error.key)
+
+
+# -- source.clones: the user's own clones of the projects ----------------------------------------
+
+
+def _clones(clones, base: Path, **kwargs):
+    return parse_config(
+        _with(source={"path": "samples", "clones": clones}), base_dir=base, **kwargs
+    )
+
+
+def test_clones_map_recorded_projects_to_clones_relative_to_the_config(tmp_path):
+    from tests.tasks_review.gitrepo import GitRepo
+
+    GitRepo(tmp_path / "clones" / "app")
+    GitRepo(tmp_path / "lib")
+    config = _clones(
+        {"/Users/me/src/app/": "clones/app", "git@github.com:org/lib.git": str(tmp_path / "lib")},
+        tmp_path,
+    )
+    assert config.source.clones == {
+        "/Users/me/src/app": tmp_path / "clones" / "app",
+        "git@github.com:org/lib.git": tmp_path / "lib",
+    }
+    again = parse_config(config.to_dict(), base_dir=Path("/elsewhere"))
+    assert again.source.clones == config.source.clones
+
+
+@pytest.mark.parametrize(
+    "clones, fragment",
+    [
+        (["/a"], "expected this section to be a mapping"),
+        ({"src/app": "x"}, "the absolute directory the sessions ran in, or a git remote URL"),
+        ({"/a": ""}, "expected a path"),
+        ({"/a": "https://example.org/a.git"}, "only local paths"),
+        ({"/a/": "x", "/a": "y"}, "is listed twice"),
+    ],
+)
+def test_bad_clones_are_errors_naming_their_key(tmp_path, clones, fragment):
+    with pytest.raises(ConfigError) as caught:
+        _clones(clones, tmp_path, check_clones=False)  # the shape alone is wrong
+    assert fragment in caught.value.message
+    assert caught.value.key.startswith("source.clones")
+
+
+def test_a_clone_that_is_not_a_git_repository_is_an_error_naming_it(tmp_path):
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(ConfigError) as caught:
+        _clones({"/Users/me/app": "plain"}, tmp_path)
+    assert caught.value.key == "source.clones['/Users/me/app']"
+    assert caught.value.message == f"{tmp_path / 'plain'} is not a git repository"
+    with pytest.raises(ConfigError, match="is not a folder"):
+        _clones({"/Users/me/app": "missing"}, tmp_path)
+
+
+def test_a_stored_runs_config_is_read_again_without_looking_at_its_clones(tmp_path):
+    config = _clones({"/Users/me/app": "missing"}, tmp_path, check_clones=False)
+    assert config.source.clones == {"/Users/me/app": tmp_path / "missing"}
+
+
+def test_without_clones_the_source_has_none():
+    config = parse_config(MINIMAL, base_dir=Path("/cfg"))
+    assert config.source.clones == {} and config.to_dict()["source"]["clones"] == {}

@@ -107,7 +107,12 @@ def test_corpus_output_is_json_safe_and_atif_files_need_no_repair(
         if isinstance(outcome, Loaded):
             json.dumps(outcome.atif, allow_nan=False)
             json.dumps(outcome.side_data, allow_nan=False)
-            if outcome.format == "atif":
+            if outcome.format == "atif" and "openclaw" in relative:
+                # OpenClaw's export cut the results' trailing white space; the log beside
+                # it gives it back (test_twins_corpus), and that is the only repair.
+                [note] = outcome.side_data["normalised"]
+                assert note.startswith("restored the trailing white space"), relative
+            elif outcome.format == "atif":
                 assert "normalised" not in outcome.side_data, relative
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from .converter import Beside, run_atif_make, strip_subagents
 from .folders import TEAM_CAP, Folders
-from .meta import Hints
+from .meta import Hints, recorded_git
 from .model import IngestError
 from .source import Source
 
@@ -50,6 +50,8 @@ def convert_claude_code(
         side["media"] = media
     if notes:
         side["normalised"] = notes
+    if scan.branch:
+        side["git"] = recorded_git(branch=scan.branch)
 
     sidechain = scan.content_lines > 0 and scan.sidechain_lines == scan.content_lines
     is_subagent = source.path.parent.name == "subagents" or (sidechain and bool(scan.agent_id))
@@ -76,13 +78,22 @@ def _beside(path: Path, variant: str, folders: Folders) -> Beside:
 
 
 class _Scan:
-    __slots__ = ("agent_id", "content_lines", "cwd", "results", "session_id", "sidechain_lines")
+    __slots__ = (
+        "agent_id",
+        "branch",
+        "content_lines",
+        "cwd",
+        "results",
+        "session_id",
+        "sidechain_lines",
+    )
 
     def __init__(self) -> None:
         self.results: dict[str, Any] = {}
         self.cwd: dict[str, str] = {}
         self.session_id: str | None = None
         self.agent_id: str | None = None
+        self.branch: str | None = None  # the first line's gitBranch: where the session started
         self.content_lines = 0
         self.sidechain_lines = 0
 
@@ -98,6 +109,8 @@ def _scan(source: Source) -> _Scan:
             scan.session_id = line["sessionId"]
         if scan.agent_id is None and isinstance(line.get("agentId"), str):
             scan.agent_id = line["agentId"]
+        if scan.branch is None and isinstance(line.get("gitBranch"), str) and line["gitBranch"]:
+            scan.branch = line["gitBranch"]
         if kind not in ("user", "assistant"):
             continue
         scan.content_lines += 1

@@ -33,7 +33,7 @@ from typing import Any
 
 from .converter import Beside, run_atif_make, strip_subagents
 from .folders import CODEX_DIRECT, Folders
-from .meta import Hints
+from .meta import Hints, recorded_git
 from .model import IngestError
 from .source import Source
 
@@ -72,6 +72,8 @@ def convert_codex(
     )
     if scan.nested:
         side["nested_calls"] = scan.nested
+    if scan.git:
+        side["git"] = scan.git
     repairs = notes
     inserted = _insert_user_messages(document, scan.user_messages)
     if inserted:
@@ -133,6 +135,7 @@ class _Scan:
 
     def __init__(self) -> None:
         self.meta: dict[str, Any] = {}
+        self.git: dict[str, str] = {}  # the first session_meta's: where the session started
         self.turn_cwd: str | None = None
         self.cwd: dict[str, str] = {}
         self.commands: dict[str, dict[str, Any]] = {}
@@ -155,6 +158,11 @@ class _Scan:
         if envelope == "session_meta":
             self.meta = payload
             self.turn_cwd = _str(payload.get("cwd")) or self.turn_cwd
+            git = payload.get("git")
+            if not self.git and isinstance(git, dict):
+                self.git = recorded_git(
+                    git.get("commit_hash"), git.get("branch"), git.get("repository_url")
+                )
         elif envelope == "turn_context":
             self.turn_cwd = _str(payload.get("cwd")) or self.turn_cwd
         elif envelope == "response_item" and kind in ("function_call", "custom_tool_call"):

@@ -48,6 +48,14 @@ class Hints:
     warnings: tuple[LineWarning, ...] = ()  # repairs the converter made around lost lines
 
 
+def recorded_git(commit: Any = None, branch: Any = None, remote: Any = None) -> dict[str, str]:
+    """``side_data["git"]``: the repository state a harness recorded at the session's start
+    (Codex's ``session_meta.git``, Claude Code's ``gitBranch``), which ATIF has no place for.
+    A clone of the project finds the session's starting commit from it."""
+    fields = {"commit": commit, "branch": branch, "remote": remote}
+    return {k: v.strip() for k, v in fields.items() if isinstance(v, str) and v.strip()}
+
+
 def validate(document: dict[str, Any], path: Path, origin: str) -> Trajectory:
     """Harbor's model is the arbiter of valid ATIF; its complaints become an IngestError."""
     version = document.get("schema_version")

@@ -46,10 +46,14 @@ def replay(
     root: str | None,
     blobs: BlobStore,
     subagents: Mapping[str, Subagent] | None = None,
+    seed: Mapping[str, str] | None = None,
 ) -> ReplayResult:
     """Replay ``atif`` once; ``root`` is the session's project directory when known.
 
     ``subagents`` maps a spawning call's ``tool_call_id`` to the subagent's recording.
+    ``seed`` is the project's files known before the first call (``{path: sha}``, contents
+    already in ``blobs``: a clone's tree at the session's start); the log's writes land on
+    it, and what the log showed of a file before touching it wins over it (``state.py``).
     """
     side = side_data or {}
     agent_info = as_mapping(atif.get("agent"))
@@ -58,7 +62,7 @@ def replay(
     side_cwd = as_mapping(side.get("cwd"))
     calls = _calls(steps, side, agent)
     resolved_root = root or guess_root(agent_info, side_cwd, calls)
-    state = FileState(Paths(resolved_root), blobs)
+    state = FileState(Paths(resolved_root), blobs, seed)
     engine = _Engine(state, agent, side, _Shared(dict(subagents or {})))
     for call in calls:
         engine.play(call)
@@ -69,6 +73,8 @@ def replay(
         events=tuple(engine.shared.events),
         commands=tuple(engine.shell.commands),
         final_state=dict(engine.state.files),
+        start=dict(state.start),
+        seed_disagreements=tuple(state.disagreements),
     )
 
 

@@ -122,6 +122,10 @@ def _edit(
         state.lose(target, "edit whose outcome is unknown")
         return
     original = side.get("originalFile")
+    if isinstance(original, str) and not target.flagged:
+        # What the file held just before the edit: an observation first, so that a seeded
+        # start (a clone's tree) learns the user's own version of the file from it.
+        state.observe(target, original, "the edit's original file")
     base = original if isinstance(original, str) else state.text_of(target)
     if base is None:
         if all(e.old == "" for e in op.edits) and target.key not in state.files:

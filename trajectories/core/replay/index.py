@@ -135,7 +135,7 @@ class StateIndex:
             for event in replay.events
         ]
         checkpoints: list[dict[str, str]] = []
-        state: dict[str, Entry] = {}
+        state: dict[str, Entry] = dict(replay.start)  # empty unless the replay was seeded
         for e, delta in enumerate(deltas):
             if e % every == 0:
                 checkpoints.append({k: encode_entry(v) for k, v in state.items()})
@@ -179,7 +179,8 @@ class StateIndex:
         return event_after_step(self.step_events, step)
 
     def state_at_step(self, step: int) -> dict[str, Entry]:
-        """The files after every tool call of step ``step`` (``-1`` is the empty start)."""
+        """The files after every tool call of step ``step`` (``-1`` is the start: empty, or
+        the seeded tree)."""
         return self.state_before_event(self.first_event_after_step(step))
 
     def events_of_step(self, step: int) -> range:

@@ -139,6 +139,12 @@ class ReplayResult:
     events: tuple[Event, ...]
     commands: tuple[ShellCommand, ...]
     final_state: Mapping[str, Entry]
+    # The files before the first call: empty, unless the replay was seeded with a project's
+    # known starting tree (a clone's commit, ``replay(seed=…)``), each seeded file the log
+    # showed with other content before changing it being given the log's content.
+    start: Mapping[str, Entry] = field(default_factory=dict)
+    # Those seeded files the log showed otherwise (the user's uncommitted changes, say).
+    seed_disagreements: tuple[str, ...] = ()
 
     @property
     def n_steps(self) -> int:

@@ -9,10 +9,17 @@ Every handler (file tools, patches, the shell walker's effects) changes files on
 these primitives, so each change lands both in the running state and in the call's ``changes``,
 the order of which replays the call exactly (see ``set``). Flagged paths (outside the root,
 Windows paths) are recorded as changes and never stored.
+
+A state may start from a seed (``{path: sha}`` already in ``blobs``: a clone's tree at the
+session's starting commit) instead of nothing. The log's own knowledge wins over the seed: a
+seeded file that the log shows with other content before it changes the file (a full read, an
+edit's recorded original) was that content at the start, so ``start`` takes it and the path is
+listed in ``disagreements``. A seeded file is only vouched for until the log first touches it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from ..blobs import BlobStore
@@ -22,10 +29,17 @@ from .paths import Paths, Resolved
 
 
 class FileState:
-    def __init__(self, paths: Paths, blobs: BlobStore) -> None:
+    def __init__(
+        self, paths: Paths, blobs: BlobStore, seed: Mapping[str, str] | None = None
+    ) -> None:
         self.paths = paths
         self.blobs = blobs
-        self.files: dict[str, Entry] = {}
+        self.start: dict[str, Entry] = {
+            k: Entry(sha, Status.KNOWN) for k, sha in (seed or {}).items()
+        }
+        self.files: dict[str, Entry] = dict(self.start)
+        self.pristine: set[str] = set(self.start)  # seeded and not yet touched by the log
+        self.disagreements: list[str] = []
         self.texts: dict[str, str] = {}  # decoded contents by sha, so edits need no blob reads
         self.dirs: set[str] = set()
         self.absent: set[str] = set()  # known not to exist (deleted), so `touch` creates them
@@ -61,6 +75,8 @@ class FileState:
         self.changes[target.key] = change
         if change.flagged:
             return
+        if self.pristine:
+            self._leave_seed(target.key, change)
         apply_value(self.files, target.key, change_value(change))
         if change.kind is ChangeKind.DELETED:
             if is_tree(target.key):
@@ -71,10 +87,26 @@ class FileState:
         elif not is_tree(target.key):
             self.absent.discard(target.key)
 
+    def _leave_seed(self, key: str, change: Change) -> None:
+        if is_tree(key):
+            directory = tree_dir(key)
+            self.pristine = {k for k in self.pristine if not under(k, directory)}
+            return
+        if key not in self.pristine:
+            return
+        self.pristine.discard(key)
+        # Only a read reaches here with the file unchanged by the log (a read that agrees with
+        # the seed records nothing): what it saw was the file at the start.
+        if change.observed and change.kind is ChangeKind.WRITTEN and change.sha:
+            self.start[key] = Entry(change.sha, Status.KNOWN)
+            self.disagreements.append(key)
+
     def write(self, target: Resolved, text: str, reason: str, *, observed: bool = False) -> None:
         if target.flagged:
             self.set(target, Change(ChangeKind.WRITTEN, None, reason, observed=observed))
             return
+        if not observed:
+            self.pristine.discard(target.key)  # the log's own bytes, even where they agree
         current = self.files.get(target.key)
         sha = self.blobs.put(text.encode("utf-8", "surrogatepass"))
         self.texts[sha] = text

@@ -1,0 +1,233 @@
+"""A user's own clone of a session's project: which clone, which commit, which files.
+
+Real repositories (``git init`` and dated commits in a temporary folder): git is the seam, and
+it is on every machine that has a clone.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from tasks_review.core.clones import (
+    CloneError,
+    Project,
+    clone_for,
+    clone_overlay,
+    open_repository,
+    remote_id,
+    start_commit,
+)
+from tasks_review.core.clones import overlay as overlay_module
+from tests.tasks_review.gitrepo import GitRepo
+from trajectories.core.blobs import MemoryBlobs
+
+DAY1, DAY2, DAY3 = "2026-03-01T09:00:00Z", "2026-03-02T09:00:00Z", "2026-03-03T09:00:00Z"
+
+
+def at(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+@pytest.fixture
+def history(tmp_path):
+    """main: DAY1, DAY2, DAY3; feat (from DAY1): one commit at DAY2 + 1 h."""
+    repo = GitRepo(tmp_path / "clone")
+    shas = {"day1": repo.commit(DAY1, {"calc.py": "v1\n"})}
+    repo.git("checkout", "-q", "-b", "feat")
+    shas["feat"] = repo.commit("2026-03-02T10:00:00Z", {"calc.py": "feat\n"})
+    repo.git("checkout", "-q", "main")
+    shas["day2"] = repo.commit(DAY2, {"calc.py": "v2\n"})
+    shas["day3"] = repo.commit(DAY3, {"calc.py": "v3\n"})
+    return repo, shas
+
+
+def project(**fields) -> Project:
+    return Project(**{"cwd": "/work/app", "started_at": None, **fields})
+
+
+# -- which commit ------------------------------------------------------------------------------
+
+
+def test_the_commit_the_session_recorded_is_used_when_the_clone_has_it(history):
+    repo, shas = history
+    found = start_commit(open_repository(repo.path), project(commit=shas["day2"]))
+    assert found == (shas["day2"], "recorded by the session")
+
+
+def test_without_a_recorded_commit_the_last_commit_before_the_start_on_its_branch(history):
+    repo, shas = history
+    clone = open_repository(repo.path)
+    on_main = start_commit(clone, project(branch="main", started_at=at("2026-03-02T12:00:00Z")))
+    assert on_main[0] == shas["day2"]
+    assert "on main before the session started (2026-03-02T12:00:00+00:00)" in on_main[1]
+    on_feat = start_commit(clone, project(branch="feat", started_at=at("2026-03-02T12:00:00Z")))
+    assert on_feat[0] == shas["feat"]
+
+
+def test_a_recorded_commit_the_clone_lacks_falls_back_to_the_branch_and_time(history):
+    repo, shas = history
+    found = start_commit(
+        open_repository(repo.path),
+        project(commit="ab" * 20, branch="main", started_at=at("2026-03-01T12:00:00Z")),
+    )
+    assert found[0] == shas["day1"]
+
+
+def test_a_recorded_branch_the_clone_lacks_gives_no_commit_and_says_why(history):
+    repo, _ = history
+    found = start_commit(
+        open_repository(repo.path),
+        project(commit="ab" * 20, branch="gone", started_at=at(DAY3)),
+    )
+    assert found == (
+        f"the recorded commit {'ab' * 6} is not in the clone; the clone has no branch 'gone'"
+    )
+
+
+def test_a_branch_only_a_remote_tracks_is_found(history, tmp_path):
+    repo, shas = history
+    copy = GitRepo(tmp_path / "copy")
+    copy.git("fetch", "-q", str(repo.path), "feat:refs/remotes/origin/feat")
+    found = start_commit(
+        open_repository(copy.path), project(branch="feat", started_at=at("2026-03-02T12:00:00Z"))
+    )
+    assert found[0] == shas["feat"]
+
+
+def test_no_recorded_branch_means_the_clones_checked_out_branch(history):
+    repo, shas = history
+    found = start_commit(open_repository(repo.path), project(started_at=at(DAY3)))
+    assert found[0] == shas["day3"] and "checked-out branch" in found[1]
+
+
+def test_a_session_before_the_first_commit_or_without_a_start_time_gets_no_commit(history):
+    repo, _ = history
+    clone = open_repository(repo.path)
+    early = start_commit(clone, project(branch="main", started_at=at("2026-01-01T00:00:00Z")))
+    assert early == "no commit on main before the session started (2026-01-01T00:00:00+00:00)"
+    assert start_commit(clone, project(branch="main")) == "the session recorded no start time"
+
+
+def test_recorded_text_is_never_taken_for_a_git_option(history):
+    repo, _ = history
+    found = start_commit(
+        open_repository(repo.path),
+        project(commit="--output=x", branch="--all", started_at=at(DAY3)),
+    )
+    assert found == (
+        "the recorded commit --output=x is not in the clone; the clone has no branch '--all'"
+    )
+
+
+# -- which clone -------------------------------------------------------------------------------
+
+
+def test_the_clone_is_the_configured_directory_at_or_above_the_sessions_own():
+    clones = {"/work": Path("/c/work"), "/work/app": Path("/c/app"), "/other": Path("/c/o")}
+    assert clone_for(clones, project()) == ("/work/app", Path("/c/app"), "")
+    deeper = project(cwd="/work/app/packages/ui")
+    assert clone_for(clones, deeper) == ("/work/app", Path("/c/app"), "packages/ui")
+    assert clone_for(clones, project(cwd="/work/apple")) == ("/work", Path("/c/work"), "apple")
+    assert clone_for({"/work/app": Path("/c")}, project(cwd="/elsewhere")) is None
+
+
+@pytest.mark.parametrize(
+    "recorded",
+    [
+        "git@github.com:Org/App.git",
+        "https://github.com/org/app",
+        "https://user@github.com/org/app.git/",
+        "ssh://git@github.com:22/org/app.git",
+    ],
+)
+def test_a_recorded_remote_finds_its_clone_however_it_is_spelt(recorded):
+    clones = {"git@github.com:org/app.git": Path("/c/app")}
+    assert clone_for(clones, project(cwd="/elsewhere", remote=recorded)) == (
+        "git@github.com:org/app.git",
+        Path("/c/app"),
+        "",
+    )
+    assert remote_id(recorded) == "github.com/org/app"
+
+
+# -- which files -------------------------------------------------------------------------------
+
+
+def test_the_seed_is_the_commits_tracked_text_files_under_the_sessions_directory(tmp_path):
+    repo = GitRepo(tmp_path / "clone")
+    (repo.path / "app").mkdir()
+    os.symlink("calc.py", repo.path / "app/link.py")
+    repo.git("add", "app/link.py")
+    repo.commit(
+        DAY1,
+        {
+            ".gitignore": "*.log\n",
+            "README.md": "top\n",
+            "app/calc.py": "def add(a, b):\n    return a - b\n",
+            "app/tests/test_calc.py": "from calc import add\n",
+            "app/logo.png": b"\x89PNG\r\n\x1a\n\x00\xff\xfe",
+        },
+    )
+    repo.commit(DAY2, {"app/later.py": "x = 1\n"})  # after the session started
+    (repo.path / "app/untracked.py").write_text("scratch\n")
+    (repo.path / "app/debug.log").write_text("ignored\n")
+
+    blobs = MemoryBlobs()
+    session = project(cwd="/work/app", branch="main", started_at=at("2026-03-01T12:00:00Z"))
+    overlay = clone_overlay({"/work": repo.path}, session, blobs)
+    assert overlay is not None and overlay.applied and overlay.reason == ""
+    assert {k: blobs.get(v).decode() for k, v in overlay.seed.items()} == {
+        "calc.py": "def add(a, b):\n    return a - b\n",
+        "tests/test_calc.py": "from calc import add\n",
+    }
+    assert overlay.left_out == {"binary": 1, "symlink": 1}
+    assert overlay.to_dict()["commit"] == repo.git("rev-parse", "HEAD~1")
+
+
+def test_a_clone_that_is_a_folder_of_a_work_tree_gives_that_folder(tmp_path):
+    repo = GitRepo(tmp_path / "mono")
+    repo.commit(DAY1, {"packages/ui/a.ts": "export {}\n", "other.txt": "x\n"})
+    session = project(started_at=at(DAY2))
+    overlay = clone_overlay({"/work/app": repo.path / "packages/ui"}, session, MemoryBlobs())
+    assert overlay is not None and set(overlay.seed) == {"a.ts"}
+
+
+def test_large_files_are_left_out(tmp_path, monkeypatch):
+    monkeypatch.setattr(overlay_module, "MAX_FILE_BYTES", 10)
+    repo = GitRepo(tmp_path / "clone")
+    repo.commit(DAY1, {"small.py": "x = 1\n", "big.json": "[" + "1," * 20 + "1]\n"})
+    overlay = clone_overlay({"/work/app": repo.path}, project(started_at=at(DAY2)), MemoryBlobs())
+    assert overlay is not None and set(overlay.seed) == {"small.py"}
+    assert overlay.left_out == {"large": 1}
+
+
+def test_a_tree_over_the_mining_limits_lays_nothing_down_and_says_so(tmp_path):
+    repo = GitRepo(tmp_path / "clone")
+    repo.commit(DAY1, {"a.py": "a\n", "b.py": "b\n", "c.py": "c\n"})
+    blobs = MemoryBlobs()
+    overlay = clone_overlay(
+        {"/work/app": repo.path}, project(started_at=at(DAY2)), blobs, max_files=2
+    )
+    assert overlay is not None and not overlay.applied and len(blobs) == 0
+    assert overlay.reason == (
+        "the clone's tree is over the mining limits (3 files, 6 bytes; limits 2 files, "
+        f"{overlay_module.DEFAULT_MAX_START_BYTES} bytes)"
+    )
+
+
+def test_a_clone_that_is_gone_or_not_a_repository_is_a_reason_never_a_failure(tmp_path):
+    (tmp_path / "plain").mkdir()
+    for path in (tmp_path / "plain", tmp_path / "gone"):
+        overlay = clone_overlay({"/work/app": path}, project(started_at=at(DAY2)), MemoryBlobs())
+        assert overlay is not None and not overlay.applied
+        assert overlay.reason.startswith(str(path)) and "not" in overlay.reason
+    with pytest.raises(CloneError, match="is not a git repository"):
+        open_repository(tmp_path / "plain")
+
+
+def test_a_session_no_clone_is_configured_for_has_no_overlay(tmp_path):
+    assert clone_overlay({"/other": tmp_path}, project(), MemoryBlobs()) is None
