@@ -18,6 +18,10 @@ CC_SESSION = Path(__file__).resolve().parents[1] / "fixtures/formats/claude-code
 HARBOR_AGENT = Path(
     "evolving-skills/jobs_copy/2026-04-13__06-09-31/mozilla__bleach.73871d76.func_ba__kwVZBCH/agent"
 )
+# An OpenClaw trial: the pi session log and two ATIF copies of it (the trial's and its step's).
+OPENCLAW_TRIAL = Path(
+    "openclaw-harbor-15735640198/clawbench-19-kimi2.6/t4-browser-research-and-code__56zvvqY"
+)
 
 
 def ingest(*paths):
@@ -102,3 +106,17 @@ def test_a_real_harbor_trial_keeps_its_session_once_and_its_resumed_phase_apart(
     assert session.sources[1].path.endswith("agent/trajectory.json")
     assert [s.path for s in learning.sources] == [str(agent / "learning" / "trajectory.json")]
     assert session.session_id == learning.session_id
+
+
+@pytest.mark.corpus
+def test_a_real_openclaw_pi_session_and_its_atif_twin_stamped_170_ms_apart_are_one(corpus):
+    trial = corpus / OPENCLAW_TRIAL
+    if not trial.is_dir():
+        pytest.skip(f"the OpenClaw trial {OPENCLAW_TRIAL} is not in this corpus")
+    summary = ingest(trial)
+    # The trial-level ATIF copy is named after the trial, not the session: another id stays its
+    # own trajectory (mining keeps one candidate of the two by its key, their bytes being equal).
+    assert (summary.ingested, summary.twins, summary.failed) == (2, 1, [])
+    session = Trajectory.objects.get(format="pi")
+    assert [s.format for s in session.sources] == ["pi", "atif"]
+    assert session.sources[1].path.endswith("steps/run/agent/trajectory.json")

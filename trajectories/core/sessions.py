@@ -17,6 +17,10 @@ twin apart only costs a duplicate. Step counts are no part of it: the converters
 for one session (Claude Code's JSONL and Harbor's ATIF of the same run differ by a few steps).
 Session ids alone are not enough either: Claude Code resumes a session under the same id with a
 new first request (Harbor's "learning" phase writes such a second trajectory).
+
+Start times agree within ``START_TOLERANCE``, not to the microsecond: the recordings take them
+from different events (OpenClaw's pi header is stamped 13:22:52.806, its ATIF twin's first step
+13:22:52.976), while a resumed or repeated session starts minutes apart at least.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
+START_TOLERANCE = timedelta(seconds=5)
 _SPACE = re.compile(r"\s+")
 
 
@@ -43,8 +48,8 @@ def same_session(a: Recording, b: Recording) -> bool:
     """Whether ``a`` and ``b`` record one session.
 
     All of: the same non-empty session id; the same first user message, compared with its runs
-    of white space collapsed, and not empty; the same start time where both know one; both
-    subagents or neither.
+    of white space collapsed, and not empty; start times within ``START_TOLERANCE`` where both
+    know one; both subagents or neither.
     """
     if not a.session_id or a.session_id != b.session_id:
         return False
@@ -53,7 +58,9 @@ def same_session(a: Recording, b: Recording) -> bool:
     first = _normal(a.first_request)
     if not first or first != _normal(b.first_request):
         return False
-    return a.started_at is None or b.started_at is None or a.started_at == b.started_at
+    if a.started_at is None or b.started_at is None:
+        return True
+    return abs(a.started_at - b.started_at) <= START_TOLERANCE
 
 
 def first_request(steps: Iterable[tuple[str, str, bool]]) -> str:

@@ -1,6 +1,6 @@
 """The rule that says two files record one session (no database)."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from trajectories.core.sessions import Recording, first_request, same_session
 
@@ -21,6 +21,13 @@ def test_the_same_id_request_and_start_are_one_session():
 
 def test_a_start_time_only_one_side_knows_does_not_part_them():
     assert same_session(recording(), recording(started_at=None))
+
+
+def test_start_times_a_fraction_of_a_second_apart_are_one_session():
+    # OpenClaw stamps its pi header 170 ms before the first step its ATIF twin starts with.
+    assert same_session(recording(), recording(started_at=START + timedelta(milliseconds=170)))
+    assert same_session(recording(), recording(started_at=START - timedelta(seconds=5)))
+    assert not same_session(recording(), recording(started_at=START + timedelta(seconds=6)))
 
 
 def test_the_same_id_with_another_first_request_is_another_session():
