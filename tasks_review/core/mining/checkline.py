@@ -21,7 +21,6 @@ anything the task cannot vouch for offline.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from dataclasses import dataclass
 from enum import StrEnum
@@ -149,7 +148,7 @@ class Step:
     cwd: str | None  # the shell's directory after it (absolute; None when unknown)
 
 
-# Commands that only print or set the shell's own state: harmless wherever they run.
+# Commands that only print or wait: harmless wherever they run.
 _HARMLESS = frozenset({"echo", "printf", "true", ":", "pwd", "date", "sleep", "clear"})
 # Environment activations of the recorded machine; the task's image has its own environment.
 _ACTIVATE = re.compile(r"(^|/)bin/activate(\.\w+)?$")
@@ -192,14 +191,17 @@ def classify(command: SimpleCommand, *, cwd: str | None, paths: Paths) -> Step:
     """What a task does with one setup command that ran before its check (see the module)."""
     typed = text(command)
 
-    def step(verdict: Verdict, why: str, after: str | None = cwd) -> Step:
-        return Step(typed, verdict, why, after)
+    def step(verdict: Verdict, why: str) -> Step:
+        return Step(typed, verdict, why, cwd)
 
     unsafe_value = _unsafe_assignment(command.assignments)
     if unsafe_value:
         return step(Verdict.UNSAFE, f"sets {unsafe_value} from a command substitution")
+    outside = _writes_outside(command, cwd, paths)
+    if outside:
+        return step(Verdict.UNSAFE, f"writes {outside}, outside the project")
     if not command.argv:
-        return step(Verdict.KEEP, "sets shell variables")
+        return step(Verdict.KEEP, "sets variables")
     if not command.argv[0].literal:
         return step(Verdict.UNSAFE, f"runs a program whose name is not literal ({typed})")
     args = unwrap(command.args)
@@ -265,6 +267,20 @@ def _cd(command: SimpleCommand, cwd: str | None, paths: Paths, typed: str) -> St
     )
 
 
+def _writes_outside(command: SimpleCommand, cwd: str | None, paths: Paths) -> str | None:
+    """A file outside the project that the command's output redirections write, if any."""
+    for redirect in command.redirects:
+        target = redirect.target
+        if redirect.op not in (">", ">>", ">|", "&>", "&>>") or target is None:
+            continue
+        if target.literal and target.value.startswith("/dev/"):
+            continue
+        path = paths.absolute(target.value, cwd) if target.literal else None
+        if path is None or paths.relative_dir(path.rsplit("/", 1)[0] or "/") is None:
+            return target.raw
+    return None
+
+
 def _unsafe_assignment(words: tuple[Word, ...]) -> str | None:
     """The first ``NAME=value`` whose value runs a command (``$(…)``, backticks)."""
     for word in words:
@@ -286,18 +302,6 @@ def _assigned(command: SimpleCommand) -> dict[str, str]:
     return found
 
 
-def relative(paths: Paths, directory: str | None) -> str | None:
-    """A directory as the project-relative folder a task can start in ("." for the root)."""
-    return paths.relative_dir(directory) if directory else None
-
-
 def join(*parts: str) -> str:
     """Commands chained the way a setup gates its check."""
     return " && ".join(p for p in parts if p)
-
-
-def cd_from(start: str, to: str) -> str:
-    """The ``cd`` from one project folder to another ("" when they are the same)."""
-    if posixpath.normpath(start) == posixpath.normpath(to):
-        return ""
-    return f"cd {posixpath.relpath(to, start)}"

@@ -115,6 +115,7 @@ def _compose(definition: _Definition, cwd: str) -> Resolved:
         if here != unit.folder:
             parts.append(f"cd {posixpath.relpath(unit.folder, here)}")
             here = unit.folder
+        prefix = "".join(f"{k}={shlex.quote(v)} " for k, v in unit.env)
         for command in commands:
             argv = command.args
             spec = recognise(argv) if argv else None
@@ -122,7 +123,6 @@ def _compose(definition: _Definition, cwd: str) -> Resolved:
                 if spec.runner in ("mise", "make", "gmake"):
                     raise _Unresolvable  # one runner calling another: not followed
                 found.append((spec, here))
-                prefix = "".join(f"{k}={shlex.quote(v)} " for k, v in unit.env)
                 parts.append(prefix + text(command))
                 continue
             step = classify(command, cwd=_abs(here), paths=_PATHS)
@@ -136,7 +136,7 @@ def _compose(definition: _Definition, cwd: str) -> Resolved:
                 here = _PATHS.relative_dir(step.cwd) or "."
             elif i < len(units) - 1 and argv and basename(argv[0]) in _SHELL_STATE:
                 raise _Unresolvable  # would leak into the next unit, which mise/make runs apart
-            parts.append(text(command))
+            parts.append(prefix + text(command))
     if not found:
         raise _Unresolvable
     spec, where = min(found, key=lambda f: _PRIORITY.index(f[0].kind))

@@ -75,6 +75,8 @@ def test_a_failing_setup_prefixed_line_pairs_with_a_passing_one_behind_a_venv_ac
     "passing_run, task_command, setup, note",
     [
         ("FOO=1 CI=true pytest -q", "FOO=1 CI=true pytest -q", ("FOO=1", "CI=true"), "variables"),
+        ("echo seed > tests/seed.txt && pytest -q", "echo seed > tests/seed.txt && pytest -q",
+         ("echo seed >tests/seed.txt",), "prints"),
         ("export PYTHONPATH=src && pytest -q", "export PYTHONPATH=src && pytest -q",
          ("export PYTHONPATH=src",), "environment"),
         ("set -o pipefail && pytest -q", "set -o pipefail && pytest -q", ("set -o pipefail",),
@@ -103,6 +105,8 @@ def test_a_failing_setup_prefixed_line_pairs_with_a_passing_one_behind_a_venv_ac
         ("python scripts/seed.py && pytest -q", "pytest -q", (), "cannot vouch for"),
         ("cd /tmp/other && cd /repo && pytest -q", "pytest -q", (), "outside the project"),
         ("SEED=$(date +%s) pytest -q", "pytest -q", (), "command substitution"),
+        ("echo 1 > /etc/calc.conf && pytest -q", "pytest -q", (), "outside the project"),
+        ("echo 1 >> ~/.calcrc && pytest -q", "pytest -q", (), "outside the project"),
     ],
 )  # fmt: skip
 def test_the_passing_runs_setup_runs_when_safe_offline_and_else_the_bare_check(
@@ -120,6 +124,7 @@ def test_the_same_command_line_for_both_runs_stays_as_recorded():
     candidate = check_story("cd /repo && python -m pytest -q").mine().only
     assert candidate.task_command == "cd /app && python -m pytest -q"
     assert candidate.cwd == "."
+    assert candidate.setup == ("cd /app",) and candidate.setup_note == ""
     assert candidate.services == ()
 
 
