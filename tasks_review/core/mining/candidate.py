@@ -1,6 +1,7 @@
 """A repair candidate: the facts the task writer needs, assembled from a pair and its fix.
 
-    candidate = build_candidate(replay, atif, failing, passing, "python", fix, project_dir="/app")
+    candidate = build_candidate(replay, atif, failing, passing, "python", fix, task,
+                                project_dir="/app", services=("redis",))
     candidate.task_command, candidate.instruction, candidate.key
     candidate.summary()        # JSON-safe, no file contents: report.json and the candidate row
 
@@ -23,7 +24,7 @@ from trajectories.core.replay import ReplayResult, ShellCommand
 from ..instruction import build_instruction, rewrite_root, strip_harness, trim_text
 from .files import is_test_config, is_test_file
 from .fix import Fix
-from .pairs import bare_check_command
+from .taskcheck import TaskCheck
 
 FAMILY = "repair"
 
@@ -32,12 +33,14 @@ FAMILY = "repair"
 class RepairCandidate:
     """A failing check, the files it failed on, and the files it then passed on."""
 
-    command: str  # the check as recorded
-    # The same as the task runs it: the recorded root replaced by ``project_dir`` and Python
-    # programs by their bare name instead of the recorded virtualenv's (``bare_check_command``).
+    command: str  # the failing run's command line as recorded
+    # What the task runs (``taskcheck``): the passing run's command line with what cannot or
+    # need not run offline left out (or the bare check), a known mise task or make target
+    # replaced by the commands it defines, Python programs by their bare name instead of the
+    # recorded virtualenv's, and the recorded root replaced by ``project_dir``.
     task_command: str
-    cwd: str  # where the command started, relative to the project ("." is the root)
-    check_cwd: str  # where the check itself ran (after any `cd` in the command)
+    cwd: str  # where task_command starts, relative to the project ("." is the root)
+    check_cwd: str  # where the check itself runs (after any `cd` in the command)
     language: str
     runner: str
     check_kind: str
@@ -68,6 +71,11 @@ class RepairCandidate:
     # ("redis", "postgresql"): the check's harness starts them before the check, in the agent's
     # container and the verifier's alike. Empty for a self-contained check.
     services: tuple[str, ...] = ()
+    # The commands ``task_command`` runs before the check itself (a `cd`, variables, a service
+    # client such as `redis-cli FLUSHDB`), and why the task runs this command line rather than
+    # the other run's or the bare check (``taskcheck``); "" when both runs were one plain check.
+    setup: tuple[str, ...] = ()
+    setup_note: str = ""
 
     @property
     def changed(self) -> tuple[str, ...]:
@@ -97,6 +105,8 @@ class RepairCandidate:
             "fix_edits_tests": self.fix_edits_tests,
             "unknown_paths": list(self.unknown_paths),
             "services": list(self.services),
+            "setup": list(self.setup),
+            "setup_note": self.setup_note,
         }
 
 
@@ -107,13 +117,16 @@ def build_candidate(
     passing: ShellCommand,
     language: str,
     fix: Fix,
+    task: TaskCheck,
     *,
     project_dir: str,
+    services: tuple[str, ...] = (),
 ) -> RepairCandidate:
     check = failing.check
-    assert check is not None and check.cwd is not None and failing.cwd is not None
+    assert check is not None and task.cwd is not None and task.check_cwd is not None
     root = replay.root
-    task_command = rewrite_root(bare_check_command(failing.command), root, project_dir)
+    task_command = rewrite_root(task.command, root, project_dir)
+    spec = task.resolved.spec if task.resolved is not None else check
     output = trim_text(rewrite_root(strip_harness(failing.output), root, project_dir))
     test_paths = tuple(
         sorted(p for p in {*fix.start, *fix.ref} if is_test_file(p) or is_test_config(p))
@@ -124,22 +137,22 @@ def build_candidate(
         atif,
         before_step=failing.step_index,
         command=task_command,
-        cwd=failing.cwd,
+        cwd=task.cwd,
         output=output,
         exit_code=exit_code,
         root=root,
         project_dir=project_dir,
         fix_edits_tests=fix_edits_tests,
     )
-    key = candidate_key(task_command, failing.cwd, fix.start, fix.ref)
+    key = candidate_key(task_command, task.cwd, fix.start, fix.ref)
     return RepairCandidate(
         command=failing.command,
         task_command=task_command,
-        cwd=failing.cwd,
-        check_cwd=check.cwd,
+        cwd=task.cwd,
+        check_cwd=task.check_cwd,
         language=language,
-        runner=check.runner,
-        check_kind=str(check.kind),
+        runner=spec.runner,
+        check_kind=str(spec.kind),
         root=root,
         project_dir=project_dir,
         fail_command_index=failing.index,
@@ -160,6 +173,9 @@ def build_candidate(
         unknown_paths=fix.unknown,
         instruction=instruction,
         key=key,
+        services=services,
+        setup=tuple(rewrite_root(s, root, project_dir) for s in task.setup),
+        setup_note=rewrite_root(task.note, root, project_dir),
     )
 
 

@@ -21,7 +21,7 @@ class DropReason(StrEnum):
     # A file the check is known to read is lost or partial, or was never seen although the
     # command names it: the test file(s) named in the command, package.json where a Node script
     # runner runs, Python test files (test_*.py, *_test.py, conftest.py) under the check's
-    # directory, Go *_test.go files under it.
+    # directory, Go *_test.go files under it, the go.mod a Go check builds under.
     CHECK_READS_LOST_FILE = "check_reads_lost_file"
     # The files were identical before both runs and nothing uncertain happened in between: the
     # failure was flaky or environmental (a server not running, a cache, the clock).
@@ -30,7 +30,9 @@ class DropReason(StrEnum):
     # `just test`, `mise run test`, `task test`) and the manifest that defines it (package.json,
     # a Makefile or the `-f` file, a justfile, mise.toml, a Taskfile) was never seen at the
     # check's directory (or, for runners that look upward, above it): the task could not
-    # define the check, which would then fail in the image on the reference too.
+    # define the check, which would then fail in the image on the reference too. Also a Go
+    # check (go test/vet/build …) with no go.mod seen in its directory or above: Go refuses to
+    # build packages outside a module.
     CHECK_MANIFEST_UNSEEN = "check_manifest_unseen"
     # Packages were installed between the runs (pip/uv/poetry/npm/yarn/pnpm/bun/apt/go get ...)
     # and the source diff is empty or only touches dependency manifests and lockfiles; also a
@@ -41,6 +43,17 @@ class DropReason(StrEnum):
     UNSUPPORTED_LANGUAGE = "unsupported_language"
     # The project lives on Windows paths (C:\..., backslashes): the task cannot place its files.
     WINDOWS_PATHS = "windows_paths"
+    # The check needs a service the task's image cannot run beside it: MySQL or MongoDB, or
+    # Redis or PostgreSQL on another host (the image runs those two on its own host). Shown by
+    # the check's own command lines (a client such as `mysql -e …` or `psql -h db.example.com`,
+    # a variable such as DATABASE_URL=mysql://… or REDIS_URL=redis://cache:6379) or by its
+    # output (a connection error naming that service or host); see services.py.
+    SERVICE_UNAVAILABLE = "service_unavailable"
+    # A Go check's go.mod requires modules that only a download could provide: no
+    # vendor/modules.txt beside it and no replacement by a local folder, while the task's image
+    # has no network and no module cache. The trial layer uses the same code for what it finds
+    # at prepare (declared Python and Node dependencies, programs the image lacks).
+    DEPENDENCY_UNAVAILABLE_OFFLINE = "dependency_unavailable_offline"
     # A non-trivial line the fix added appears in the instruction that would be shown.
     INSTRUCTION_LEAKS_FIX = "instruction_leaks_fix"
     # The starting files exceed the size or file-count limit.

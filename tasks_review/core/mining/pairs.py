@@ -2,9 +2,12 @@
 
     [(f.index, p.index) for f, p in check_pairs(replay.commands)]   # [(1, 2), (4, 5)]
 
-A check is identified by its command string (with the recorded machine's virtualenv taken off
-the program: ``bare_check_command``), the directory it started in and the directory the check
-itself ran in (after any ``cd`` in the command).
+A check is identified by the check itself, not by the command line around it: its own words
+(``Check.segment``, with the recorded machine's virtualenv taken off the program by
+``bare_check_command`` and a leading ``env VAR=…`` dropped) and the directory it ran in
+(``Check.cwd``, after any ``cd``). So ``pytest -q`` that failed and ``redis-cli FLUSHDB &&
+pytest -q`` that later passed are one check; ``taskcheck`` decides which of the two command
+lines the task runs.
 """
 
 from __future__ import annotations
@@ -14,27 +17,59 @@ from collections.abc import Iterator, Sequence
 
 from trajectories.core.replay import ShellCommand
 
+from .checkline import split_line
+
 
 def check_pairs(commands: Sequence[ShellCommand]) -> Iterator[tuple[ShellCommand, ShellCommand]]:
     """(failing run, next passing run) of the same check, in trajectory order.
 
     Several failures before one pass yield one pair, with the last failure: its starting state
     is the one the fix was made on and the one its output describes, while an earlier failure
-    would pair the same reference with a state that already holds half the fix. Masked runs
-    (the recorded status is not the check's own) and runs without a status say nothing.
+    would pair the same reference with a state that already holds half the fix. Runs whose
+    recorded status is not the check's own (``says_status``) and runs without a status say
+    nothing.
     """
-    last_failure: dict[tuple[str, str | None, str | None], ShellCommand] = {}
+    last_failure: dict[tuple[str, str | None], ShellCommand] = {}
     for command in commands:
-        check = command.check
-        if check is None or check.masked or command.exit_code is None:
+        if not says_status(command):
             continue
-        identity = (bare_check_command(command.command), command.cwd, check.cwd)
+        identity = check_identity(command)
         if command.exit_code != 0:
             last_failure[identity] = command
             continue
         failing = last_failure.pop(identity, None)
         if failing is not None:
             yield failing, command
+
+
+def says_status(command: ShellCommand) -> bool:
+    """Whether the recorded exit status is the check's own.
+
+    The replay marks a check masked when a pipe, a later command or an ``||`` decided the
+    status, and also when a setup chained before it with ``&&`` may have failed in its place
+    (``redis-cli FLUSHDB && pytest``). That last one only hides a failure: a 0 means every
+    command of the chain ran and succeeded, so a passing run behind a setup still counts.
+    """
+    check = command.check
+    if check is None or command.exit_code is None:
+        return False
+    if not check.masked:
+        return True
+    if command.exit_code != 0:
+        return False
+    line = split_line(command.command, check.segment)
+    return line is not None and line.status_is_the_checks
+
+
+# `env [-i] [VAR=value …] check`: the variables are setup, the check is what follows.
+_ENV_PREFIX = re.compile(r"^env(?:\s+-\w+)*(?:\s+[A-Za-z_]\w*=\S*)*\s+")
+
+
+def check_identity(command: ShellCommand) -> tuple[str, str | None]:
+    """What makes two runs the same check: its own words and the folder it ran in."""
+    check = command.check
+    assert check is not None
+    return _ENV_PREFIX.sub("", bare_check_command(check.segment)), check.cwd
 
 
 # A Python program run from a virtualenv's bin/ (`.venv/bin/pytest`, `venv/bin/python3.12`,

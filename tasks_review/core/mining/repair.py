@@ -1,17 +1,24 @@
 """The repair family: a check that failed, then passed after the agent changed files.
 
-For every check (same command string, same working directory) the replay recorded, a failing
-run followed by the next passing run of that same check is a candidate. Its starting state is
-the files just before the failing run, its reference the files just before the passing run;
-the fix is their difference. The candidate then has to survive the rules in ``DropReason``,
-checked in this order (the first that applies is the one reported):
+For every check the replay recorded (the check itself, whatever setup its command line ran
+first, in the same directory: ``pairs``), a failing run followed by the next passing run of
+that same check is a candidate. Its starting state is the files just before the failing run,
+its reference the files just before the passing run; the fix is their difference. What the
+task runs as its check (the passing run's line, its setup judged, or the bare check; a known
+mise task or make target as the commands it defines) is ``taskcheck``'s decision. The
+candidate then has to survive the rules in ``DropReason``, checked in this order (the first
+that applies is the one reported):
 
     windows_paths, unsupported_language, path_escapes_root, package_install_fix, no_change,
-    fix_touches_lost_file, check_manifest_unseen, check_reads_lost_file, start_too_large,
-    instruction_leaks_fix
+    fix_touches_lost_file, check_manifest_unseen, check_reads_lost_file, service_unavailable,
+    dependency_unavailable_offline, start_too_large, instruction_leaks_fix
 
 Install and no-change come before the lost-file rules because installs leave uncertain trees
 behind (``npm install`` rewrites node_modules) that would otherwise hide the real reason.
+The rules about what the task's files cannot be (lost, unseen) come before the ones about what
+its image cannot run (a service, Go modules to download): a task that cannot exist says more
+than one that could not run here. The services a kept check needs (``services``) are set on
+the candidate for the image to run.
 
 Only files whose content the replay knows can be laid down: the starting files are the known
 files at the failing run (plus files first read in full between the runs, whose content was
@@ -28,11 +35,15 @@ the visible ones; reviewers see the flag and may reject such tasks as underspeci
 
 The pieces live beside this module: ``pairs`` (which runs pair up), ``fix`` (the files at
 either end and what the window did), ``rules`` and ``installs`` (the evidence for each drop),
-``candidate`` (the kept candidate and its key); this module asks the rules in order.
+``taskcheck`` with ``checkline`` and ``scripts`` (the task's command), ``services`` and
+``gomod`` (what its image must provide), ``candidate`` (the kept candidate and its key); this
+module asks the rules in order.
 """
 
 from __future__ import annotations
 
+import functools
+import posixpath
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,10 +53,23 @@ from trajectories.core.replay import ReplayResult, ShellCommand, StateIndex
 from ..instruction import leaks
 from .candidate import FAMILY, RepairCandidate, build_candidate
 from .drops import Drop, DropReason
-from .files import is_manifest, language_of
-from .fix import fix_between
+from .files import is_manifest, language_of, under
+from .fix import Fix, fix_between
+from .gomod import go_module
 from .pairs import check_pairs
-from .rules import escapes_root, installs_between, lost_reads, unseen_manifest, windows_paths
+from .rules import (
+    escapes_root,
+    go_downloads,
+    installs_between,
+    lost_go_module,
+    lost_reads,
+    unseen_go_module,
+    unseen_manifest,
+    windows_paths,
+)
+from .scripts import Files
+from .services import Need, ServiceNeeds, check_needs, line_needs
+from .taskcheck import TaskCheck, task_check
 
 STAGE = "mine"
 PROJECT_DIR = "/app"
@@ -124,20 +148,22 @@ class _Miner:
             return drop(DropReason.WINDOWS_PATHS, windows)
 
         fix = fix_between(self.replay, self.index, failing, passing)
-        language = check.language or language_of([*fix.ref, *fix.start]) or "unknown"
+        task = task_check(self.replay, failing, passing, self._files(fix))
+        spec = task.resolved.spec if task.resolved is not None else check
+        language = spec.language or language_of([*fix.ref, *fix.start]) or "unknown"
         if language not in self.languages:
             supported = ", ".join(sorted(self.languages))
             return drop(
                 DropReason.UNSUPPORTED_LANGUAGE,
-                f"{language} check ({check.runner}); supported: {supported}",
+                f"{language} check ({spec.runner}); supported: {supported}",
             )
 
-        escapes = escapes_root(self.replay, failing, passing, fix)
+        escapes = escapes_root(self.replay, failing, passing, fix, task)
         if escapes:
             return drop(DropReason.PATH_ESCAPES_ROOT, escapes)
 
         changed = [*fix.added, *fix.modified, *fix.deleted, *fix.touched_unknown]
-        installs = installs_between(self.replay, failing, passing)
+        installs = installs_between(self.replay, failing, passing, task)
         if installs:
             sources = [p for p in changed if not is_manifest(p)]
             if not sources:
@@ -175,13 +201,31 @@ class _Miner:
                 f"{directory or 'the project root'} in ways the trajectory does not show",
             )
 
-        manifest = unseen_manifest(self.replay, failing, fix)
+        go_check = spec.language == "go"
+        module = go_module(fix, self.blobs, task.check_cwd or ".") if go_check else None
+        manifest = unseen_manifest(self.replay, failing, fix) or unseen_go_module(
+            module, task, go_check=go_check
+        )
         if manifest:
             return drop(DropReason.CHECK_MANIFEST_UNSEEN, manifest)
 
         unread = lost_reads(self.replay, failing, language, fix)
-        if unread:
-            return drop(DropReason.CHECK_READS_LOST_FILE, "; ".join(unread[:5]))
+        lost_module = lost_go_module(module)
+        if unread or lost_module:
+            problems = [*([lost_module] if lost_module else []), *unread]
+            return drop(DropReason.CHECK_READS_LOST_FILE, "; ".join(problems[:5]))
+
+        needs = self._service_needs(failing, passing, task, fix)
+        if needs.unavailable:
+            first = needs.unavailable[0]
+            return drop(
+                DropReason.SERVICE_UNAVAILABLE,
+                f"the check needs {first.describe()}, which the task's image cannot run "
+                f"(seen: {first.evidence})",
+            )
+        downloads = go_downloads(module)
+        if downloads:
+            return drop(DropReason.DEPENDENCY_UNAVAILABLE_OFFLINE, downloads)
 
         size = sum(len(self.blobs.get(sha)) for sha in fix.start.values())
         if len(fix.start) > self.max_files or size > self.max_start_bytes:
@@ -198,7 +242,9 @@ class _Miner:
             passing,
             language,
             fix,
+            task,
             project_dir=self.project_dir,
+            services=needs.services,
         )
         leaked = leaks(candidate.instruction, fix.start, fix.ref, self.blobs)
         if leaked:
@@ -208,3 +254,55 @@ class _Miner:
                 f"{len(leaked)} line(s) the fix added appear in the instruction: {shown}",
             )
         return candidate
+
+    def _files(self, fix: Fix) -> Files:
+        """What a script resolution may read: files seen at either end, and the content of
+        those known and unchanged between the runs (the definition both runs used)."""
+
+        def read(path: str) -> bytes | None:
+            sha = fix.start.get(path)
+            return self.blobs.get(sha) if sha is not None and fix.ref.get(path) == sha else None
+
+        return Files(names=frozenset({*fix.start_entries, *fix.ref_entries}), read=read)
+
+    def _service_needs(
+        self, failing: ShellCommand, passing: ShellCommand, task: TaskCheck, fix: Fix
+    ) -> ServiceNeeds:
+        lines = [
+            (failing.command, "in the failing run"),
+            (passing.command, "in the passing run"),
+            (task.command, "in the task's check"),
+        ]
+        outputs = [
+            (failing.output, "in the failing run's output"),
+            (passing.output, "in the passing run's output"),
+        ]
+        session = [n for needs in self._session_needs[: passing.index] for n in needs]
+        folder = task.check_cwd or "."
+        config = {
+            path: self.blobs.get(sha)
+            for path, sha in fix.ref.items()
+            if _test_environment(path, folder)
+        }
+        return check_needs(lines, outputs, session=session, config=config)
+
+    @functools.cached_property
+    def _session_needs(self) -> list[list[Need]]:
+        """Each command's service evidence, once per trajectory (every pair asks)."""
+        return [line_needs(c.command, "in the session") for c in self.replay.commands]
+
+
+_TEST_ENVIRONMENT = frozenset(
+    {"pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "conftest.py"}
+)
+
+
+def _test_environment(path: str, folder: str) -> bool:
+    """Files that set up the environment of a check run in ``folder``: .env files and pytest
+    settings there or above it, conftest.py files there, above it or below it."""
+    directory, name = posixpath.split(path)
+    directory = directory or "."
+    above = under(folder, directory) or folder == directory
+    if name == "conftest.py":
+        return above or under(path, folder)
+    return above and (name in _TEST_ENVIRONMENT or name == ".env" or name.startswith(".env."))

@@ -1,10 +1,12 @@
 """The evidence behind the drop reasons that look past the fix itself, one function a reason.
 
-    windows_paths(replay, failing, passing)          # "the check names a Windows path: …" or None
-    escapes_root(replay, failing, passing, fix)      # "event 7 (Write) changed /etc/x …" or None
-    installs_between(replay, failing, passing)       # ["pip install pytest"]
-    unseen_manifest(replay, failing, fix)            # "npm run check needs package.json …" or None
-    lost_reads(replay, failing, "python", fix)       # ["tests/test_x.py (named in …) is lost …"]
+    windows_paths(replay, failing, passing)             # "the check names a Windows path: …"
+    escapes_root(replay, failing, passing, fix, task)   # "event 7 (Write) changed /etc/x …"
+    installs_between(replay, failing, passing, task)    # ["pip install pytest"]
+    unseen_manifest(replay, failing, fix)               # "npm run check needs package.json …"
+    unseen_go_module(module, task, go_check=True)       # "a Go check needs go.mod in cmd …"
+    lost_reads(replay, failing, "python", fix)          # ["tests/test_x.py (named in …) is lost"]
+    go_downloads(module)                                # "go.mod requires 2 module(s) …"
 
 Each returns what a reviewer needs to see why the candidate was dropped, or nothing when the
 rule does not apply; ``repair`` decides the order in which the rules are asked.
@@ -22,7 +24,9 @@ from trajectories.core.replay.shell import SimpleCommand, parse
 
 from .files import is_test_file, path_problem, under
 from .fix import Fix
+from .gomod import GoModule
 from .installs import installs_packages
+from .taskcheck import TaskCheck
 
 # Writes outside the project to these are scratch space, not part of the fix.
 _SCRATCH = ("/tmp/", "/var/tmp/", "/dev/", "/proc/")
@@ -45,10 +49,10 @@ def windows_paths(replay: ReplayResult, failing: ShellCommand, passing: ShellCom
 
 
 def escapes_root(
-    replay: ReplayResult, failing: ShellCommand, passing: ShellCommand, fix: Fix
+    replay: ReplayResult, failing: ShellCommand, passing: ShellCommand, fix: Fix, task: TaskCheck
 ) -> str | None:
     check = failing.check
-    if failing.cwd is None or check is None or check.cwd is None:
+    if task.cwd is None or task.check_cwd is None or check is None or check.cwd is None:
         return f"the check ran outside the project root {replay.root}"
     for path in sorted({*fix.start, *fix.ref, *fix.touched_unknown}):
         problem = path_problem(path)
@@ -62,13 +66,15 @@ def escapes_root(
 
 
 def installs_between(
-    replay: ReplayResult, failing: ShellCommand, passing: ShellCommand
+    replay: ReplayResult, failing: ShellCommand, passing: ShellCommand, task: TaskCheck
 ) -> list[str]:
-    return [
+    """Installs between the runs, and in the passing run's setup (`pip install x && pytest`)."""
+    between = [
         c.command.strip()[:120]
         for c in replay.commands[failing.index + 1 : passing.index]
         if installs_packages(c.command)
     ]
+    return between + [s[:120] for s in task.installs]
 
 
 # Where each script runner finds the scripts it runs: the manifest names (a trailing "/" is a
@@ -140,6 +146,30 @@ def unseen_manifest(replay: ReplayResult, failing: ShellCommand, fix: Fix) -> st
     return (
         f"{check.segment} needs {' / '.join(names[:3])} in {where}, "
         "which the trajectory never showed"
+    )
+
+
+def unseen_go_module(module: GoModule | None, task: TaskCheck, *, go_check: bool) -> str | None:
+    """A Go check with no go.mod the trajectory showed, where Go needs one."""
+    if not go_check or module is not None:
+        return None
+    where = task.check_cwd or "."
+    return f"a Go check needs go.mod in {where} or above, which the trajectory never showed"
+
+
+def lost_go_module(module: GoModule | None) -> str | None:
+    if module is None or module.known:
+        return None
+    return f"{module.path} (the Go module the check builds under) is lost or partial"
+
+
+def go_downloads(module: GoModule | None) -> str | None:
+    if module is None or not module.downloads:
+        return None
+    shown = ", ".join(module.downloads[:3]) + (" …" if len(module.downloads) > 3 else "")
+    return (
+        f"{module.path} requires {len(module.downloads)} module(s) with no vendor/ folder or "
+        f"local replacement ({shown}); the image has no network to download them"
     )
 
 

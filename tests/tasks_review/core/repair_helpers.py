@@ -124,6 +124,32 @@ def fixed_python_story(root: str = ROOT) -> Session:
     )
 
 
+def check_story(
+    failing_run: str,
+    passing_run: str | None = None,
+    *,
+    files: Mapping[str, str] | None = None,
+    fail_output: str = "1 failed",
+    pass_output: str = "1 passed",
+    session: Session | None = None,
+    between: str | None = None,
+) -> Session:
+    """calc.py fixed between a failing run and a passing run (the same command by default),
+    beside its test and ``files``, in ``session`` (a fresh one by default), with ``between``
+    run (exit 0) before the fix."""
+    story = (
+        (session or Session()).write("calc.py", CALC_BUGGY).write("tests/test_calc.py", TEST_CALC)
+    )
+    for path, content in (files or {}).items():
+        story.write(path, content)
+    story.run(failing_run, fail=True, output=fail_output)
+    if between is not None:
+        story.run(between)
+    return story.edit(
+        "calc.py", "    return a - b\n", "    return a + b  # the sum, not the difference\n"
+    ).run(passing_run or failing_run, output=pass_output)
+
+
 def assert_drop(drop: Drop, reason: DropReason, fragment: str) -> None:
     assert drop.reason is reason
     assert (drop.family, drop.stage) == ("repair", "mine")

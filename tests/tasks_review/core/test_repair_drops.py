@@ -12,6 +12,7 @@ from .repair_helpers import (
     TEST_CALC,
     Session,
     assert_drop,
+    check_story,
     fixed_python_story,
     python_story,
 )
@@ -148,14 +149,7 @@ def test_drop_check_reads_lost_file_when_npm_scripts_are_unknown():
 
 def _script_check_story(manifests: dict[str, str], command: str) -> Session:
     """calc.py fixed between a failing and a passing run of ``command``, beside ``manifests``."""
-    session = Session().write("calc.py", CALC_BUGGY).write("tests/test_calc.py", TEST_CALC)
-    for path, content in manifests.items():
-        session.write(path, content)
-    return (
-        session.run(command, fail=True, output="1 failed")
-        .edit("calc.py", "    return a - b\n", "    return a + b  # the sum, not the difference\n")
-        .run(command, output="1 passed")
-    )
+    return check_story(command, files=manifests)
 
 
 PACKAGE_JSON = '{"scripts": {"test": "pytest", "check": "pytest"}}\n'
@@ -305,6 +299,8 @@ def test_every_reason_code_is_stable_and_documented():
         "path_escapes_root",
         "secret_in_reference",
         "check_manifest_unseen",
+        "service_unavailable",
+        "dependency_unavailable_offline",
     }
 
 

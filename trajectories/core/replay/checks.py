@@ -171,12 +171,27 @@ def _script(argv: list[str]) -> tuple[str, str] | None:
     if runner == "just" or runner == "task":
         return runner, rest[0] if rest else ""
     if runner == "mise":
-        if rest[:1] == ["run"] and len(rest) > 1:
+        if rest[:1] in (["run"], ["r"]) and len(rest) > 1:
             return runner, rest[1]
-        if rest[:1] == ["r"] and len(rest) > 1:
-            return runner, rest[1]
+        if rest[:2] == ["tasks", "run"] and len(rest) > 2:
+            return runner, rest[2]
+        if rest and rest[0] not in _MISE_COMMANDS:
+            return runner, rest[0]  # `mise test`: a task name where no mise command has it
         return None
     return None
+
+
+# mise's own commands (and their short forms), which `mise NAME` runs instead of a task NAME.
+_MISE_COMMANDS = frozenset(
+    """
+    activate alias backends bin-paths bootstrap cache completion config deactivate doctor dr
+    edit en env e exec x fmt generate g global hook-env hook-not-found implode install i
+    install-into latest link ln local lock ls list ls-remote mcp outdated plugins p prune
+    registry reshim run r search self-update set settings shell sh sync tasks t tool tool-stub
+    test-tool trust uninstall unset unuse upgrade up usage use u version v watch w where which
+    help
+    """.split()
+)
 
 
 def _make_targets(args: list[str]) -> list[str]:

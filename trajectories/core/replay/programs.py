@@ -65,7 +65,6 @@ _VALUE_OPTIONS = {
 }
 
 
-@functools.lru_cache(maxsize=4096)
 @functools.lru_cache(maxsize=65536)
 def basename(program: str) -> str:
     # Cached: the replay, the miner and the eval harness ask it of every word of every command.
@@ -95,6 +94,10 @@ def unwrap(argv: list[str]) -> list[str]:
         elif name in ("npx", "bunx", "pnpx"):
             rest = _skip_options(args[1:])
             args = rest
+        elif name == "mise" and len(args) > 1 and args[1] in ("exec", "x"):
+            # `mise exec go@1.22 node@20 -- go test ./...`: tool versions, then the command.
+            rest = args[2:]
+            args = rest[rest.index("--") + 1 :] if "--" in rest else _skip_options(rest)
         elif len(args) > 1 and (name, args[1]) in _RUNNERS:
             args = _skip_options(args[2:])
         elif name in ("xvfb-run", "stdbuf"):

@@ -87,6 +87,11 @@ def check_of(command_line: str) -> tuple[str, str | None, str, str | None] | Non
         ("make -j 4 lint", ("lint", None, "make", ".")),
         ("make", ("build", None, "make", ".")),
         ("mise run test", ("test", None, "mise", ".")),
+        ("mise test", ("test", None, "mise", ".")),
+        ("mise tasks run lint", ("lint", None, "mise", ".")),
+        ("mise -C api run test:unit", ("test", None, "mise", "api")),
+        ("mise exec -- go test ./...", ("test", "go", "go", ".")),
+        ("mise x go@1.22 -- go vet ./...", ("lint", "go", "go", ".")),
         ("just test", ("test", None, "just", ".")),
         ("./run_tests.sh", ("test", None, "script", ".")),
         # Chains, prefixes, wrappers and directories
@@ -125,6 +130,9 @@ def check_of(command_line: str) -> tuple[str, str | None, str, str | None] | Non
         ("grep -rn 'def test_' tests", None),
         ("make install", None),
         ("mise install", None),
+        ("mise use go@1.22", None),
+        ("mise test-tool go", None),
+        ("mise dev", None),
         ("docker build -t app .", None),
     ],
 )

@@ -5,7 +5,7 @@ each file effect (``model``) to a ``Files`` sink as soon as it is known, so a la
 the same line sees what an earlier one wrote (``echo x > a && cp a b``). Each program goes to
 its handler in ``registry.HANDLERS``; the handlers live by family: ``builtins``, ``coreutils``,
 ``editors``, ``archives``, ``vcs``, ``network``, ``packages``, ``interpreters``, ``runners``,
-``formatters``, ``containers``.
+``formatters``, ``containers``, ``databases``.
 
 Certain effects are few and simple: ``echo``/``printf``/``cat`` (here-documents included)
 redirected to a file, ``tee``, ``rm``, ``mv``, ``cp``, ``mkdir``, ``touch``, ``git mv``/``rm``,
@@ -33,6 +33,7 @@ from . import (  # noqa: F401
     builtins,
     containers,
     coreutils,
+    databases,
     editors,
     formatters,
     interpreters,
