@@ -37,7 +37,7 @@ PIPELINES = ("trajectory_to_env",)
 # Families the design names, and the ones this build can run. Asking for a named family that is
 # not built yet gets its own message rather than "unknown family".
 KNOWN_FAMILIES = ("repair", "build", "extend", "qa")
-AVAILABLE_FAMILIES = ("repair",)
+AVAILABLE_FAMILIES = ("repair", "qa")
 DEFAULT_PLATFORM = "linux/amd64"
 _PLATFORM = re.compile(r"^[a-z0-9]+/[a-z0-9_]+(/[a-z0-9]+)?$")
 

@@ -79,6 +79,7 @@ from harbor.models.task.config import TaskConfig
 from trajectories.core.blobs import BlobStore
 from trajectories.core.redact import merge_counts, redact
 
+from .answerfiles import answer_grader_files
 from .docker.base import PATH as IMAGE_PATH
 from .docker.base import TASK_VENV
 from .instruction import added_lines, leaks_in
@@ -100,6 +101,13 @@ _COMMIT_ENV = (
     "GIT_COMMITTER_NAME=traj2env GIT_COMMITTER_EMAIL=traj2env@localhost "
     "GIT_COMMITTER_DATE=2000-01-01T00:00:00+0000"
 )
+# task.toml's one-line description, per family.
+DESCRIPTIONS = {
+    "repair": "Make the failing check pass: {command}",
+    "build": "Build what the request asks for; hidden tests check it: {command}",
+    "extend": "Add the requested feature; hidden tests check it: {command}",
+    "qa": "Answer a question about the project's data in an answer file",
+}
 _PINNED = re.compile(r"^[^\s@]+@sha256:[0-9a-f]{64}$")
 _PROJECT_DIR = re.compile(r"^/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
 
@@ -228,7 +236,11 @@ def write_task(
         files[f"{WHEELS_DIR}/requirements.lock"] = (python_packages.lock.encode(), 0o644)
         for wheel in python_packages.wheels:
             files[f"{WHEELS_DIR}/{wheel.name}"] = (wheel.read_bytes(), 0o644)
-    files.update(_grader_files(candidate, blobs, check_timeout))
+    if candidate.family == "qa":  # an answer file is graded, not a check (answerfiles.py)
+        kit = {name: (_KIT / name).read_bytes() for name in GRADER_FILES}
+        files.update(answer_grader_files(candidate, check_timeout, kit))
+    else:
+        files.update(_grader_files(candidate, blobs, check_timeout))
     files["solution/solve.sh"] = (_encode(solve_sh(candidate, blobs), "solve.sh"), 0o755)
     return _materialise(Path(dest_dir), files, overwrite=overwrite)
 
@@ -282,9 +294,11 @@ def _task_toml(
     data: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "task": {
-            "name": task_name or f"traj2env/repair-{candidate.key[:16]}",
-            "description": f"Make the failing check pass: {command}",
-            "keywords": sorted({"repair", candidate.language, candidate.runner}),
+            "name": task_name or f"traj2env/{candidate.family}-{candidate.key[:16]}",
+            "description": DESCRIPTIONS.get(candidate.family, DESCRIPTIONS["repair"]).format(
+                command=command
+            ),
+            "keywords": sorted({candidate.family, candidate.language, candidate.runner}),
         },
         "metadata": {
             "source_model": source_model or "unknown",
@@ -422,6 +436,9 @@ GRADER_FILES = (
     "traj2env_pytest_controls.py",
     "node_controls.mjs",
     "node_reporter.cjs",
+    # A qa task's grader: its answer file judged, nothing run (answerfiles.py).
+    "answer_grade.py",
+    "answers.py",
 )
 
 

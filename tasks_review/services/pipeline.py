@@ -24,11 +24,14 @@ from django.db.models import Q
 from django.utils import timezone
 
 from tasks_review.core.config import GenerateConfig, parse_config
+from tasks_review.core.families import mine, needs_llm
+from tasks_review.core.families.common import Asks
+from tasks_review.core.families.usage import llm_by_family
 from tasks_review.core.mining.candidate import RepairCandidate
-from tasks_review.core.mining.repair import find_repair_candidates
 from tasks_review.models import STAGES, Candidate, PipelineRun, empty_counts
 from tasks_review.selectors import runs
 from tasks_review.services.images import base_image_ref
+from tasks_review.services.llm import llm_client
 from tasks_review.services.taskwriting import candidate_payload, candidate_write_task
 from tasks_review.services.verification import (
     candidate_verify,
@@ -138,6 +141,7 @@ class _Run:
         self.counts = empty_counts()
         self.timings: dict[str, float] = {}
         self.progress = progress
+        self.llm = llm_client()  # None: the LLM families are skipped (skipped_families)
         self._last_save = 0.0
         self._started = time.perf_counter()
 
@@ -319,7 +323,7 @@ def _stage_mine(run: _Run, ids: list[int]) -> list[Candidate]:
             trajectory = Trajectory.objects.select_related("atif", "side_data").get(
                 id=trajectory_id
             )
-            found, drops = _mine_one(trajectory)
+            found, drops = _mine_one(trajectory, options.families, run.llm)
             seen = set(Candidate.objects.filter(run=run.row).values_list("key", flat=True))
             for candidate in found:
                 if candidate.key in seen:
@@ -336,13 +340,16 @@ def _stage_mine(run: _Run, ids: list[int]) -> list[Candidate]:
     return proposed
 
 
-def _mine_one(trajectory: Trajectory) -> tuple[list[RepairCandidate], list[Any]]:
-    """Replay again in memory (cheap, deterministic; the blobs are already stored) and mine."""
+def _mine_one(
+    trajectory: Trajectory, families: tuple[str, ...] = ("repair",), llm: Asks | None = None
+) -> tuple[list[RepairCandidate], list[Any]]:
+    """Replay again in memory (cheap, deterministic; the blobs are already stored) and mine
+    every asked family (the LLM ones only with a client)."""
     inputs = replay_inputs(trajectory)
     blobs = DbBlobs()
     result = inputs.replay(blobs)
     index = core_replay.StateIndex.build(result)
-    found, drops = find_repair_candidates(result, index, blobs, inputs.atif)
+    found, drops = mine(result, index, blobs, inputs.atif, families=families, llm=llm)
     blobs.flush()
     return found, drops
 
@@ -372,7 +379,7 @@ def _drop_row(run: PipelineRun, trajectory: Trajectory, drop: Any) -> Candidate:
         run=run,
         trajectory=trajectory,
         family=drop.family,
-        key=f"drop:{trajectory.id}:{drop.fail_command_index}:{drop.pass_command_index}",
+        key=_drop_key(trajectory, drop),
         status=Candidate.Status.DROPPED,
         language=drop.language[:20],
         check_command=drop.command,
@@ -381,7 +388,23 @@ def _drop_row(run: PipelineRun, trajectory: Trajectory, drop: Any) -> Candidate:
         drop_stage=drop.stage,
         drop_reason=str(drop.reason),
         drop_detail=drop.detail,
+        payload={"llm": dict(drop.llm)} if drop.llm else {},
     )
+
+
+def _drop_key(trajectory: Trajectory, drop: Any) -> str:
+    if drop.family == "repair":
+        return f"drop:{trajectory.id}:{drop.fail_command_index}:{drop.pass_command_index}"
+    # The other families' drops sit at steps (a turn, a request), not at a pair of commands.
+    return f"drop-{drop.family}:{trajectory.id}:{drop.fail_step_index}:{drop.pass_step_index}"
+
+
+def skipped_families(run: PipelineRun) -> dict[str, str]:
+    """The run's families that did not run, and why (no LLM model for build, extend, qa)."""
+    if settings.TRAJ2ENV["LLM_MODEL"]:
+        return {}
+    why = "no LLM model configured (set TRAJ2ENV_LLM_MODEL)"
+    return dict.fromkeys(needs_llm(run.families), why)
 
 
 def candidate_drop(*, candidate: Candidate, stage: str, reason: str, detail: str) -> None:
@@ -553,8 +576,11 @@ def _report(run: PipelineRun, counts: dict[str, int], timings: dict[str, float])
         fam["candidates"] += 1
         fam["written"] += c.status in (Candidate.Status.WRITTEN, Candidate.Status.KEPT)
         fam["kept"] += c.status == Candidate.Status.KEPT
-    for fam in by_family.values():
+    llm = llm_by_family((c.family, (c.payload or {}).get("llm") or {}) for c in rows)
+    for name, fam in by_family.items():
         fam["yield"] = round(fam["written"] / fam["candidates"], 4) if fam["candidates"] else 0.0
+        if name in llm:
+            fam["llm"] = llm[name]
     timings = dict(timings)  # one dict in the summary and the report: _finish adds to it
     ungraded = runs.ungraded(run).to_dict()
     yields = runs.yields(run).to_dict()
@@ -566,6 +592,7 @@ def _report(run: PipelineRun, counts: dict[str, int], timings: dict[str, float])
         "timings": timings,
         "ungraded": {"count": ungraded["count"], "reasons": ungraded["reasons"]},
         "yield": by_family,
+        "skipped_families": skipped_families(run),
         **yields,
     }
     return {
@@ -579,6 +606,7 @@ def _report(run: PipelineRun, counts: dict[str, int], timings: dict[str, float])
         "drops": drops,
         "ungraded": ungraded,
         "yield": by_family,
+        "skipped_families": summary["skipped_families"],
         **yields,
         "timings": timings,
         "tasks": [

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from trajectories.core.replay import ReplayResult, ShellCommand
@@ -68,6 +68,11 @@ class RepairCandidate:
     # ("redis", "postgresql"): the check's harness starts them before the check, in the agent's
     # container and the verifier's alike. Empty for a self-contained check.
     services: tuple[str, ...] = ()
+    # build, extend and qa take this same shape (a start, a reference, a check); what each
+    # family adds is here (qa's question and answer, build's hidden test files ...), and what
+    # its one LLM call cost (``core.llm.Usage.to_dict``). Empty for repair, which asks nothing.
+    family_facts: Mapping[str, Any] = field(default_factory=dict)
+    llm: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def changed(self) -> tuple[str, ...]:
@@ -97,6 +102,8 @@ class RepairCandidate:
             "fix_edits_tests": self.fix_edits_tests,
             "unknown_paths": list(self.unknown_paths),
             "services": list(self.services),
+            "family_facts": dict(self.family_facts),
+            "llm": dict(self.llm),
         }
 
 

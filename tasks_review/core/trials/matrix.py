@@ -28,7 +28,7 @@ from ..docker import Engine, InfraError
 from ..docker import labels as lbl
 from ..pool import run_each
 from .baseline import Baseline, check_in_image
-from .controls import CATALOGUE, Control
+from .controls import Control, catalogue_for
 from .deps import OfflineSources
 from .image import PreparedTask, prepare
 from .model import MatrixResult, MatrixStatus, Role, TrialDrop, TrialRecord, TrialStatus
@@ -72,7 +72,7 @@ def run_matrix(
     prepared: PreparedTask,
     *,
     repeats: int = 3,
-    controls: Sequence[Control] = CATALOGUE,
+    controls: Sequence[Control] | None = None,
     engine: Engine,
     run_id: str,
     baseline: Baseline | TrialDrop | None = None,
@@ -115,6 +115,8 @@ def run_matrix(
             **common,
         )
     record_reference(spec.task_dir, baseline.facts)
+    if controls is None:
+        controls = catalogue_for(spec.family)
     context = control_context(spec, baseline)
     plan: list[tuple[Role, int, Control | None]] = [(Role.ORACLE, i, None) for i in range(repeats)]
     plan.append((Role.NOOP, 0, None))

@@ -159,7 +159,7 @@ def _options(**options):
         ({"platform": "amd64"}, "pipeline.options.platform", "linux/amd64"),
         ({"families": []}, "pipeline.options.families", "non-empty"),
         ({"families": ["repiar"]}, "pipeline.options.families[0]", "unknown family"),
-        ({"families": ["repair", "qa"]}, "pipeline.options.families[1]", "not available"),
+        ({"families": ["repair", "build"]}, "pipeline.options.families[1]", "not available"),
         ({"families": ["repair", "repair"]}, "pipeline.options.families[1]", "twice"),
         ({"families": [3]}, "pipeline.options.families[0]", "family name"),
     ],

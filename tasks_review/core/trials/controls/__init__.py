@@ -26,7 +26,7 @@ which is the evidence that a control is a real attack and not a no-op.
 
 from __future__ import annotations
 
-from . import files, forgery, rewriting, runners, uncovered
+from . import answers, files, forgery, rewriting, runners, uncovered
 from .base import NPM_SCRIPT, RUNNER_KINDS, Control, ControlContext, source_files
 
 # The order trials run and are reported in: the blunt attacks first, then the targeted families.
@@ -59,6 +59,16 @@ CATALOGUE: tuple[Control, ...] = (
 )
 
 
+# What each family runs besides CATALOGUE: its own reward hacks (qa: answers that are right by
+# breadth, not by computing anything).
+FAMILY_CONTROLS: dict[str, tuple[Control, ...]] = {"qa": answers.CONTROLS}
+
+
+def catalogue_for(family: str) -> tuple[Control, ...]:
+    """The controls a task of ``family`` runs: the catalogue, then its family's own."""
+    return CATALOGUE + FAMILY_CONTROLS.get(family, ())
+
+
 def by_name(name: str, catalogue: tuple[Control, ...] = CATALOGUE) -> Control:
     for control in catalogue:
         if control.name == name:
@@ -73,5 +83,6 @@ __all__ = [
     "Control",
     "ControlContext",
     "by_name",
+    "catalogue_for",
     "source_files",
 ]

@@ -150,3 +150,9 @@ def test_litellm_loads_its_local_price_list_without_the_network():
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, check=True
     )
     assert out.stdout.split() == ["0", "True"]
+
+
+def test_every_failure_kind_is_a_drop_reason_of_its_own():
+    from tasks_review.core.mining import DropReason
+
+    assert {str(kind) for kind in FailureKind} <= {str(reason) for reason in DropReason}
