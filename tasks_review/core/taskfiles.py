@@ -232,6 +232,9 @@ def write_task(
     files["environment/Dockerfile"] = (_encode(dockerfile, "Dockerfile"), 0o644)
     for path, data in sorted(project.items()):
         files[f"environment/project/{path}"] = (data, 0o644)
+    if not project:
+        # A build from an empty folder: the Dockerfile's COPY needs the folder to exist.
+        files["environment/project/.gitkeep"] = (b"", 0o644)
     if python_packages is not None:
         files[f"{WHEELS_DIR}/requirements.lock"] = (python_packages.lock.encode(), 0o644)
         for wheel in python_packages.wheels:
@@ -473,6 +476,12 @@ def grading_config(candidate: RepairCandidate, blobs: BlobStore, check_timeout: 
         "reference_paths": sorted(ref_bytes),
         "reference_passed": {},
         "rules": guard_rules(candidate.task_command),
+        # build and extend: the share of the hidden tests that pass (kit/judging.py).
+        **(
+            {"reward": candidate.family_facts["reward"]}
+            if "reward" in candidate.family_facts
+            else {}
+        ),
     }
 
 

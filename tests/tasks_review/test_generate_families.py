@@ -14,7 +14,22 @@ from django.core.management.base import CommandError
 
 from tasks_review.models import Candidate, PipelineRun
 from tests.llm_server import MODEL, ModelServer, recorded
-from tests.tasks_review.core.families.helpers import QA_ANSWER, QA_MARKER, sales_question
+from tests.tasks_review.core.families.helpers import (
+    BUILD_ANSWER,
+    BUILD_REQUEST,
+    EXTEND_ANSWER,
+    EXTEND_REQUEST,
+    QA_ANSWER,
+    QA_MARKER,
+    sales_question,
+    shapes_session,
+)
+
+ANSWERS = [
+    ("qa_question", QA_MARKER, QA_ANSWER),
+    ("build_instruction", BUILD_REQUEST, BUILD_ANSWER),
+    ("extend_instruction", EXTEND_REQUEST, EXTEND_ANSWER),
+]
 
 pytestmark = pytest.mark.django_db
 PINNED = "example.org/traj2env/base@sha256:" + "ab" * 32
@@ -23,7 +38,7 @@ PINNED = "example.org/traj2env/base@sha256:" + "ab" * 32
 @pytest.fixture
 def model(settings, tmp_path):
     """A recorded-answer model server, configured as the pipeline's model."""
-    with ModelServer(recorded([("qa_question", QA_MARKER, QA_ANSWER)])) as server:
+    with ModelServer(recorded(ANSWERS)) as server:
         settings.TRAJ2ENV = {
             **settings.TRAJ2ENV,
             "BASE_IMAGE": PINNED,
@@ -36,13 +51,18 @@ def model(settings, tmp_path):
         yield server
 
 
+def write_sessions(folder: Path) -> Path:
+    """The qa session and the build-then-extend session, as ATIF files in ``folder``."""
+    folder.mkdir()
+    for name, session in (("sales", sales_question()), ("shapes", shapes_session())):
+        atif, _ = session.builder.build()
+        (folder / f"{name}.json").write_text(json.dumps(atif))
+    return folder
+
+
 @pytest.fixture
 def sessions(tmp_path) -> Path:
-    folder = tmp_path / "sessions"
-    folder.mkdir()
-    atif, _ = sales_question().builder.build()
-    (folder / "sales.json").write_text(json.dumps(atif))
-    return folder
+    return write_sessions(tmp_path / "sessions")
 
 
 def config(tmp_path: Path, source: Path, families: list[str], out: str = "out") -> Path:
@@ -68,6 +88,7 @@ def test_a_qa_candidate_becomes_a_linted_task_and_report_json_shows_its_llm_cost
     model, sessions, tmp_path
 ):
     assert generate(config(tmp_path, sessions, ["repair", "qa"])) == 0
+    assert model.of("build_instruction") == []  # only the families asked for are mined
     (candidate,) = Candidate.objects.filter(family="qa")
     assert candidate.status == Candidate.Status.WRITTEN, candidate.drop_detail
     task = Path(candidate.task_dir)
@@ -93,7 +114,7 @@ def test_a_qa_candidate_becomes_a_linted_task_and_report_json_shows_its_llm_cost
 
     # A second run over the same sessions asks the model nothing: the cache answers.
     assert generate(config(tmp_path, sessions, ["qa"], out="again")) == 0
-    assert len(model.requests) == 1
+    assert len(model.of("qa_question")) == 1
     again = json.loads((tmp_path / "again" / "report.json").read_text())["yield"]["qa"]["llm"]
     assert (again["calls"], again["cache_hits"], again["cost_usd"]) == (0, 1, 0.0)
     assert again["cost_usd_saved"] == qa["llm"]["cost_usd"]
@@ -116,3 +137,26 @@ def test_without_a_model_repair_runs_and_the_run_says_qa_was_skipped(settings, s
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["skipped_families"] == {"qa": "no LLM model configured (set TRAJ2ENV_LLM_MODEL)"}
     assert not Candidate.objects.filter(family="qa").exists()
+
+
+def test_build_and_extend_candidates_become_linted_tasks_scored_by_a_share_of_tests(
+    model, sessions, tmp_path
+):
+    assert generate(config(tmp_path, sessions, ["repair", "build", "extend", "qa"])) == 0
+    rows = {c.family: c for c in Candidate.objects.exclude(family="repair")}
+    assert set(rows) == {"build", "extend", "qa"}
+    for family in ("build", "extend"):
+        candidate = rows[family]
+        assert candidate.status == Candidate.Status.WRITTEN, candidate.drop_detail
+        task = Path(candidate.task_dir)
+        grading = json.loads((task / "tests" / "grading.json").read_text())
+        assert grading["reward"] == "fraction" and "tests/test_triangle.py" in grading["reference"]
+        assert not (task / "environment" / "project" / "tests" / "test_triangle.py").exists()
+        assert f'family = "{family}"' in (task / "task.toml").read_text()
+    build_project = Path(rows["build"].task_dir) / "environment" / "project"
+    assert [p.name for p in build_project.iterdir()] == [".gitkeep"]  # an empty folder
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    for family in ("build", "extend", "qa"):
+        assert report["yield"][family]["written"] == 1
+        assert report["yield"][family]["llm"]["calls"] == 1
+    assert len(model.requests) == 3

@@ -7,8 +7,11 @@ LLM call per candidate through the seam (``core.llm``, cached on disk), recorded
 candidate (``RepairCandidate.llm``) or on its drop (``Drop.llm``). Without a client they are
 skipped (``needs_llm`` says which; ``generate`` says so at start).
 
-One module per family: ``qa`` (a question about the project's data), ``turns`` (a trajectory as
-the user's requests and what followed each), ``common`` (asking, dropping).
+One module per family: ``build`` (the project the requests asked for), ``extend`` (the next
+feature after a working state), ``qa`` (a question about the project's data); ``window`` is what
+build and extend share (repair's rules over a window, the hidden tests' interface, the
+instruction's frame), ``turns`` a trajectory as the user's requests and what followed each,
+``common`` asking and dropping.
 """
 
 from __future__ import annotations
@@ -22,12 +25,18 @@ from trajectories.core.replay import ReplayResult, StateIndex
 from ..mining.candidate import RepairCandidate
 from ..mining.drops import Drop
 from ..mining.repair import PROJECT_DIR, find_repair_candidates
+from .build import find_build_candidates
 from .common import Asks
+from .extend import find_extend_candidates
 from .qa import find_qa_candidates
 
-LLM_FAMILIES = ("qa",)
+LLM_FAMILIES = ("build", "extend", "qa")
 Finder = Callable[..., tuple[list[RepairCandidate], list[Drop]]]
-FINDERS: dict[str, Finder] = {"qa": find_qa_candidates}
+FINDERS: dict[str, Finder] = {
+    "build": find_build_candidates,
+    "extend": find_extend_candidates,
+    "qa": find_qa_candidates,
+}
 
 
 def needs_llm(families: Iterable[str]) -> tuple[str, ...]:

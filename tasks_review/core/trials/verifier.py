@@ -209,6 +209,8 @@ def grade_submission(
             reference=facts.passed if facts is not None else None,
             findings=[str(f) for f in outcome.get("findings") or ()],
             baseline=facts is None,
+            reward=str(config.get("reward") or "all"),
+            start_failed=facts.start_failed if facts is not None else (),
         )
     written = _reward_txt(copied)
     if written != verdict.reward or outcome["reward"] != verdict.reward:
@@ -224,6 +226,7 @@ def grade_submission(
     detail = {
         "grading": verdict.grading,
         "reasons": list(verdict.reasons),
+        "score": dict(verdict.score),
         "check": verdict.detail,
         "submission": {
             "files": len(submission.files),

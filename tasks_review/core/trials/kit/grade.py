@@ -111,6 +111,8 @@ def grade(config, verifier, out):
         reference=config.get("reference_passed") or None,
         findings=findings,
         baseline=baseline,
+        reward=config.get("reward") or "all",
+        start_failed=config.get("start_failed") or (),
     )
     return {
         "reward": verdict.reward,
@@ -119,6 +121,7 @@ def grade(config, verifier, out):
         "passed": verdict.passed,
         "failed": list(verdict.failed),
         "controls": verdict.controls,
+        "score": verdict.score,
         "findings": findings[:20],
         "detail": verdict.detail,
         "exit_code": exit_code,

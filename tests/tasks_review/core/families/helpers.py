@@ -5,7 +5,7 @@ from __future__ import annotations
 from tasks_review.core.families import mine
 from tasks_review.core.families.common import Asks
 from tasks_review.core.mining.repair import PROJECT_DIR
-from tests.tasks_review.core.repair_helpers import ROOT, Mined, Session
+from tests.tasks_review.core.repair_helpers import Mined, Session
 from trajectories.core.blobs import MemoryBlobs
 from trajectories.core.replay import StateIndex, replay
 
@@ -78,4 +78,104 @@ QA_ANSWER = {
     "reason": "",
 }
 QA_MARKER = "How many orders in sales.csv are over 100 dollars?"
-__all__ = ["ROOT", "FamilySession", "Mined", "QA_ANSWER", "QA_MARKER", "sales_question"]
+
+
+# -- build and extend: shapes.py written from an empty folder, then a triangle added ----------
+
+SHAPES = """import math
+
+
+def circle_area(radius):
+    return math.pi * radius * radius
+
+
+def rectangle_area(width, height):
+    return width * height
+"""
+TEST_SHAPES = """import math
+import unittest
+
+from shapes import circle_area, rectangle_area
+
+
+class AreaTests(unittest.TestCase):
+    def test_unit_circle(self):
+        self.assertAlmostEqual(circle_area(1), math.pi)
+
+    def test_circle_of_radius_two(self):
+        self.assertAlmostEqual(circle_area(2), 4 * math.pi)
+
+    def test_rectangle(self):
+        self.assertEqual(rectangle_area(3, 4), 12)
+
+    def test_square(self):
+        self.assertEqual(rectangle_area(5, 5), 25)
+"""
+TRIANGLE = """
+
+def triangle_area(base, height):
+    return base * height / 2
+"""
+TEST_TRIANGLE = """import unittest
+
+from shapes import triangle_area
+
+
+class TriangleTests(unittest.TestCase):
+    def test_triangle(self):
+        self.assertEqual(triangle_area(4, 3), 6)
+
+    def test_flat_triangle(self):
+        self.assertEqual(triangle_area(4, 0), 0)
+"""
+UNITTEST = "python3 -m unittest discover -s tests -v"
+BUILD_REQUEST = "Write a Python module shapes.py with area functions for circles and rectangles."
+EXTEND_REQUEST = "Now add triangle_area(base, height) to shapes.py as well."
+
+
+def shapes_session(*, extend: bool = True) -> FamilySession:
+    session = (
+        FamilySession()
+        .user(BUILD_REQUEST)
+        .write("shapes.py", SHAPES)
+        .write("tests/test_shapes.py", TEST_SHAPES)
+        .run(UNITTEST, output="Ran 4 tests in 0.001s\n\nOK")
+        .say("shapes.py has circle_area and rectangle_area, with four tests passing.")
+    )
+    if extend:
+        session = (
+            session.user(EXTEND_REQUEST)
+            .edit(
+                "shapes.py", "    return width * height\n", "    return width * height\n" + TRIANGLE
+            )
+            .write("tests/test_triangle.py", TEST_TRIANGLE)
+            .run(UNITTEST, output="Ran 6 tests in 0.001s\n\nOK")
+            .say("Added triangle_area with two tests; all six pass.")
+        )
+    return session
+
+
+BUILD_ANSWER = {
+    "usable": True,
+    "reason": "",
+    "title": "Area functions for shapes",
+    "instruction": (
+        "Write a Python module `shapes.py` at the project's root with two functions:\n\n"
+        "- `circle_area(radius)`: the area of a circle of that radius (pi times the radius "
+        "squared, as a float);\n"
+        "- `rectangle_area(width, height)`: the area of a width-by-height rectangle.\n\n"
+        "Add unit tests of your own under `tests/` if you like."
+    ),
+    "interface": ["shapes.py", "circle_area", "rectangle_area"],
+}
+EXTEND_ANSWER = {
+    "usable": True,
+    "reason": "",
+    "title": "Triangles too",
+    "instruction": (
+        "`shapes.py` computes the areas of circles and rectangles. Add "
+        "`triangle_area(base, height)` to it: half the base times the height. Keep the "
+        "existing functions working as they do."
+    ),
+    "interface": ["shapes.py", "triangle_area"],
+}
