@@ -24,12 +24,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from tasks_review.core.config import GenerateConfig, parse_config
-from tasks_review.core.families import mine, needs_llm
+from tasks_review.core.families import mine
 from tasks_review.core.families.common import Asks
 from tasks_review.core.families.usage import llm_by_family
 from tasks_review.core.mining.candidate import RepairCandidate
 from tasks_review.models import STAGES, Candidate, PipelineRun, empty_counts
 from tasks_review.selectors import runs
+from tasks_review.selectors.families import skipped_families
 from tasks_review.services.images import base_image_ref
 from tasks_review.services.llm import llm_client
 from tasks_review.services.taskwriting import candidate_payload, candidate_write_task
@@ -397,14 +398,6 @@ def _drop_key(trajectory: Trajectory, drop: Any) -> str:
         return f"drop:{trajectory.id}:{drop.fail_command_index}:{drop.pass_command_index}"
     # The other families' drops sit at steps (a turn, a request), not at a pair of commands.
     return f"drop-{drop.family}:{trajectory.id}:{drop.fail_step_index}:{drop.pass_step_index}"
-
-
-def skipped_families(run: PipelineRun) -> dict[str, str]:
-    """The run's families that did not run, and why (no LLM model for build, extend, qa)."""
-    if settings.TRAJ2ENV["LLM_MODEL"]:
-        return {}
-    why = "no LLM model configured (set TRAJ2ENV_LLM_MODEL)"
-    return dict.fromkeys(needs_llm(run.families), why)
 
 
 def candidate_drop(*, candidate: Candidate, stage: str, reason: str, detail: str) -> None:
