@@ -105,9 +105,7 @@ def test_the_run_page_shows_each_candidates_family_and_the_llm_cost_per_family(a
         assert '<span class="tag fam">repair</span>' in html and "fails at step" in html
 
 
-def test_the_run_page_says_which_families_did_not_run_for_want_of_a_model(
-    as_annotator, settings
-):
+def test_the_run_page_says_which_families_did_not_run_for_want_of_a_model(as_annotator, settings):
     settings.TRAJ2ENV = {**settings.TRAJ2ENV, "LLM_MODEL": ""}
     run = PipelineRun.objects.create(
         config={"pipeline": {"options": {"families": ["repair", "build"]}}}, destination="x"
