@@ -15,6 +15,7 @@ LiteLLM's own price list, so costs are computed as for the real model.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -138,3 +139,82 @@ def _completion(body: Mapping[str, Any], reply: Reply) -> dict[str, Any]:
             "total_tokens": reply.prompt_tokens + reply.completion_tokens,
         },
     }
+
+
+# -- answers derived from the prompt -------------------------------------------------------------
+
+
+def _section(prompt: str, title: str) -> str:
+    """The text under ``## title`` up to the next ``## `` heading."""
+    start = prompt.find(f"## {title}")
+    if start < 0:
+        return ""
+    body = prompt[prompt.index("\n", start) + 1 :]
+    end = body.find("\n## ")
+    return (body if end < 0 else body[:end]).strip()
+
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+_DATA_FILE = re.compile(r"^- (\S+) \(\d+ bytes\)$", re.MULTILINE)
+
+
+def derived() -> Responder:
+    """Schema-valid answers computed from the prompt alone, the same every time: what the
+    corpus test asks for, since nobody hand-writes answers for third-party sessions whose
+    candidates change with every mining rule. It exercises everything around the model (the
+    call, the schema, the cache, every check of the answer, task writing); it is no judge of
+    what a real model would write.
+
+    - build/extend: the user's requests as the instruction, plus the interface lines the prompt
+      lists (what the hidden tests import), so the interface check can pass.
+    - qa: the first number the agent reported that also appears in its commands' output, as a
+      numeric answer from the data files listed; no such number: not a data question.
+    """
+
+    def respond(body: Mapping[str, Any]) -> Reply:
+        name, prompt = schema_name(body), prompt_of(body)
+        if name in ("build_instruction", "extend_instruction"):
+            asked = _section(prompt, "The user's requests, in order")
+            text = "\n".join(
+                line.removeprefix("> ").removeprefix(">") for line in asked.split("\n")
+            )
+            lines = [
+                line.removeprefix("- ")
+                for line in _section(prompt, "What the hidden tests import from the project").split(
+                    "\n"
+                )
+                if line.startswith("- ")
+            ]
+            instruction = text.strip() or "Do what the user asked."
+            if lines:
+                instruction += "\n\nProvide: " + "; ".join(f"`{line}`" for line in lines) + "."
+            title = " ".join(text.split())[:60] or "The requested change"
+            answer = {
+                "usable": True,
+                "reason": "",
+                "title": title,
+                "instruction": instruction,
+                "interface": lines,
+            }
+            return Reply(content=json.dumps(answer))
+        if name == "qa_question":
+            said = _section(prompt, "What the agent reported")
+            ran = _section(prompt, "What the agent ran, with output")
+            inputs = _DATA_FILE.findall(_section(prompt, "Data files of the project it touched"))
+            shown = set(_NUMBER.findall(ran))
+            number = next((n for n in _NUMBER.findall(said) if n in shown), None)
+            request = _section(prompt, "The user's request")
+            answer = {
+                "is_data_question": number is not None,
+                "question": " ".join(request.split())[:500],
+                "answer_type": "numeric",
+                "answer": number or "",
+                "items": [],
+                "tolerance": 0,
+                "inputs": inputs,
+                "reason": "" if number else "no number both reported and computed",
+            }
+            return Reply(content=json.dumps(answer))
+        return Reply(status=400, error=f"no derivation for {name!r}")
+
+    return respond

@@ -140,7 +140,7 @@ class LlmClient:
     # -- the cache ---------------------------------------------------------------------------
 
     def _path(self, key: str) -> Path:
-        return self.config.cache_dir / key[:2] / f"{key}.json"
+        return Path(self.config.cache_dir) / key[:2] / f"{key}.json"
 
     def cached(self, question: Question) -> Answer | None:
         key = cache_key(self.config.model, question)

@@ -82,6 +82,7 @@ from trajectories.core.redact import merge_counts, redact
 from .answerfiles import answer_grader_files
 from .docker.base import PATH as IMAGE_PATH
 from .docker.base import TASK_VENV
+from .families.window import names_only
 from .instruction import added_lines, leaks_in
 from .mining.files import path_problem
 from .mining.repair import RepairCandidate
@@ -222,6 +223,10 @@ def write_task(
     # Everything written outside environment/project is generated text: none of it may carry a
     # line the fix added (the project itself is the starting state, which cannot).
     added = added_lines(candidate.start_files, candidate.ref_files, blobs)
+    # build/extend: a test's line that only lists interface names (``    API_PATH,``) is what
+    # the instruction must name, not a leak (families/window.py).
+    interface = candidate.family_facts.get("interface") or ()
+    added = [line for line in added if not names_only(line, interface)]
     leaked = leaks_in([instruction, dockerfile, toml_text], added)
     if leaked:
         raise TaskWriteError(f"the task text would leak the fix: {leaked[0][:80]!r}")

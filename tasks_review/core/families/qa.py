@@ -187,7 +187,9 @@ class _Miner:
             if is_data_file(path) and any(_names(text, path) for text in texts)
         }
         for event in self.replay.events[turn.first_event : turn.end_event]:
-            found |= {k for k, c in event.changes.items() if c.observed and is_data_file(k)}
+            found |= {
+                k for k, c in event.changes.items() if c.observed and is_data_file(k) and k in start
+            }
         return sorted(found)
 
     def assess(self, turn: Turn) -> RepairCandidate | Drop | None:

@@ -200,6 +200,19 @@ def interface_names(lines: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(n for n in names if n))
 
 
+def names_only(line: str, lines: Sequence[str]) -> bool:
+    """Whether a test's line says nothing but names of the interface (``    API_PATH,`` in a
+    parenthesised import): the instruction must state those, so they are no leak."""
+    if re.sub(r"[\w.\s,()]", "", line):
+        return False
+    allowed = {"from", "import", "as", *interface_names(lines)}
+    for entry in lines:
+        path = entry.partition(": ")[0]
+        allowed |= {_module_of(path), posixpath.splitext(posixpath.basename(path))[0]}
+    words = re.findall(r"[A-Za-z_][\w.]*", line)
+    return bool(words) and all(w in allowed or w.split(".")[-1] in allowed for w in words)
+
+
 def _module_of(path: str) -> str:
     stem = path[: -len("/__init__.py")] if path.endswith("/__init__.py") else path[:-3]
     return stem.replace("/", ".")
@@ -416,12 +429,14 @@ def ask_instruction(
     text = framed_instruction(
         value["title"], value["instruction"], window=window, project_dir=project_dir, extend=extend
     )
-    leaked = leaks(text, window.start, window.ref, blobs)
+    names = interface_names(lines)
+    leaked = [
+        line for line in leaks(text, window.start, window.ref, blobs) if not names_only(line, lines)
+    ]
     if leaked:
         shown = ", ".join(repr(line[:80]) for line in leaked[:3])
         detail = f"{len(leaked)} line(s) of the tests or the solution appear in it: {shown}"
         return family_drop(family, DropReason.INSTRUCTION_LEAKS_FIX, detail, where, usage)
-    names = interface_names(lines)
     body = value["instruction"]  # the frame names the check's command, which proves nothing
     if names and not any(re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", body) for n in names):
         detail = "it names none of " + ", ".join(names[:8])

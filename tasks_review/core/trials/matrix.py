@@ -11,7 +11,9 @@ and copied out, then the separate verifier's (``verifier``). Containers carry th
 and are removed when their block ends, on errors and KeyboardInterrupt too; ``Engine.cleanup``
 finds what a killed process left. Docker failing under a trial makes it *ungraded* (reward None),
 never 0 or 1. A candidate is kept only when the oracle scored exactly 1.0 on every repeat,
-the no-op 0 and every applicable control 0.
+the no-op 0 and every applicable control 0 (for build and extend, whose reward is a share of
+their tests, a control scoring any share above 0 rejects the task). The controls are the
+catalogue and the task family's own (``controls.catalogue_for``).
 """
 
 from __future__ import annotations

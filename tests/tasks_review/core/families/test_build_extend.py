@@ -195,3 +195,21 @@ def test_the_interface_is_what_the_tests_import_from_the_project():
         "src/fmt.js: fmt",
         "src/units.js: toKiB, toMiB",
     ]
+
+
+def test_naming_the_interface_is_no_leak_even_where_a_test_lists_the_names_line_by_line(serve):
+    listed = TEST_SHAPES.replace(
+        "from shapes import circle_area, rectangle_area",
+        "from shapes import (\n    circle_area,\n    rectangle_area,\n)",
+    )
+    names = {**BUILD_ANSWER, "instruction": "Write `shapes.py` with circle_area, rectangle_area."}
+    _, client = serve(answering(build=names))
+    session = (
+        FamilySession()
+        .user(BUILD_REQUEST)
+        .write("shapes.py", SHAPES)
+        .write("tests/test_shapes.py", listed)
+        .run(UNITTEST, output="OK")
+    )
+    candidate = session.mine_families(("build",), client).only
+    assert "circle_area, rectangle_area." in candidate.instruction
