@@ -285,6 +285,19 @@ TRAJ2ENV = {
         or Path(os.environ.get("TRAJ2ENV_CACHE_DIR") or VAR_DIR / "cache") / "wheelhouse"
     ),
     "WHEELHOUSE_OFFLINE": env_bool("TRAJ2ENV_WHEELHOUSE_OFFLINE", False),
+    # The model the build, extend and qa families ask (one cached call per candidate): any
+    # LiteLLM model string; unset, those families do not run. API_BASE points it at another
+    # server (a local OpenAI-compatible one: openai/NAME and http://127.0.0.1:PORT/v1); API_KEY
+    # is passed as it is (unset: LiteLLM reads the provider's own variable).
+    "LLM_MODEL": os.environ.get("TRAJ2ENV_LLM_MODEL", "").strip(),
+    "LLM_API_BASE": os.environ.get("TRAJ2ENV_LLM_API_BASE", "").strip(),
+    "LLM_API_KEY": os.environ.get("TRAJ2ENV_LLM_API_KEY", ""),
+    # Answers are cached here by (model, schema, prompt): reruns ask nothing.
+    "LLM_CACHE_DIR": Path(
+        os.environ.get("TRAJ2ENV_LLM_CACHE_DIR")
+        or Path(os.environ.get("TRAJ2ENV_CACHE_DIR") or VAR_DIR / "cache") / "llm"
+    ),
+    "LLM_TIMEOUT_SECONDS": env_int("TRAJ2ENV_LLM_TIMEOUT_SECONDS", 120, minimum=1),
     # Login throttling (project/login_throttle.py): this many failed logins for one username, or
     # from one client address, within the window refuse every attempt there for the cool-off.
     "LOGIN_FAILURES_PER_USER": env_int("TRAJ2ENV_LOGIN_FAILURES_PER_USER", 5, minimum=1),

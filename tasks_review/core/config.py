@@ -10,7 +10,7 @@
     pipeline:
       name: trajectory_to_env
       options:
-        families: [repair]        # default [repair]
+        families: [repair]        # any of repair, build, extend, qa (default [repair])
         limit: 20                 # at most this many candidates go past mining (default: all)
         jobs: 4                   # candidates prepared in parallel (default 1)
         scan: false               # screen trajectories with atif-scan first (default false)
@@ -49,7 +49,7 @@ PIPELINES = ("trajectory_to_env",)
 # Families the design names, and the ones this build can run. Asking for a named family that is
 # not built yet gets its own message rather than "unknown family".
 KNOWN_FAMILIES = ("repair", "build", "extend", "qa")
-AVAILABLE_FAMILIES = ("repair",)
+AVAILABLE_FAMILIES = ("repair", "build", "extend", "qa")
 DEFAULT_PLATFORM = "linux/amd64"
 _PLATFORM = re.compile(r"^[a-z0-9]+/[a-z0-9_]+(/[a-z0-9]+)?$")
 

@@ -79,8 +79,10 @@ from harbor.models.task.config import TaskConfig
 from trajectories.core.blobs import BlobStore
 from trajectories.core.redact import merge_counts, redact
 
+from .answerfiles import answer_grader_files
 from .docker.base import PATH as IMAGE_PATH
 from .docker.base import TASK_VENV
+from .families.window import names_only
 from .instruction import added_lines, leaks_in
 from .mining.files import path_problem
 from .mining.repair import RepairCandidate
@@ -100,6 +102,13 @@ _COMMIT_ENV = (
     "GIT_COMMITTER_NAME=traj2env GIT_COMMITTER_EMAIL=traj2env@localhost "
     "GIT_COMMITTER_DATE=2000-01-01T00:00:00+0000"
 )
+# task.toml's one-line description, per family.
+DESCRIPTIONS = {
+    "repair": "Make the failing check pass: {command}",
+    "build": "Build what the request asks for; hidden tests check it: {command}",
+    "extend": "Add the requested feature; hidden tests check it: {command}",
+    "qa": "Answer a question about the project's data in an answer file",
+}
 _PINNED = re.compile(r"^[^\s@]+@sha256:[0-9a-f]{64}$")
 _PROJECT_DIR = re.compile(r"^/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
 
@@ -214,6 +223,10 @@ def write_task(
     # Everything written outside environment/project is generated text: none of it may carry a
     # line the fix added (the project itself is the starting state, which cannot).
     added = added_lines(candidate.start_files, candidate.ref_files, blobs)
+    # build/extend: a test's line that only lists interface names (``    API_PATH,``) is what
+    # the instruction must name, not a leak (families/window.py).
+    interface = candidate.family_facts.get("interface") or ()
+    added = [line for line in added if not names_only(line, interface)]
     leaked = leaks_in([instruction, dockerfile, toml_text], added)
     if leaked:
         raise TaskWriteError(f"the task text would leak the fix: {leaked[0][:80]!r}")
@@ -224,11 +237,18 @@ def write_task(
     files["environment/Dockerfile"] = (_encode(dockerfile, "Dockerfile"), 0o644)
     for path, data in sorted(project.items()):
         files[f"environment/project/{path}"] = (data, 0o644)
+    if not project:
+        # A build from an empty folder: the Dockerfile's COPY needs the folder to exist.
+        files["environment/project/.gitkeep"] = (b"", 0o644)
     if python_packages is not None:
         files[f"{WHEELS_DIR}/requirements.lock"] = (python_packages.lock.encode(), 0o644)
         for wheel in python_packages.wheels:
             files[f"{WHEELS_DIR}/{wheel.name}"] = (wheel.read_bytes(), 0o644)
-    files.update(_grader_files(candidate, blobs, check_timeout))
+    if candidate.family == "qa":  # an answer file is graded, not a check (answerfiles.py)
+        kit = {name: (_KIT / name).read_bytes() for name in GRADER_FILES}
+        files.update(answer_grader_files(candidate, check_timeout, kit))
+    else:
+        files.update(_grader_files(candidate, blobs, check_timeout))
     files["solution/solve.sh"] = (_encode(solve_sh(candidate, blobs), "solve.sh"), 0o755)
     return _materialise(Path(dest_dir), files, overwrite=overwrite)
 
@@ -282,9 +302,11 @@ def _task_toml(
     data: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "task": {
-            "name": task_name or f"traj2env/repair-{candidate.key[:16]}",
-            "description": f"Make the failing check pass: {command}",
-            "keywords": sorted({"repair", candidate.language, candidate.runner}),
+            "name": task_name or f"traj2env/{candidate.family}-{candidate.key[:16]}",
+            "description": DESCRIPTIONS.get(candidate.family, DESCRIPTIONS["repair"]).format(
+                command=command
+            ),
+            "keywords": sorted({candidate.family, candidate.language, candidate.runner}),
         },
         "metadata": {
             "source_model": source_model or "unknown",
@@ -422,6 +444,9 @@ GRADER_FILES = (
     "traj2env_pytest_controls.py",
     "node_controls.mjs",
     "node_reporter.cjs",
+    # A qa task's grader: its answer file judged, nothing run (answerfiles.py).
+    "answer_grade.py",
+    "answers.py",
 )
 
 
@@ -456,6 +481,12 @@ def grading_config(candidate: RepairCandidate, blobs: BlobStore, check_timeout: 
         "reference_paths": sorted(ref_bytes),
         "reference_passed": {},
         "rules": guard_rules(candidate.task_command),
+        # build and extend: the share of the hidden tests that pass (kit/judging.py).
+        **(
+            {"reward": candidate.family_facts["reward"]}
+            if "reward" in candidate.family_facts
+            else {}
+        ),
     }
 
 

@@ -9,4 +9,6 @@
 - `exports`: what a dataset export takes.
 - `reviewer_agreement`: agreement between reviewers on their decisions.
 - `runs`: a pipeline run's ungraded candidates and why, grouped by cause.
+- `families`: what a build, extend or qa candidate adds (hidden tests, question and answer),
+  and a run's LLM use per family.
 """

@@ -25,11 +25,15 @@ from django.utils import timezone
 
 from tasks_review.core.clones import Overlay, Project, clone_overlay
 from tasks_review.core.config import GenerateConfig, parse_config
+from tasks_review.core.families import mine
+from tasks_review.core.families.common import Asks
+from tasks_review.core.families.usage import llm_by_family
 from tasks_review.core.mining.candidate import RepairCandidate
-from tasks_review.core.mining.repair import find_repair_candidates
 from tasks_review.models import STAGES, Candidate, PipelineRun, empty_counts
 from tasks_review.selectors import runs
+from tasks_review.selectors.families import skipped_families
 from tasks_review.services.images import base_image_ref
+from tasks_review.services.llm import llm_client
 from tasks_review.services.taskwriting import candidate_payload, candidate_write_task
 from tasks_review.services.verification import (
     candidate_verify,
@@ -142,6 +146,7 @@ class _Run:
         self.counts = empty_counts()
         self.timings: dict[str, float] = {}
         self.progress = progress
+        self.llm = llm_client()  # None: the LLM families are skipped (skipped_families)
         self._last_save = 0.0
         self._started = time.perf_counter()
 
@@ -325,7 +330,7 @@ def _stage_mine(run: _Run, ids: list[int]) -> list[Candidate]:
             trajectory = Trajectory.objects.select_related("atif", "side_data").get(
                 id=trajectory_id
             )
-            found, drops, overlay = _mine_one(trajectory, clones)
+            found, drops, overlay = _mine_one(trajectory, clones, options.families, run.llm)
             if overlay is not None:
                 overlays.append({"trajectory": trajectory.id, **overlay.to_dict()})
                 run.row.clones = overlays
@@ -347,11 +352,15 @@ def _stage_mine(run: _Run, ids: list[int]) -> list[Candidate]:
 
 
 def _mine_one(
-    trajectory: Trajectory, clones: Mapping[str, Path] | None = None
+    trajectory: Trajectory,
+    clones: Mapping[str, Path] | None = None,
+    families: tuple[str, ...] = ("repair",),
+    llm: Asks | None = None,
 ) -> tuple[list[RepairCandidate], list[Any], Overlay | None]:
-    """Replay again in memory (cheap, deterministic; the blobs are already stored) and mine;
-    over the clone's tree at the session's starting commit when ``clones`` has the project
-    (the overlay, None without one). The stored replay stays what the log alone shows."""
+    """Replay again in memory (cheap, deterministic; the blobs are already stored) and mine
+    every asked family (the LLM ones only with a client); over the clone's tree at the
+    session's starting commit when ``clones`` has the project (the overlay, None without one).
+    The stored replay stays what the log alone shows."""
     inputs = replay_inputs(trajectory)
     blobs = DbBlobs()
     overlay = None
@@ -366,7 +375,7 @@ def _mine_one(
     if overlay is not None:
         overlay = overlay.after(result)
     index = core_replay.StateIndex.build(result)
-    found, drops = find_repair_candidates(result, index, blobs, inputs.atif)
+    found, drops = mine(result, index, blobs, inputs.atif, families=families, llm=llm)
     blobs.flush()
     return found, drops, overlay
 
@@ -403,7 +412,7 @@ def _drop_row(
         run=run,
         trajectory=trajectory,
         family=drop.family,
-        key=f"drop:{trajectory.id}:{drop.fail_command_index}:{drop.pass_command_index}",
+        key=_drop_key(trajectory, drop),
         status=Candidate.Status.DROPPED,
         language=drop.language[:20],
         check_command=drop.command,
@@ -412,8 +421,18 @@ def _drop_row(
         drop_stage=drop.stage,
         drop_reason=str(drop.reason),
         drop_detail=drop.detail,
-        payload={} if overlay is None else {"clone": overlay.to_dict()},
+        payload={
+            **({"clone": overlay.to_dict()} if overlay is not None else {}),
+            **({"llm": dict(drop.llm)} if drop.llm else {}),
+        },
     )
+
+
+def _drop_key(trajectory: Trajectory, drop: Any) -> str:
+    if drop.family == "repair":
+        return f"drop:{trajectory.id}:{drop.fail_command_index}:{drop.pass_command_index}"
+    # The other families' drops sit at steps (a turn, a request), not at a pair of commands.
+    return f"drop-{drop.family}:{trajectory.id}:{drop.fail_step_index}:{drop.pass_step_index}"
 
 
 def candidate_drop(*, candidate: Candidate, stage: str, reason: str, detail: str) -> None:
@@ -585,8 +604,11 @@ def _report(run: PipelineRun, counts: dict[str, int], timings: dict[str, float])
         fam["candidates"] += 1
         fam["written"] += c.status in (Candidate.Status.WRITTEN, Candidate.Status.KEPT)
         fam["kept"] += c.status == Candidate.Status.KEPT
-    for fam in by_family.values():
+    llm = llm_by_family((c.family, (c.payload or {}).get("llm") or {}) for c in rows)
+    for name, fam in by_family.items():
         fam["yield"] = round(fam["written"] / fam["candidates"], 4) if fam["candidates"] else 0.0
+        if name in llm:
+            fam["llm"] = llm[name]
     timings = dict(timings)  # one dict in the summary and the report: _finish adds to it
     clones = list(run.clones or [])
     overlaid = sum(1 for c in clones if not c["reason"])
@@ -600,6 +622,7 @@ def _report(run: PipelineRun, counts: dict[str, int], timings: dict[str, float])
         "timings": timings,
         "ungraded": {"count": ungraded["count"], "reasons": ungraded["reasons"]},
         "yield": by_family,
+        "skipped_families": skipped_families(run),
         **yields,
         "clones": {"overlaid": overlaid, "not_overlaid": len(clones) - overlaid},
     }
@@ -614,6 +637,7 @@ def _report(run: PipelineRun, counts: dict[str, int], timings: dict[str, float])
         "drops": drops,
         "ungraded": ungraded,
         "yield": by_family,
+        "skipped_families": summary["skipped_families"],
         **yields,
         # Each trajectory a configured clone matched: the commit laid under it, or why none.
         "clones": clones,

@@ -126,6 +126,8 @@ def python_packages(
     """The project's Python dependencies (and the check's runner) as wheels, resolved as PyPI
     was when the trajectory started. None when it needs none; WheelhouseUnavailable when they
     cannot be had (offline, or no wheel of a matching version existed then)."""
+    if mined.family == "qa":
+        return None  # its grader runs nothing of the project: no package decides a reward
     files = {path: blobs.get(sha) for path, sha in mined.start_files.items()}
     workdir = Path(check_workdir(mined)).relative_to(mined.project_dir).as_posix()
     requirements = python_requirements(files, mined.task_command, workdir)

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 
 from project.htmx import render_fragment, render_page, wants_fragment
 from tasks_review.models import STAGES, Candidate, PipelineRun
+from tasks_review.selectors import families
 from tasks_review.selectors import runs as reads
 from tasks_review.services.pipeline import (
     IllegalTransition,
@@ -88,6 +89,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "ungraded": reads.ungraded(run),
             "yields": yields,
             "yield_tables": [("Harness", yields.by_harness), ("Language", yields.by_language)],
+            "llm_use": families.llm_use(run),
+            "skipped_families": families.skipped_families(run),
         },
     )
 

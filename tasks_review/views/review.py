@@ -27,7 +27,7 @@ from trajectories.display import Capped, Fields, shown_text
 from ..models import AuditEvent, Candidate, DatasetExport, Review, TrialRun
 from ..roles import ADJUDICATE, AUDIT, EXPORT, REVIEW
 from ..selectors import audit as audit_reads
-from ..selectors import desk, reviewable, reviewer_agreement, trials
+from ..selectors import desk, families, reviewable, reviewer_agreement, trials
 from ..selectors import disputes as dispute_reads
 from ..selectors import exports as export_reads
 from ..selectors import queue as queue_reads
@@ -137,6 +137,7 @@ def _desk_context(
         "reserve": can_decide and not hold["held_by_other"],
         "candidate": candidate,
         "instruction": shown_text(candidate.instruction),
+        "family": families.family_facts(candidate),
         "trajectory": candidate.trajectory,
         "filters": filters,
         "query": urlencode(query),

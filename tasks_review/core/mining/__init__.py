@@ -1,7 +1,8 @@
 """Task families find candidates in a replayed trajectory; each can be dropped with a reason.
 
-Only the repair family exists so far (no LLM): see ``repair.py`` and the modules it names.
-Reason codes are in ``drops.py`` and shared by every family.
+The repair family (no LLM) is here: see ``repair.py`` and the modules it names. build, extend
+and qa, which ask a model once per candidate, are in ``core.families`` and take the same
+``RepairCandidate`` shape. Reason codes are in ``drops.py`` and shared by every family.
 """
 
 from .candidate import RepairCandidate, candidate_key

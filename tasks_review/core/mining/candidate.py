@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from trajectories.core.replay import ReplayResult, ShellCommand
@@ -76,6 +76,11 @@ class RepairCandidate:
     # the other run's or the bare check (``taskcheck``); "" when both runs were one plain check.
     setup: tuple[str, ...] = ()
     setup_note: str = ""
+    # build, extend and qa take this same shape (a start, a reference, a check); what each
+    # family adds is here (qa's question and answer, build's hidden test files ...), and what
+    # its one LLM call cost (``core.llm.Usage.to_dict``). Empty for repair, which asks nothing.
+    family_facts: Mapping[str, Any] = field(default_factory=dict)
+    llm: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def changed(self) -> tuple[str, ...]:
@@ -107,6 +112,8 @@ class RepairCandidate:
             "services": list(self.services),
             "setup": list(self.setup),
             "setup_note": self.setup_note,
+            "family_facts": dict(self.family_facts),
+            "llm": dict(self.llm),
         }
 
 

@@ -6,7 +6,8 @@ page, so they never change meaning; a new situation gets a new code.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -67,6 +68,42 @@ class DropReason(StrEnum):
     # so the secret cannot be redacted without changing the task (taskfiles.SecretInReference).
     SECRET_IN_REFERENCE = "secret_in_reference"
 
+    # -- the LLM families (build, extend, qa): their one call gave no usable answer ------------
+    # No answer within TRAJ2ENV_LLM_TIMEOUT_SECONDS.
+    LLM_TIMEOUT = "llm_timeout"
+    # The answer was not one JSON object.
+    LLM_BAD_JSON = "llm_bad_json"
+    # The answer was JSON that the question's schema rejects.
+    LLM_SCHEMA_MISMATCH = "llm_schema_mismatch"
+    # The model refused (a refusal message, a content filter).
+    LLM_REFUSED = "llm_refused"
+    # Any other failure of the call: connection, authentication, rate limit, bad request.
+    LLM_ERROR = "llm_error"
+    # The model read the turn and said there is no task in it (qa: not a question about the
+    # project's data with a reported answer; build/extend: the requests do not say what the
+    # tests check).
+    LLM_DECLINED = "llm_declined"
+    # build/extend: the check's runner reports no per-test results (only pytest, unittest and
+    # node's test runner are instrumented), so no fraction of tests passed can be measured.
+    CHECK_NOT_STRUCTURED = "check_not_structured"
+    # extend: no test file was added or changed after the request: nothing tells the feature
+    # from the working state it started from.
+    NO_NEW_TESTS = "no_new_tests"
+    # build/extend: the instruction names none of the modules, functions or commands the hidden
+    # tests exercise: an agent could not know what to build.
+    INSTRUCTION_MISSES_INTERFACE = "instruction_misses_interface"
+    # qa: the answer the model extracted is not in any output of the agent's commands in that
+    # turn: nothing shows the agent computed it (or the model made it up).
+    QA_ANSWER_NOT_IN_OUTPUT = "qa_answer_not_in_output"
+    # qa: an input the question depends on was fetched from the network in that turn (curl,
+    # wget, git clone, a download in code); nothing pins it to the trajectory's date.
+    QA_INPUT_FROM_NETWORK = "qa_input_from_network"
+    # qa: an input the answer depends on is lost, partial or never seen by the replay: the task
+    # could not lay it down.
+    QA_INPUT_UNKNOWN = "qa_input_unknown"
+    # qa: the project already has a file named like the answer file (answer.txt).
+    QA_ANSWER_FILE_EXISTS = "qa_answer_file_exists"
+
 
 @dataclass(frozen=True, slots=True)
 class Drop:
@@ -82,6 +119,7 @@ class Drop:
     pass_step_index: int
     command: str
     language: str = ""  # the check's, when mining got that far
+    llm: Mapping[str, Any] = field(default_factory=dict)  # what a call cost before the drop
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -44,7 +44,8 @@ from __future__ import annotations
 
 import functools
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from trajectories.core.blobs import BlobStore
@@ -78,6 +79,20 @@ DEFAULT_MAX_START_BYTES = 20 * 1024 * 1024
 DEFAULT_MAX_FILES = 2000
 
 
+DropMaker = Callable[[DropReason, str, str], Drop]  # (reason, detail, language) -> the drop
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """A pair of runs that passed every rule: the fix, the check as the task runs it, the
+    check's language and the services it needs."""
+
+    fix: Fix
+    task: TaskCheck
+    language: str
+    services: tuple[str, ...]
+
+
 def find_repair_candidates(
     replay: ReplayResult,
     index: StateIndex,
@@ -90,11 +105,11 @@ def find_repair_candidates(
     project_dir: str = PROJECT_DIR,
 ) -> tuple[list[RepairCandidate], list[Drop]]:
     """Every fail-then-pass pair of one trajectory, as a candidate or as a drop."""
-    miner = _Miner(replay, index, blobs, atif, max_start_bytes, max_files, languages, project_dir)
+    rules = Miner(replay, index, blobs, atif, max_start_bytes, max_files, languages, project_dir)
     candidates: list[RepairCandidate] = []
     drops: list[Drop] = []
     for failing, passing in check_pairs(replay.commands):
-        outcome = miner.assess(failing, passing)
+        outcome = rules.assess(failing, passing)
         if isinstance(outcome, Drop):
             drops.append(outcome)
         else:
@@ -102,7 +117,7 @@ def find_repair_candidates(
     return candidates, drops
 
 
-class _Miner:
+class Miner:
     def __init__(
         self,
         replay: ReplayResult,
@@ -124,9 +139,7 @@ class _Miner:
         self.project_dir = project_dir
 
     def assess(self, failing: ShellCommand, passing: ShellCommand) -> RepairCandidate | Drop:
-        language = ""  # known once the fix is; drops after that say it (the run's yield)
-
-        def drop(reason: DropReason, detail: str) -> Drop:
+        def drop(reason: DropReason, detail: str, language: str) -> Drop:
             return Drop(
                 family=FAMILY,
                 stage=STAGE,
@@ -140,12 +153,50 @@ class _Miner:
                 language=language,
             )
 
+        judged = self.judge(failing, passing, drop, fix_rules=True)
+        if isinstance(judged, Drop):
+            return judged
+        candidate = build_candidate(
+            self.replay,
+            self.atif,
+            failing,
+            passing,
+            judged.language,
+            judged.fix,
+            judged.task,
+            project_dir=self.project_dir,
+            services=judged.services,
+        )
+        leaked = leaks(candidate.instruction, judged.fix.start, judged.fix.ref, self.blobs)
+        if leaked:
+            shown = ", ".join(repr(line[:80]) for line in leaked[:3])
+            return drop(
+                DropReason.INSTRUCTION_LEAKS_FIX,
+                f"{len(leaked)} line(s) the fix added appear in the instruction: {shown}",
+                judged.language,
+            )
+        return candidate
+
+    def judge(
+        self,
+        failing: ShellCommand,
+        passing: ShellCommand,
+        drop: DropMaker,
+        *,
+        fix_rules: bool,
+    ) -> Judged | Drop:
+        """The rules every family built on a failing and a passing run asks, in order.
+
+        ``fix_rules`` adds the two that only a repair needs (the fix was an install; nothing
+        changed): build and extend windows (``families.window``) change files by definition.
+        """
+        language = ""  # known once the fix is; drops after that say it (the run's yield)
         check = failing.check
         assert check is not None  # check_pairs only pairs checks
 
         windows = windows_paths(self.replay, failing, passing)
         if windows:
-            return drop(DropReason.WINDOWS_PATHS, windows)
+            return drop(DropReason.WINDOWS_PATHS, windows, language)
 
         fix = fix_between(self.replay, self.index, failing, passing)
         task = task_check(self.replay, failing, passing, self._files(fix))
@@ -156,12 +207,75 @@ class _Miner:
             return drop(
                 DropReason.UNSUPPORTED_LANGUAGE,
                 f"{language} check ({spec.runner}); supported: {supported}",
+                language,
             )
 
         escapes = escapes_root(self.replay, failing, passing, fix, task)
         if escapes:
-            return drop(DropReason.PATH_ESCAPES_ROOT, escapes)
+            return drop(DropReason.PATH_ESCAPES_ROOT, escapes, language)
 
+        if fix_rules:
+            reason = self._fix_problem(failing, passing, fix, task)
+            if reason is not None:
+                return drop(*reason, language)
+
+        if fix.touched_unknown:
+            return drop(
+                DropReason.FIX_TOUCHES_LOST_FILE,
+                "content unknown at the start or the reference: "
+                + ", ".join(fix.touched_unknown[:5]),
+                language,
+            )
+        if fix.uncertain_trees:
+            where, directory = fix.uncertain_trees[0]
+            return drop(
+                DropReason.FIX_TOUCHES_LOST_FILE,
+                f"the command at event {where} may have changed files under "
+                f"{directory or 'the project root'} in ways the trajectory does not show",
+                language,
+            )
+
+        go_check = spec.language == "go"
+        module = go_module(fix, self.blobs, task.check_cwd or ".") if go_check else None
+        manifest = unseen_manifest(self.replay, failing, fix) or unseen_go_module(
+            module, task, go_check=go_check
+        )
+        if manifest:
+            return drop(DropReason.CHECK_MANIFEST_UNSEEN, manifest, language)
+
+        unread = lost_reads(self.replay, failing, language, fix)
+        lost_module = lost_go_module(module)
+        if unread or lost_module:
+            problems = [*([lost_module] if lost_module else []), *unread]
+            return drop(DropReason.CHECK_READS_LOST_FILE, "; ".join(problems[:5]), language)
+
+        needs = self._service_needs(failing, passing, task, fix)
+        if needs.unavailable:
+            first = needs.unavailable[0]
+            return drop(
+                DropReason.SERVICE_UNAVAILABLE,
+                f"the check needs {first.describe()}, which the task's image cannot run "
+                f"(seen: {first.evidence})",
+                language,
+            )
+        downloads = go_downloads(module)
+        if downloads:
+            return drop(DropReason.DEPENDENCY_UNAVAILABLE_OFFLINE, downloads, language)
+
+        size = sum(len(self.blobs.get(sha)) for sha in fix.start.values())
+        if len(fix.start) > self.max_files or size > self.max_start_bytes:
+            return drop(
+                DropReason.START_TOO_LARGE,
+                f"{len(fix.start)} files, {size} bytes (limits {self.max_files} files, "
+                f"{self.max_start_bytes} bytes)",
+                language,
+            )
+        return Judged(fix, task, language, needs.services)
+
+    def _fix_problem(
+        self, failing: ShellCommand, passing: ShellCommand, fix: Fix, task: TaskCheck
+    ) -> tuple[DropReason, str] | None:
+        """Why the fix is no repair of the code: an install did it, or nothing changed."""
         changed = [*fix.added, *fix.modified, *fix.deleted, *fix.touched_unknown]
         installs = installs_between(self.replay, failing, passing, task)
         if installs:
@@ -173,87 +287,19 @@ class _Miner:
                     if changed
                     else "no source file changed"
                 )
-                return drop(DropReason.PACKAGE_INSTALL_FIX, f"ran {listed}; {what}")
+                return DropReason.PACKAGE_INSTALL_FIX, f"ran {listed}; {what}"
         if not changed and fix.dependency_changes:
-            return drop(
+            return (
                 DropReason.PACKAGE_INSTALL_FIX,
                 "the fix only edited installed dependencies: "
                 + ", ".join(fix.dependency_changes[:5]),
             )
-
         if not changed and not fix.uncertain_trees:
-            return drop(
+            return (
                 DropReason.NO_CHANGE,
                 "the files were the same before both runs: the failure was flaky or environmental",
             )
-
-        if fix.touched_unknown:
-            return drop(
-                DropReason.FIX_TOUCHES_LOST_FILE,
-                "content unknown at the start or the reference: "
-                + ", ".join(fix.touched_unknown[:5]),
-            )
-        if fix.uncertain_trees:
-            where, directory = fix.uncertain_trees[0]
-            return drop(
-                DropReason.FIX_TOUCHES_LOST_FILE,
-                f"the command at event {where} may have changed files under "
-                f"{directory or 'the project root'} in ways the trajectory does not show",
-            )
-
-        go_check = spec.language == "go"
-        module = go_module(fix, self.blobs, task.check_cwd or ".") if go_check else None
-        manifest = unseen_manifest(self.replay, failing, fix) or unseen_go_module(
-            module, task, go_check=go_check
-        )
-        if manifest:
-            return drop(DropReason.CHECK_MANIFEST_UNSEEN, manifest)
-
-        unread = lost_reads(self.replay, failing, language, fix)
-        lost_module = lost_go_module(module)
-        if unread or lost_module:
-            problems = [*([lost_module] if lost_module else []), *unread]
-            return drop(DropReason.CHECK_READS_LOST_FILE, "; ".join(problems[:5]))
-
-        needs = self._service_needs(failing, passing, task, fix)
-        if needs.unavailable:
-            first = needs.unavailable[0]
-            return drop(
-                DropReason.SERVICE_UNAVAILABLE,
-                f"the check needs {first.describe()}, which the task's image cannot run "
-                f"(seen: {first.evidence})",
-            )
-        downloads = go_downloads(module)
-        if downloads:
-            return drop(DropReason.DEPENDENCY_UNAVAILABLE_OFFLINE, downloads)
-
-        size = sum(len(self.blobs.get(sha)) for sha in fix.start.values())
-        if len(fix.start) > self.max_files or size > self.max_start_bytes:
-            return drop(
-                DropReason.START_TOO_LARGE,
-                f"{len(fix.start)} files, {size} bytes (limits {self.max_files} files, "
-                f"{self.max_start_bytes} bytes)",
-            )
-
-        candidate = build_candidate(
-            self.replay,
-            self.atif,
-            failing,
-            passing,
-            language,
-            fix,
-            task,
-            project_dir=self.project_dir,
-            services=needs.services,
-        )
-        leaked = leaks(candidate.instruction, fix.start, fix.ref, self.blobs)
-        if leaked:
-            shown = ", ".join(repr(line[:80]) for line in leaked[:3])
-            return drop(
-                DropReason.INSTRUCTION_LEAKS_FIX,
-                f"{len(leaked)} line(s) the fix added appear in the instruction: {shown}",
-            )
-        return candidate
+        return None
 
     def _files(self, fix: Fix) -> Files:
         """What a script resolution may read: files seen at either end, and the content of

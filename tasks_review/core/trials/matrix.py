@@ -11,7 +11,9 @@ and copied out, then the separate verifier's (``verifier``). Containers carry th
 and are removed when their block ends, on errors and KeyboardInterrupt too; ``Engine.cleanup``
 finds what a killed process left. Docker failing under a trial makes it *ungraded* (reward None),
 never 0 or 1. A candidate is kept only when the oracle scored exactly 1.0 on every repeat,
-the no-op 0 and every applicable control 0.
+the no-op 0 and every applicable control 0 (for build and extend, whose reward is a share of
+their tests, a control scoring any share above 0 rejects the task). The controls are the
+catalogue and the task family's own (``controls.catalogue_for``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from ..docker import Engine, InfraError
 from ..docker import labels as lbl
 from ..pool import run_each
 from .baseline import Baseline, check_in_image
-from .controls import CATALOGUE, Control
+from .controls import Control, catalogue_for
 from .deps import OfflineSources
 from .image import PreparedTask, prepare
 from .model import MatrixResult, MatrixStatus, Role, TrialDrop, TrialRecord, TrialStatus
@@ -72,7 +74,7 @@ def run_matrix(
     prepared: PreparedTask,
     *,
     repeats: int = 3,
-    controls: Sequence[Control] = CATALOGUE,
+    controls: Sequence[Control] | None = None,
     engine: Engine,
     run_id: str,
     baseline: Baseline | TrialDrop | None = None,
@@ -115,6 +117,8 @@ def run_matrix(
             **common,
         )
     record_reference(spec.task_dir, baseline.facts)
+    if controls is None:
+        controls = catalogue_for(spec.family)
     context = control_context(spec, baseline)
     plan: list[tuple[Role, int, Control | None]] = [(Role.ORACLE, i, None) for i in range(repeats)]
     plan.append((Role.NOOP, 0, None))

@@ -70,8 +70,11 @@ def judge_graded_run(
     reference: Mapping[str, int] | None = None,
     findings: Iterable[str] = (),
     baseline: bool = False,
+    reward: str = "all",
+    start_failed: Iterable[str] = (),
 ) -> Verdict:
-    """The reward of one graded run (the rules are in ``kit/judging.py``)."""
+    """The reward of one graded run (the rules are in ``kit/judging.py``); ``reward`` is the
+    task's mode ("all", or "fraction" of its ``start_failed`` tests)."""
     return judge_sessions(
         result.exit_code,
         result.timed_out,
@@ -81,4 +84,6 @@ def judge_graded_run(
         reference=reference,
         findings=tuple(findings),
         baseline=baseline,
+        reward=reward,
+        start_failed=tuple(start_failed),
     )

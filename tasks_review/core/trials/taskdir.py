@@ -36,6 +36,7 @@ class TaskSpec:
     start_files: Mapping[str, FileEntry] = field(default_factory=dict)
     # tests/: test.sh, grading.json and the grader (uploaded to /tests in the verifier).
     tests_files: Mapping[str, FileEntry] = field(default_factory=dict)
+    family: str = "repair"  # task.toml's [metadata] family: which controls and rules apply
 
     @property
     def context(self) -> Path:
@@ -95,6 +96,7 @@ def read_task(task_dir: Path | str) -> TaskSpec:
         solve_sh=solve.read_bytes(),
         start_files=read_tree(root / "environment" / "project"),
         tests_files=read_tree(root / "tests"),
+        family=str(metadata.get("family") or "repair"),
     )
 
 

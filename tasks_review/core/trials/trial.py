@@ -14,7 +14,7 @@ from typing import Any
 from ..docker import Engine, InfraError
 from ..docker.engine import Sandbox
 from .baseline import ORACLE_REWARD, Baseline
-from .controls import NPM_SCRIPT, Control, ControlContext, source_files
+from .controls import NPM_SCRIPT, Control, ControlContext, family_sources, source_files
 from .image import PreparedTask
 from .model import Role, TrialRecord, TrialStatus, trim
 from .plan import named_paths, test_files
@@ -41,7 +41,10 @@ def control_context(spec: TaskSpec, baseline: Baseline) -> ControlContext:
         project_dir=spec.project_dir,
         workdir=spec.workdir,
         tests=tuple(tests),
-        sources=tuple(source_files(files, spec.language, set(tests))),
+        # build and extend: also the modules the agent would write (controls/partial.py).
+        sources=tuple(
+            sorted({*source_files(files, spec.language, set(tests)), *family_sources(spec)})
+        ),
         named=tuple(named_paths(spec.command, files)),
     )
 

@@ -36,6 +36,7 @@ from typing import Any
 from ..docker import ArchiveTooLarge, Engine, ExecResult, Extracted, FileEntry, InfraError, Limits
 from ..docker.engine import AGENT_UID, Sandbox
 from ..mining.files import is_project_source
+from .answers import is_answer_task, judge_answer
 from .model import trim
 from .plan import GradingPlan
 from .results import Verdict, judge_graded_run, read_sessions
@@ -197,14 +198,20 @@ def grade_submission(
     # The parent judges the session records again, by the same rules: the task's own grader
     # and the harness must agree, or the task is not what the matrix verified. The findings
     # (shadowing modules, files changed during the check) only root in the container can see.
-    verdict = judge_graded_run(
-        check,
-        read_sessions(copied),
-        plan,
-        reference=facts.passed if facts is not None else None,
-        findings=[str(f) for f in outcome.get("findings") or ()],
-        baseline=facts is None,
-    )
+    config = json.loads(tests["grading.json"].data)
+    if is_answer_task(config):  # qa: the answer file among the bytes that crossed
+        verdict = judge_answer(submission.files, config)
+    else:
+        verdict = judge_graded_run(
+            check,
+            read_sessions(copied),
+            plan,
+            reference=facts.passed if facts is not None else None,
+            findings=[str(f) for f in outcome.get("findings") or ()],
+            baseline=facts is None,
+            reward=str(config.get("reward") or "all"),
+            start_failed=facts.start_failed if facts is not None else (),
+        )
     written = _reward_txt(copied)
     if written != verdict.reward or outcome["reward"] != verdict.reward:
         verdict = dataclasses.replace(
@@ -219,6 +226,7 @@ def grade_submission(
     detail = {
         "grading": verdict.grading,
         "reasons": list(verdict.reasons),
+        "score": dict(verdict.score),
         "check": verdict.detail,
         "submission": {
             "files": len(submission.files),

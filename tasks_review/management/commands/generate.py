@@ -6,10 +6,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 from django.db import DatabaseError
 
 from tasks_review.core.config import ConfigError, load_config
+from tasks_review.core.families import needs_llm
 from tasks_review.selectors import runs
 from tasks_review.services.images import NoBaseImage, base_image_ref
 from tasks_review.services.pipeline import (
@@ -46,6 +48,7 @@ class Command(BaseCommand):
         if options["out"]:
             output = dataclasses.replace(config.output, destination=options["out"].resolve())
             config = dataclasses.replace(config, output=output)
+        self._check_llm(config.pipeline.options.families)
         if not config.source.path.exists():
             raise CommandError(f"source.path does not exist: {config.source.path}", returncode=2)
         if not config.pipeline.options.propose_only:
@@ -75,6 +78,24 @@ class Command(BaseCommand):
         if run.error:
             self.stderr.write(run.error)
         sys.exit(pipeline_exit_code(run))
+
+    def _check_llm(self, families: tuple[str, ...]) -> None:
+        """Say at start that the LLM families cannot run without a model; exit 2 when nothing
+        else was asked for."""
+        asking = needs_llm(families)
+        if not asking or settings.TRAJ2ENV["LLM_MODEL"]:
+            return
+        names = ", ".join(asking)
+        if len(asking) == len(families):
+            raise CommandError(
+                f"families {names} need an LLM and TRAJ2ENV_LLM_MODEL is not set "
+                "(any LiteLLM model string; TRAJ2ENV_LLM_API_BASE for a local server)",
+                returncode=2,
+            )
+        self.stderr.write(
+            f"warning: TRAJ2ENV_LLM_MODEL is not set: {names} will not run "
+            "(report.json lists them under skipped_families)"
+        )
 
     def _report(self, run) -> None:
         counts = run.counts

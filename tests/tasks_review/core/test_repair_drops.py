@@ -301,6 +301,20 @@ def test_every_reason_code_is_stable_and_documented():
         "check_manifest_unseen",
         "service_unavailable",
         "dependency_unavailable_offline",
+        # the LLM families' (tests/tasks_review/core/families)
+        "llm_timeout",
+        "llm_bad_json",
+        "llm_schema_mismatch",
+        "llm_refused",
+        "llm_error",
+        "llm_declined",
+        "check_not_structured",
+        "no_new_tests",
+        "instruction_misses_interface",
+        "qa_answer_not_in_output",
+        "qa_input_from_network",
+        "qa_input_unknown",
+        "qa_answer_file_exists",
     }
 
 

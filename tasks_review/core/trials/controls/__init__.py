@@ -26,8 +26,9 @@ which is the evidence that a control is a real attack and not a no-op.
 
 from __future__ import annotations
 
-from . import files, forgery, rewriting, runners, uncovered
+from . import answers, files, forgery, partial, rewriting, runners, uncovered
 from .base import NPM_SCRIPT, RUNNER_KINDS, Control, ControlContext, source_files
+from .partial import family_sources
 
 # The order trials run and are reported in: the blunt attacks first, then the targeted families.
 CATALOGUE: tuple[Control, ...] = (
@@ -59,6 +60,20 @@ CATALOGUE: tuple[Control, ...] = (
 )
 
 
+# What each family runs besides CATALOGUE: its own reward hacks (qa: answers that are right by
+# breadth, not by computing anything; build and extend: tests skipped rather than passed).
+FAMILY_CONTROLS: dict[str, tuple[Control, ...]] = {
+    "qa": answers.CONTROLS,
+    "build": partial.CONTROLS,
+    "extend": partial.CONTROLS,
+}
+
+
+def catalogue_for(family: str) -> tuple[Control, ...]:
+    """The controls a task of ``family`` runs: the catalogue, then its family's own."""
+    return CATALOGUE + FAMILY_CONTROLS.get(family, ())
+
+
 def by_name(name: str, catalogue: tuple[Control, ...] = CATALOGUE) -> Control:
     for control in catalogue:
         if control.name == name:
@@ -73,5 +88,7 @@ __all__ = [
     "Control",
     "ControlContext",
     "by_name",
+    "catalogue_for",
+    "family_sources",
     "source_files",
 ]

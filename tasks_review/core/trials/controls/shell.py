@@ -7,8 +7,11 @@ from collections.abc import Mapping
 # Loops over the newline-separated lists; file names with newlines are not supported by
 # the controls (the task writer allows them, the miner has never produced one).
 EACH_TEST = 'printf "%s\\n" "$TRAJ2ENV_TESTS" | while IFS= read -r f; do [ -n "$f" ] || continue\n'
+# A source may be one the agent would create (build and extend list the reference's): its
+# folder is made first.
 EACH_SOURCE = (
     'printf "%s\\n" "$TRAJ2ENV_SOURCES" | while IFS= read -r f; do [ -n "$f" ] || continue\n'
+    '  mkdir -p -- "$(dirname -- "$f")"\n'
 )
 TRIVIAL_TEST = """  case "$f" in
     *.py) printf '%s\\n' 'import unittest' 'class T(unittest.TestCase):' \\

@@ -22,6 +22,19 @@ scores 1 only when
 
 A check without a runner we instrument (a build, a linter, a script) is graded by its exit
 status alone (``grading: exit_code``).
+
+**Fractional rewards** (``reward="fraction"``: build and extend tasks, whose reward is the share
+of their hidden tests that pass). The tests scored are the reference's own that failed at the
+start (``start_failed``, fixed when the task was verified); the share is how many of them passed
+again as often as on the reference, so a test deleted, skipped, renamed or never run counts as
+failed and never leaves the denominator. A test that passed at the start as well (an existing
+test of an extended project) must pass again, or the reward is 0. Anything that says the
+results cannot be trusted still scores 0 outright: tampering findings, a runner that reported
+wrongly or incompletely, a test reported twice, a run past its time limit, and control copies
+that misbehaved. Since a partial solution fails some tests honestly, a verbatim copy must come
+out as its real test did (both pass or both fail; ``control_problems(..., matching=True)``), and
+a copy with an assertion made false must fail whenever its real test passed. A forgery that
+turns failures into passes still cannot tell the copies from the real tests.
 """
 
 from __future__ import annotations
@@ -52,6 +65,7 @@ class Verdict:
     detail: dict = field(default_factory=dict)
     failed: tuple = ()  # real test ids that failed or errored
     controls: dict = field(default_factory=dict)  # baseline: {"copyable": [...], "mutable": [...]}
+    score: dict = field(default_factory=dict)  # fraction: {"scored", "passed", "kept", ...}
 
 
 def copy_name(case_id, names):
@@ -74,12 +88,23 @@ def split_cases(session):
     return real, seen
 
 
-def control_problems(session):
-    """Why a session's control copies say its results cannot be trusted (empty: they behaved)."""
+def _kind(outcome):
+    """An outcome's class for comparing a verbatim copy with its test: pass, bad or skipped."""
+    return PASSED if outcome == PASSED else "bad" if outcome in _BAD else outcome
+
+
+def control_problems(session, matching=False):
+    """Why a session's control copies say its results cannot be trusted (empty: they behaved).
+
+    ``matching`` (fractional rewards): a verbatim copy must come out as its real test did, and
+    a falsified copy must fail only where its real test passed.
+    """
     if session.get("baseline"):
         return []
     copies = session.get("copies") or {}
-    _, seen = split_cases(session)
+    real, seen = split_cases(session)
+    if matching:
+        return _matching_problems(copies, dict(real), seen)
     problems = []
     if not any(c["fail"] for c in copies.values()) or not any(
         not c["fail"] for c in copies.values()
@@ -98,6 +123,32 @@ def control_problems(session):
             problems.append(
                 f"a verbatim copy of {control['of']} was reported {outcomes[0]}: the real "
                 "test's result was forged (or the tests depend on their order)"
+            )
+    return problems
+
+
+def _matching_problems(copies, real, seen):
+    problems = []
+    if not any(c["fail"] for c in copies.values()) or not any(
+        not c["fail"] for c in copies.values()
+    ):
+        problems.append("no control copies were planned for it (the grader could make none)")
+    for name, control in sorted(copies.items()):
+        outcomes = seen.get(name) or []
+        original = real.get(control["of"])
+        if len(outcomes) != 1:
+            problems.append(f"control copy {name} of {control['of']} ran {len(outcomes)} times")
+        elif original is None:
+            problems.append(f"{control['of']} did not run while its control copy did")
+        elif control["fail"] and original == PASSED and outcomes[0] != FAILED:
+            problems.append(
+                f"a copy of {control['of']} with an assertion made false was reported "
+                f"{outcomes[0]}: results were forged in-process"
+            )
+        elif not control["fail"] and _kind(outcomes[0]) != _kind(original):
+            problems.append(
+                f"a verbatim copy of {control['of']} was reported {outcomes[0]} where the test "
+                f"itself was {original}: a result was forged (or the tests depend on their order)"
             )
     return problems
 
@@ -127,18 +178,31 @@ def baseline_controls(sessions):
 
 
 def judge_sessions(
-    exit_code, timed_out, seconds, sessions, structured, reference=None, findings=(), baseline=False
+    exit_code,
+    timed_out,
+    seconds,
+    sessions,
+    structured,
+    reference=None,
+    findings=(),
+    baseline=False,
+    reward="all",
+    start_failed=(),
 ):
     """The reward of one graded run (see the module docstring for the rules).
 
     ``sessions``: the session records ``grade.py`` wrote; ``structured``: the runner kinds whose
     reports must appear; ``reference``: real test id -> times it passed on the reference;
     ``findings``: tampering the grader found around the check; ``baseline``: the check in the
-    image, where the copies only tell which tests can serve as controls.
+    image, where the copies only tell which tests can serve as controls. ``reward``: "all"
+    (1 or 0) or "fraction" (the share of ``start_failed`` tests that passed again), which
+    applies once the reference is known (never in the check in the image).
     """
     sessions = list(sessions)[:MAX_SESSIONS]
     structured = frozenset(structured)
+    fraction = reward == "fraction" and bool(reference) and not baseline
     reasons = list(findings)
+    untrusted = bool(findings) or (fraction and timed_out)  # a fraction still scores 0
     passed = Counter()
     failed = []
     summary = []
@@ -154,11 +218,12 @@ def judge_sessions(
         problems = list(session.get("problems") or [])
         if not session.get("complete"):
             problems.append("its report ended before the runner finished (killed or forged?)")
-        problems += control_problems(session)
+        problems += control_problems(session, matching=fraction)
         counts = Counter(case_id for case_id, _ in real)
         twice = sorted(case_id for case_id, n in counts.items() if n > 1)
         if twice:
             problems.append(f"{len(twice)} test(s) reported more than once: {twice[0]}")
+        untrusted = untrusted or bool(problems)
         bad = [case_id for case_id, outcome in real if outcome in _BAD]
         summary.append(
             {
@@ -185,17 +250,48 @@ def judge_sessions(
                 "no control could be made from the check's tests (none has an assertion the "
                 "grader can copy and make false)"
             )
+    score = {}
     if reference:
         short = sorted(k for k, n in reference.items() if passed[k] < n)
         if short:
             shown = ", ".join(short[:3])
             reasons.append(f"{len(short)} test(s) that pass on the reference did not: {shown}")
+    if fraction:
+        score = fraction_score(reference, passed, start_failed)
+        if score["kept_failed"]:
+            reasons.append(
+                f"{score['kept_failed']} test(s) that passed at the start no longer pass: reward 0"
+            )
+        if untrusted:
+            value = 0.0
+        elif score["kept_failed"] or not score["scored"]:
+            value = 0.0
+        else:
+            value = score["passed"] / score["scored"]
+    else:
+        value = 0.0 if reasons else 1.0
     return Verdict(
-        reward=0.0 if reasons else 1.0,
+        reward=value,
         reasons=tuple(reasons),
         grading="structured" if structured else "exit_code",
         passed=dict(passed),
         detail={"runners": summary, "exit_code": exit_code, "timed_out": timed_out},
         failed=tuple(dict.fromkeys(failed)),
         controls=controls,
+        score=score,
     )
+
+
+def fraction_score(reference, passed, start_failed):
+    """The share of a fractional task's scored tests that passed again, and its parts."""
+    scored = sorted(set(start_failed) & set(reference))
+    kept = sorted(set(reference) - set(scored))
+    done = [k for k in scored if passed[k] >= reference[k]]
+    return {
+        "mode": "fraction",
+        "scored": len(scored),
+        "passed": len(done),
+        "kept": len(kept),
+        "kept_failed": sum(1 for k in kept if passed[k] < reference[k]),
+        "missed": [k for k in scored if k not in done][:20],
+    }
