@@ -75,3 +75,71 @@ migrate() {
   # the cache's table (login throttling counts there, shared by every web process)
   "$PY" manage.py createcachetable
 }
+
+# -- the scale-out services: a PostgreSQL and a Redis of this run's own --------------------------
+# Throwaway, on loopback, on free ports, without systemd (CI is a fresh container): a database
+# cluster made by initdb under a temporary folder (as the postgres user when we are root: the
+# server refuses to run as root) and a Redis with persistence off. Exports DATABASE_URL and
+# Q_REDIS_URL for what runs next; scaleout_services_stop (run at exit) stops both and removes the
+# folder. Returns 1, saying why, when the programs are missing: the tests that need them then
+# skip with that reason.
+SCALEOUT_DIR=""
+
+free_port() {
+  "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+pg_bindir() {
+  # Debian keeps the server programs out of PATH, one folder per major version: the newest.
+  local dir
+  dir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
+  if [ -n "$dir" ] && [ -x "$dir/pg_ctl" ]; then echo "$dir"; return 0; fi
+  command -v pg_ctl >/dev/null 2>&1 && { dirname "$(command -v pg_ctl)"; return 0; }
+  return 1
+}
+
+scaleout_services_start() {
+  local bin
+  bin="$(pg_bindir)" || { say "PostgreSQL's server programs are not installed: the scale-out tests will skip"; return 1; }
+  command -v redis-server >/dev/null 2>&1 || { say "redis-server is not installed: the scale-out tests will skip"; return 1; }
+  SCALEOUT_DIR="$(mktemp -d "${TMPDIR:-/tmp}/traj2env-scaleout.XXXXXX")"
+  trap scaleout_services_stop EXIT
+  local dir="$SCALEOUT_DIR" pg_port redis_port as=()
+  pg_port="$(free_port)"
+  redis_port="$(free_port)"
+  if [ "$(id -u)" = 0 ]; then
+    chown postgres: "$dir"
+    as=(runuser -u postgres --)
+  fi
+  say "starting PostgreSQL on 127.0.0.1:$pg_port and Redis on 127.0.0.1:$redis_port ($dir)"
+  # Each step checked here: a caller's `||` turns errexit off inside a function.
+  # fsync and friends off: the cluster is thrown away at exit, and tests wait on every commit.
+  "${as[@]}" "$bin/initdb" -D "$dir/pg" -U traj2env -A trust -E UTF8 --no-sync \
+    >"$dir/initdb.log" 2>&1 || die "initdb failed: $(tail -n 5 "$dir/initdb.log")"
+  "${as[@]}" "$bin/pg_ctl" -D "$dir/pg" -l "$dir/postgresql.log" -w -s \
+    -o "-h 127.0.0.1 -p $pg_port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+    start || die "PostgreSQL did not start: $(tail -n 5 "$dir/postgresql.log")"
+  "${as[@]}" "$bin/createdb" -h 127.0.0.1 -p "$pg_port" -U traj2env traj2env ||
+    die "could not create the traj2env database"
+  redis-server --daemonize yes --bind 127.0.0.1 --port "$redis_port" --dir "$dir" \
+    --save '' --appendonly no --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" ||
+    die "Redis did not start: $(tail -n 5 "$dir/redis.log")"
+  export DATABASE_URL="postgres://traj2env@127.0.0.1:$pg_port/traj2env"
+  export Q_REDIS_URL="redis://127.0.0.1:$redis_port/0"
+  # The scale-out tests fail, rather than skip, when what was started here does not answer.
+  export TRAJ2ENV_SCALEOUT_REQUIRED=1
+}
+
+scaleout_services_stop() {
+  [ -n "$SCALEOUT_DIR" ] && [ -d "$SCALEOUT_DIR" ] || return 0
+  local bin as=()
+  [ "$(id -u)" = 0 ] && as=(runuser -u postgres --)
+  if bin="$(pg_bindir)" && [ -f "$SCALEOUT_DIR/pg/postmaster.pid" ]; then
+    "${as[@]}" "$bin/pg_ctl" -D "$SCALEOUT_DIR/pg" -m immediate -s stop || true
+  fi
+  if [ -f "$SCALEOUT_DIR/redis.pid" ]; then
+    kill "$(cat "$SCALEOUT_DIR/redis.pid")" 2>/dev/null || true
+  fi
+  rm -rf "$SCALEOUT_DIR"
+  SCALEOUT_DIR=""
+}

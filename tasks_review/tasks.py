@@ -9,10 +9,12 @@ bounds one candidate's trial matrix, not a whole run.
 
 from __future__ import annotations
 
+import logging
 from functools import partial
 
 from django.conf import settings
 from django.db import transaction
+from django_q.conf import Conf
 from django_q.tasks import async_task
 
 from tasks_review.models import DatasetExport, PipelineRun
@@ -23,7 +25,10 @@ from tasks_review.services.pipeline import (
     pipeline_run_execute_queued,
     pipeline_verify_next,
 )
+from tasks_review.services.verification import dead_owner_containers_remove
 from trajectories.tasks import default_cluster, unless_gone
+
+log = logging.getLogger(__name__)
 
 
 def _enqueue(func: str, *args: object, cluster: str, **options: object) -> None:
@@ -88,6 +93,16 @@ def candidate_retry_job(run_id: int, candidate_id: int) -> str:
         run_id,
         lambda: candidate_retry(run_id=run_id, candidate_id=candidate_id),
     )
+
+
+def docker_worker_started(sender: object, proc_name: str, **_: object) -> None:
+    """django-q2's ``post_spawn`` in a worker process: a docker worker first removes what dead
+    workers of this host left on its engine (``dead_owner_containers_remove`` says why here)."""
+    if Conf.CLUSTER_NAME != _docker_cluster():
+        return
+    report = dead_owner_containers_remove()
+    if report is not None and report.containers:
+        log.info("%s removed %d leftover containers", proc_name, len(report.containers))
 
 
 def dataset_export_enqueue(export_id: int) -> None:

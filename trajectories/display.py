@@ -19,7 +19,7 @@ from __future__ import annotations
 import difflib
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -242,6 +242,7 @@ PAGE_HTML = 400_000  # bytes of HTML all the capped fields of one page make toge
 FILE_HTML = 400_000  # and the one opened file, on its own
 MORE_HTML = 400_000  # and one "show more" answer
 LIST_ITEMS = 50  # items of one list (a step's tool calls, a JSON array or object) shown
+TREE_ROWS = 500  # rows of a file tree shown (a row is a name, not a field: many fit a page)
 JSON_DEPTH = 8  # levels of nested JSON shown; deeper values are collapsed to a count
 
 
@@ -353,6 +354,33 @@ class Fields:
             html_bytes=MORE_HTML,
             numbered=numbered,
         )
+
+
+@dataclass(frozen=True)
+class Slice[T]:
+    """Items ``start`` to ``end`` of a capped list of ``total``, and where its "show more"
+    starts (``end``) when some remain."""
+
+    items: list[T]
+    start: int
+    end: int
+    total: int
+
+    @property
+    def rest(self) -> int:
+        return self.total - self.end
+
+
+def sliced[T](items: Sequence[T], *, start: int = 0, count: int = LIST_ITEMS) -> Slice[T]:
+    """``count`` items of ``items`` from ``start``: what a page (or its "show more") lists.
+
+    >>> part = sliced(range(120), start=50)
+    >>> (part.start, part.end, part.rest)
+    (50, 100, 20)
+    """
+    start = max(0, min(start, len(items)))
+    shown = list(items[start : start + max(count, 0)])
+    return Slice(shown, start, start + len(shown), len(items))
 
 
 def collapsed(value: Any, *, depth: int = JSON_DEPTH, items: int = LIST_ITEMS) -> Any:

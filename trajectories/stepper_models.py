@@ -8,6 +8,7 @@ marked safe is Pygments output (through `display.highlighted`), which escapes it
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,7 @@ from .display import (
     decoded,
     lexer_for,
     shown_value,
+    sliced,
     tree_nodes,
 )
 from .models import Command, Step, Trajectory
@@ -82,12 +84,14 @@ class Call:
     args: list[Arg]
     outputs: list[Output] = field(default_factory=list)
     command: Command | None = None
+    number: int = 0  # its place among the step's tool calls, from 1
 
 
 @dataclass(frozen=True)
 class Conversation:
     """One step as a page shows it: every field capped under the page's budget (`fields`, which
-    also answers "show more"), LIST_ITEMS tool calls at most and how many more there were."""
+    also answers "show more"), LIST_ITEMS tool calls at most and how many more there were (a
+    "show more" of calls answers the next ones from `calls_end`, as `call_window`)."""
 
     message: Capped
     reasoning: Capped
@@ -96,6 +100,23 @@ class Conversation:
     checks: list[CheckView]
     more_calls: int
     fields: Fields
+    calls_end: int = 0
+
+
+@dataclass(frozen=True)
+class CallWindow:
+    """The step's tool calls `start` to `end` of `total`, for a "show more" of calls; their
+    fields under a page budget of their own."""
+
+    calls: list[Call]
+    start: int
+    end: int
+    total: int
+    fields: Fields
+
+    @property
+    def rest(self) -> int:
+        return self.total - self.end
 
 
 def _shell_text(value: Any) -> str | None:
@@ -171,6 +192,37 @@ def _output(result: dict[str, Any], fields: Fields, key: str) -> Output:
     return Output(shown=fields.add(key, text, TEXT), error=error, lines=text.count("\n") + 1)
 
 
+def _tool_calls(step: Step) -> list[dict[str, Any]]:
+    return [c for c in step.tool_calls or [] if isinstance(c, dict)]
+
+
+def _results_by_call(step: Step) -> dict[str, list[dict[str, Any]]]:
+    results: dict[str, list[dict[str, Any]]] = {}
+    for result in step.observations or []:
+        if isinstance(result, dict):
+            results.setdefault(str(result.get("source_call_id") or ""), []).append(result)
+    return results
+
+
+def _call(
+    n: int,
+    tool_call: dict[str, Any],
+    found: list[dict[str, Any]],
+    command: Command | None,
+    fields: Fields,
+    key: str,
+) -> Call:
+    """Tool call `n` of a step, its fields keyed by `n` so any "show more" finds them."""
+    return Call(
+        id=str(tool_call.get("tool_call_id") or ""),
+        name=str(tool_call.get("function_name") or "tool"),
+        args=args_of(tool_call.get("arguments"), fields, f"{key}call.{n}.args"),
+        outputs=[_output(r, fields, f"{key}call.{n}.out.{i}") for i, r in enumerate(found)],
+        command=command,
+        number=n + 1,
+    )
+
+
 def conversation(
     step: Step, commands: list[Command], fields: Fields | None = None, key: str = ""
 ) -> Conversation:
@@ -179,32 +231,22 @@ def conversation(
     fields = fields if fields is not None else Fields()
     message = fields.add(f"{key}message", step.message or "", None)
     reasoning = fields.add(f"{key}reasoning", step.reasoning or "", None)
-    results: dict[str, list[dict[str, Any]]] = {}
     loose: list[Output] = []
     for n, result in enumerate(step.observations or []):
         if not isinstance(result, dict):
             shown = fields.add(f"{key}loose.{n}", _content_text(result), TEXT)
             loose.append(Output(shown=shown, error=False, lines=1))
-            continue
-        results.setdefault(str(result.get("source_call_id") or ""), []).append(result)
+    results = _results_by_call(step)
     by_call = {c.tool_call_id: c for c in commands if c.tool_call_id}
     calls = []
-    tool_calls = [c for c in step.tool_calls or [] if isinstance(c, dict)]
+    tool_calls = _tool_calls(step)
     for n, tool_call in enumerate(tool_calls):
         call_id = str(tool_call.get("tool_call_id") or "")
         found = results.pop(call_id, []) if call_id else []
         command = by_call.pop(call_id, None) if call_id else None
         if n >= LIST_ITEMS:
-            continue  # counted in more_calls; its results are not loose either
-        calls.append(
-            Call(
-                id=call_id,
-                name=str(tool_call.get("function_name") or "tool"),
-                args=args_of(tool_call.get("arguments"), fields, f"{key}call.{n}.args"),
-                outputs=[_output(r, fields, f"{key}call.{n}.out.{i}") for i, r in enumerate(found)],
-                command=command,
-            )
-        )
+            continue  # a "show more" of calls lists it; its results are not loose either
+        calls.append(_call(n, tool_call, found, command, fields, key))
     others = [r for found in results.values() for r in found][:LIST_ITEMS]
     loose.extend(_output(r, fields, f"{key}result.{i}") for i, r in enumerate(others))
     unmatched = [c for c in by_call.values() if c.is_check]
@@ -218,7 +260,40 @@ def conversation(
         for i, c in enumerate(unmatched[:LIST_ITEMS])
     ]
     more_calls = max(0, len(tool_calls) - LIST_ITEMS)
-    return Conversation(message, reasoning, calls, loose, checks, more_calls, fields)
+    return Conversation(
+        message, reasoning, calls, loose, checks, more_calls, fields, calls_end=len(calls)
+    )
+
+
+def call_window(step: Step, commands: list[Command], *, start: int) -> CallWindow:
+    """LIST_ITEMS of the step's tool calls from `start`, with their results and commands: the
+    "show more" of a step's calls, and where a "show more" of one of their fields looks."""
+    fields = Fields()
+    results = _results_by_call(step)
+    by_call = {c.tool_call_id: c for c in commands if c.tool_call_id}
+    tool_calls = _tool_calls(step)
+    window = sliced(range(len(tool_calls)), start=start, count=LIST_ITEMS)
+    calls = []
+    for n in window.items:
+        tool_call = tool_calls[n]
+        call_id = str(tool_call.get("tool_call_id") or "")
+        # The same id twice (a malformed log) shows its results at the first, as on the page.
+        first = next(
+            i for i, c in enumerate(tool_calls) if str(c.get("tool_call_id") or "") == call_id
+        )
+        found = results.get(call_id, []) if call_id and first == n else []
+        command = by_call.get(call_id) if call_id and first == n else None
+        calls.append(_call(n, tool_call, found, command, fields, ""))
+    return CallWindow(calls, window.start, window.end, window.total, fields)
+
+
+def calls_window_of(field_key: str) -> int | None:
+    """Where the call window holding field `field_key` starts; None for the page's own."""
+    match = re.match(r"call\.(\d+)\.", field_key)
+    if match is None or int(match.group(1)) < LIST_ITEMS:
+        return None
+    n = int(match.group(1))
+    return n - n % LIST_ITEMS
 
 
 # -- the files -------------------------------------------------------------------------------------

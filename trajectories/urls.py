@@ -10,4 +10,6 @@ urlpatterns = [
     path("<int:pk>/steps/<int:index>/", stepper.step_view, name="step"),
     path("<int:pk>/steps/<int:index>/file/", stepper.file_view, name="step_file"),
     path("<int:pk>/steps/<int:index>/more/", stepper.more_view, name="step_more"),
+    path("<int:pk>/steps/<int:index>/tree/", stepper.tree_view, name="step_tree"),
+    path("<int:pk>/steps/<int:index>/calls/", stepper.calls_view, name="step_calls"),
 ]

@@ -42,7 +42,7 @@ from tasks_review.services.verification import (
 )
 from trajectories.claiming import DOCKER, claim, dead
 from trajectories.core import replay as core_replay
-from trajectories.heartbeat import Heartbeat
+from trajectories.heartbeat import Heartbeat, beat_seconds
 from trajectories.models import Trajectory
 from trajectories.selectors import replay_inputs
 from trajectories.services import ingest_run_create, ingest_run_execute, replay_compute
@@ -518,7 +518,11 @@ def pipeline_verify_next(*, run_id: int) -> Next:
     if not run.cancel_requested and pending.filter(status=S.WRITTEN).exists():
         return Next(f"verified {verified.id if verified else 'nothing'}; more to verify", lanes=1)
     if pending.filter(status=S.VERIFYING).exists():
-        return Next("another lane is still verifying")
+        # The lane stays while another verifies, looking again every beat: a broker that loses
+        # a killed worker's job (Redis hands each job out once) leaves that candidate to the
+        # lanes still running, and `_waiting` gives it to one once its row falls silent.
+        time.sleep(beat_seconds())
+        return Next("watching the lanes still verifying", lanes=1)
     # The last lane out finishes the run, exactly once.
     if not PipelineRun.objects.filter(id=run_id, finished_at__isnull=True).update(
         finished_at=timezone.now()

@@ -37,9 +37,12 @@ ReviewStatus = Candidate.ReviewStatus
 def candidate_locked(candidate_id: int) -> Candidate:
     try:
         # select_for_update serialises concurrent decisions on PostgreSQL; SQLite's IMMEDIATE
-        # transactions (settings) already take the write lock when the block opens.
+        # transactions (settings) already take the write lock when the block opens. Only the
+        # candidate's row: PostgreSQL refuses FOR UPDATE on the outer join to a nullable holder.
         return (
-            Candidate.objects.select_for_update().select_related("reserved_by").get(pk=candidate_id)
+            Candidate.objects.select_for_update(of=("self",))
+            .select_related("reserved_by")
+            .get(pk=candidate_id)
         )
     except Candidate.DoesNotExist:
         raise NotReviewable(f"candidate {candidate_id} does not exist") from None

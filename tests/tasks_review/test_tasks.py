@@ -10,9 +10,11 @@ import sqlite3
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 from django_q.models import OrmQ
 
 from tasks_review import tasks
@@ -166,6 +168,35 @@ def test_a_verify_lane_says_what_comes_next_and_its_job_queues_it(
     assert summary == "finished the run (done)" and len(queued()) == 1
     run.refresh_from_db()
     assert run.status == "done" and run.counts["kept"] == 3
+
+
+def test_a_lane_with_nothing_to_take_watches_and_takes_over_a_candidate_gone_silent(
+    tmp_path, monkeypatch, settings
+):
+    # Redis hands a job out once: a killed worker's lane is gone, and only a lane still running
+    # can verify its candidate.
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "VERIFY": True, "HEARTBEAT_SECONDS": 1}
+    monkeypatch.setattr(
+        verification,
+        "verify_task",
+        lambda task_dir, **_: MatrixResult(task_dir=task_dir, status=MatrixStatus.KEPT),
+    )
+    run = make_run(tmp_path, status="running", stage="verify", stage_total=1)
+    (candidate,) = make_written(run, tmp_path, 1)
+    now = timezone.now()
+    held = Candidate.objects.filter(id=candidate.id)
+    held.update(status="verifying", verify_started_at=now, heartbeat_at=now)
+
+    step = pipeline_verify_next(run_id=run.id)  # another lane's, beating: watched, not taken
+    assert step.lanes == 1 and "watching" in step.summary
+    assert held.get().status == "verifying"
+
+    held.update(heartbeat_at=now - timedelta(seconds=10))  # its worker died
+    step = pipeline_verify_next(run_id=run.id)
+    assert step.summary == "finished the run (done)"
+    assert held.get().status == "kept"
+    run.refresh_from_db()
+    assert run.status == "done" and run.counts["kept"] == 1
 
 
 # -- deleted rows ----------------------------------------------------------------------------------

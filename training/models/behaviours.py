@@ -163,6 +163,7 @@ class Rollout(models.Model):
     grade = models.CharField(max_length=10, choices=Grade, default=Grade.PENDING, db_index=True)
     grade_detail = models.JSONField(default=dict, blank=True)
     grade_started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     # training.core.facts.TrajectoryFacts.to_dict(): what the harness scores, stored once so an
     # eval run reads it instead of replaying every trajectory again.
     facts = models.JSONField(null=True, blank=True)

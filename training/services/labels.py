@@ -30,7 +30,8 @@ CHOICES = ("A", "B", "tie")
 
 def pair_locked(pair_id: int) -> PreferencePair:
     pair = (
-        PreferencePair.objects.select_for_update()
+        # The pair's row only: PostgreSQL refuses FOR UPDATE on the outer join to its holder.
+        PreferencePair.objects.select_for_update(of=("self",))
         .select_related("reserved_by")
         .filter(pk=pair_id)
         .first()

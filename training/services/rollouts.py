@@ -25,11 +25,12 @@ from tasks_review.core.docker import Engine, InfraError
 from tasks_review.core.trials.taskdir import read_tree
 from tasks_review.models import Candidate
 from tasks_review.services.audit import audit_event_record
+from tasks_review.services.verification import dead_run_containers_remove
 from training.core.facts import TaskContext, TrajectoryFacts, facts_of, with_world
 from training.core.harbor.jobs import JobTrial, read_jobs, task_digest
 from training.core.harbor.regrade import Grader, TaskGrader
 from training.core.sandbox import SandboxGrader
-from trajectories.claiming import DOCKER, claim
+from trajectories.claiming import DOCKER, claim, dead
 from trajectories.heartbeat import Heartbeat
 from trajectories.models import Trajectory
 from trajectories.services import ingest_run_create, ingest_run_execute
@@ -215,9 +216,10 @@ def _world(app_dir: Path | None) -> dict[str, bytes] | None:
     return {path: entry.data for path, entry in files.items()}
 
 
-def _claim_grading(rollout_ids: list[int]) -> list[int]:
-    """Take pending rollouts (or ones a dead worker left grading); the ids this worker holds.
-    Grading is Docker work: the docker queue's time limit says when its worker died."""
+def _claim_grading(candidate_id: int, rollout_ids: list[int]) -> list[int]:
+    """Take pending rollouts (or ones a dead worker left grading: silent for a few beats); the
+    ids this worker holds. Grading is Docker work: a grading row that never beat is judged by
+    the docker queue's time limit."""
     G = Rollout.Grade
     return [
         rollout_id
@@ -227,15 +229,28 @@ def _claim_grading(rollout_ids: list[int]) -> list[int]:
             waiting=Q(grade=G.PENDING),
             running=Q(grade=G.GRADING),
             started="grade_started_at",
+            heartbeat="heartbeat_at",
             queue=DOCKER,
+            # One task's gradings share its label: only what dead processes left goes.
+            on_reclaim=lambda: dead_run_containers_remove(
+                _run_id(candidate_id), include_live=False
+            ),
             grade=G.GRADING,
         )
     ]
 
 
+def _run_id(candidate_id: int) -> str:
+    return f"regrade-{candidate_id}"
+
+
 def rollouts_pending_by_task(rollout_ids: list[int] | None = None) -> dict[int, list[int]]:
-    """Pending rollouts grouped by kept task: one grading job each, so a task is prepared once."""
-    rows = Rollout.objects.filter(grade=Rollout.Grade.PENDING)
+    """Rollouts waiting for a grader, grouped by kept task: one grading job each, so a task is
+    prepared once. Waiting: pending, or left grading by a worker that died (its job is gone
+    with it where the broker hands a job out once, as Redis does)."""
+    G = Rollout.Grade
+    silent = Q(grade=G.GRADING) & dead("grade_started_at", "heartbeat_at", DOCKER)
+    rows = Rollout.objects.filter(Q(grade=G.PENDING) | silent)
     if rollout_ids is not None:
         rows = rows.filter(pk__in=rollout_ids)
     grouped: dict[int, list[int]] = defaultdict(list)
@@ -251,10 +266,19 @@ def rollouts_regrade(
 
     Infrastructure failures leave a rollout ungraded with the reason, never scored.
     """
-    held = _claim_grading(rollout_ids)
+    held = _claim_grading(candidate_id, rollout_ids)
     counts = {"graded": 0, "ungraded": 0, "not_claimed": len(rollout_ids) - len(held)}
     if not held:
         return counts
+    # Every held row beats until its grade is recorded, so a dead worker's are known in minutes.
+    with Heartbeat(Rollout.objects.filter(pk__in=held, grade=Rollout.Grade.GRADING)):
+        _grade_held(candidate_id, held, counts, engine)
+    return counts
+
+
+def _grade_held(
+    candidate_id: int, held: list[int], counts: dict[str, int], engine: Engine | None
+) -> None:
     candidate = Candidate.objects.filter(pk=candidate_id).first()
     grader: Grader | None = None
     problem = ""
@@ -266,7 +290,7 @@ def rollouts_regrade(
         try:
             engine = engine or Engine.from_env()
             grader = kind.prepare(
-                Path(candidate.task_dir), engine=engine, run_id=f"regrade-{candidate_id}"
+                Path(candidate.task_dir), engine=engine, run_id=_run_id(candidate_id)
             )
         except InfraError as exc:
             problem = f"Docker is not usable: {exc}"
@@ -290,7 +314,6 @@ def rollouts_regrade(
             reward=result.reward, grade=Rollout.Grade.GRADED, grade_detail=detail
         )
         counts["graded"] += 1
-    return counts
 
 
 def _ungraded(rollout: Rollout, why: str) -> None:

@@ -22,7 +22,8 @@ purpose: they flag every git sha and much ordinary code, and a redactor that rew
 training data teaches the wrong thing. Overlapping findings merge into one replacement typed by
 the most specific rule, so no fragment of a secret survives between two partial matches.
 
-Replacements are deterministic (``[REDACTED:<type>]``) and leave every other character as it was.
+Replacements are deterministic (``[REDACTED:<type>]``, followed by the line breaks of a secret
+that spans lines) and leave every other character as it was.
 Speed comes from the shape of the patterns, not from skipping text: each starts with a literal
 (left boundaries are checked in code, since a leading lookbehind disables the regex engine's
 literal search), case-insensitive ones run on the lowercased text, repeats are bounded, and a rule
@@ -467,6 +468,9 @@ def _merge(spans: list[_Span]) -> list[_Span]:
     return merged
 
 
+_BREAKS = re.compile(r"\r\n|\r|\n")
+
+
 def redact(text: str) -> Redacted[str]:
     """Replace every secret in ``text`` with ``[REDACTED:<type>]`` and count them by type."""
     spans = _find(text)
@@ -477,6 +481,9 @@ def redact(text: str) -> Redacted[str]:
     for span in spans:
         out.append(text[pos : span.start])
         out.append(TOKEN.format(span.kind))
+        # A secret over several lines (a key block) leaves its line breaks after the token, so
+        # every later line keeps its number in a numbered file view.
+        out.extend(_BREAKS.findall(text, span.start, span.end))
         pos = span.end
     out.append(text[pos:])
     return Redacted("".join(out), _sorted_counts(Counter(s.kind for s in spans)))

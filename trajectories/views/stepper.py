@@ -13,9 +13,17 @@ from django.urls import reverse
 from project.htmx import render_fragment, render_page, wants_fragment
 
 from .. import replay_reads as reads
-from ..display import FILE_HTML, Fields
+from ..display import FILE_HTML, TREE_ROWS, Fields, sliced
 from ..models import Step, Trajectory
-from ..stepper_models import conversation, diff_views, file_view_of, replay_notice, tree_rows
+from ..stepper_models import (
+    call_window,
+    calls_window_of,
+    conversation,
+    diff_views,
+    file_view_of,
+    replay_notice,
+    tree_rows,
+)
 from . import can_review
 
 WINDOW_RADIUS = 10  # steps listed either side of the current one
@@ -76,7 +84,7 @@ def _step_context(trajectory: Trajectory, index: int, *, path: str | None = None
         "checks": [c for c in commands if c.is_check],
         "files": files,
         "notice": notice,
-        "tree": tree_rows(files) if files else [],
+        "tree": sliced(tree_rows(files) if files else [], count=TREE_ROWS),
         "diffs": diffs,
         "undiffed": undiffed,
         "opened": opened,
@@ -155,7 +163,12 @@ def more_view(request: HttpRequest, pk: int, index: int) -> HttpResponse:
         if files:
             file_view_of(files, request.GET.get("path", ""), fields)
     else:
-        fields = conversation(step, reads.step_commands(trajectory_id=pk, index=index)).fields
+        commands = reads.step_commands(trajectory_id=pk, index=index)
+        window = calls_window_of(key)  # a field of a call past the page's own
+        if window is None:
+            fields = conversation(step, commands).fields
+        else:
+            fields = call_window(step, commands, start=window).fields
     part = fields.more(key, start)
     if part is None:
         raise Http404("No such field in this step.")
@@ -168,3 +181,47 @@ def more_view(request: HttpRequest, pk: int, index: int) -> HttpResponse:
         "more_url": _more_url(pk, index, request.GET.get("path") if key == "file" else None),
     }
     return render_page(request, "trajectories/more.html", context, "more")
+
+
+def _start(request: HttpRequest) -> int:
+    try:
+        return max(0, int(request.GET.get("start", "0")))
+    except ValueError:
+        return 0
+
+
+@can_review
+def tree_view(request: HttpRequest, pk: int, index: int) -> HttpResponse:
+    """The file tree's next rows at a step ("show more"), with its own marker when more remain."""
+    trajectory = _trajectory(pk)
+    step = reads.step_get(trajectory_id=pk, index=index)
+    files, _notice = _step_files(trajectory, step)
+    if files is None:
+        raise Http404("No files at this step.")
+    context = {
+        "trajectory": trajectory,
+        "index": index,
+        "number": index + 1,
+        "tree": sliced(tree_rows(files), start=_start(request), count=TREE_ROWS),
+    }
+    if wants_fragment(request):
+        return render_fragment(request, "trajectories/partials/step_tree.html#rows", context)
+    return render_page(request, "trajectories/tree.html", context)
+
+
+@can_review
+def calls_view(request: HttpRequest, pk: int, index: int) -> HttpResponse:
+    """The step's next tool calls ("show more"), with their results and their own marker."""
+    trajectory = _trajectory(pk)
+    step = reads.step_get(trajectory_id=pk, index=index)
+    if step is None:
+        raise Http404("No such step.")
+    commands = reads.step_commands(trajectory_id=pk, index=index)
+    context = {
+        "trajectory": trajectory,
+        "index": index,
+        "number": index + 1,
+        "window": call_window(step, commands, start=_start(request)),
+        "more_url": _more_url(pk, index),
+    }
+    return render_page(request, "trajectories/calls.html", context, "calls")

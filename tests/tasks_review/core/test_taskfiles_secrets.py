@@ -33,7 +33,9 @@ def test_a_task_from_a_session_with_five_secrets_holds_none_of_them(tmp_path):
     assert (project / "config.js").read_text() == (
         "module.exports = { openai: '[REDACTED:openai_api_key]' };\n"
     )
-    assert (project / "deploy" / "id_rsa").read_text() == "[REDACTED:private_key]\n"
+    # The key's lines stay as blank lines: what follows keeps its line numbers.
+    key_lines = "\n" * PRIVATE_KEY.count("\n")
+    assert (project / "deploy" / "id_rsa").read_text() == f"[REDACTED:private_key]{key_lines}"
     assert OPENAI_KEY_2 not in (project / "config.js").read_text()
 
 

@@ -119,7 +119,8 @@ def test_a_planted_secret_alone_is_one_typed_replacement_and_nothing_else_change
     text = context.format(s=secret)
     result = redact(text)
     assert result.counts == {kind: 1}
-    assert result.value == context.format(s=f"[REDACTED:{kind}]")
+    # A secret over several lines leaves its line breaks behind its token.
+    assert result.value == context.format(s=f"[REDACTED:{kind}]" + "\n" * secret.count("\n"))
 
 
 NEAR_MISSES = [
@@ -200,6 +201,19 @@ def test_a_truncated_private_key_loses_its_body():
     result = redact("output truncated:\n" + key)
     assert result.counts == {"private_key": 1}
     assert all(line not in result.value for line in key.splitlines()[1:])
+
+
+def test_a_redacted_private_key_block_keeps_the_lines_after_it_where_they_were():
+    # A file view numbers lines: a block of 8 lines replaced by one would shift the rest by 7.
+    lines = ["import os", 'KEY = """', *pem("RSA ").splitlines(), '"""', "def main():", "    pass"]
+    for newline in ("\n", "\r\n"):
+        text = newline.join(lines) + newline
+        result = redact(text)
+        assert result.counts == {"private_key": 1}
+        assert result.value.count("\n") == text.count("\n")
+        after = result.value.split(newline)
+        assert after.index("def main():") == lines.index("def main():")
+        assert after[2] == "[REDACTED:private_key]" and after[3:10] == [""] * 7
 
 
 def test_data_is_redacted_inside_with_its_keys_and_other_values_kept():
