@@ -50,7 +50,7 @@ def spec() -> BaseImageSpec:
     from django.conf import settings
 
     # The application's own cache and recipe, so tests and `images bootstrap` share one image.
-    return BaseImageSpec(cache_dir=settings.VAR_DIR / "cache")
+    return BaseImageSpec(cache_dir=settings.TRAJ2ENV["CACHE_DIR"])
 
 
 @pytest.fixture(scope="module")
