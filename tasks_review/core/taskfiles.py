@@ -411,8 +411,9 @@ def _dockerfile(
     if python_packages is not None:
         install = [
             "# The project's Python dependencies as of the trajectory's date, from the wheels in",
-            "# this build context (hash-checked, no index): nothing is fetched. Installed first,",
-            f"# into {TASK_VENV}, outside the project (Harbor's verifier replaces it).",
+            "# this build context (hash-checked, no index): nothing is fetched. Into",
+            f"# {TASK_VENV}, outside the project (Harbor's verifier replaces it), and before it:",
+            "# tasks with the same wheels share these layers.",
             f"COPY {'' if public_base else f'--chown={AGENT_USER}:{AGENT_USER} '}wheels/ {wheels}/",
             f"RUN python3 -m venv {TASK_VENV} \\",
             f" && {pip} \\",

@@ -84,24 +84,6 @@ def test_go_results_are_per_test_and_the_image_is_offline(engine, go_matrix):
     assert env[3].startswith("go version go1.")
 
 
-def test_a_go_module_that_needs_downloads_drops_before_its_image_is_built(tmp_path):
-    needs = {
-        **GO_START,
-        "go.mod": b"module example.com/calc\n\ngo 1.22\n\nrequire golang.org/x/text v0.14.0\n",
-    }
-    task = write(
-        tmp_path / "task",
-        "127.0.0.1:5000/traj2env/base@sha256:" + "ab" * 32,
-        needs,
-        GO_FIX,
-        **GO_CHECK,
-    )
-    prepared = prepare(task, engine=None)  # type: ignore[arg-type]  # never reaches the engine
-    assert prepared.image is None and prepared.drop is not None
-    assert prepared.drop.reason is TrialDropReason.DEPENDENCY_UNAVAILABLE_OFFLINE
-    assert "golang.org/x/text" in prepared.drop.detail and "vendor" in prepared.drop.detail
-
-
 def test_a_go_mod_asking_for_a_newer_go_drops_at_prepare(engine, go_base_ref, tmp_path):
     newer = {**GO_START, "go.mod": b"module example.com/calc\n\ngo 1.99\n"}
     prepared = prepare(write(tmp_path / "task", go_base_ref, newer, GO_FIX, **GO_CHECK), engine)
