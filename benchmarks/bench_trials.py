@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_trials.py                     # this checkout's code
     .venv/bin/python benchmarks/bench_trials.py --code ../before    # another checkout's code
-    .venv/bin/python benchmarks/bench_trials.py --builds 5 --no-matrix
+    .venv/bin/python benchmarks/bench_trials.py --builds 5 --no-matrix --only wheels
 
 Per sample task (the four samples, plus the pytest task with its dated wheels when the
 wheelhouse has them): the candidate's image built fresh (a marker file in the build context
@@ -10,7 +10,9 @@ makes every build a new one) alternating with the floor, ``FROM <the same base>`
 ``COPY`` of the same project to ``/app``, ``--builds`` times each, medians compared; then the
 whole matrix (check in the image, oracle x3, no-op, every control) with its image built.
 ``--code DIR`` imports traj2env from DIR instead (a checkout of an older commit): the same
-measurement of that code, base image recipe and Dockerfile included.
+measurement of that code, base image recipe and Dockerfile included. A task with wheels is
+first built with its wheel layers cold; later builds find them in the builder's cache, as the
+next task with the same wheels does.
 """
 
 from __future__ import annotations
@@ -155,10 +157,16 @@ def _build_pair(engine, task: Path, base: str, scratch: Path, builds: int):
             assert not built.reused
             (floor if kind == "floor" else candidate).append(built.seconds)
             if kind == "floor" or i < builds - 1:
-                engine.client.images.remove(built.image_id, force=True)
+                # noprune: a task's wheel layers stay cached for the next build, as they do
+                # for the next task with the same wheels
+                engine.client.images.remove(built.image_id, force=True, noprune=True)
             else:
                 image = built
     return statistics.median(candidate), statistics.median(floor), candidate, floor, image
+
+
+def _s(seconds: list[float]) -> str:
+    return "[" + ", ".join(f"{s:.1f}" for s in seconds) + "]"
 
 
 def main() -> None:
@@ -167,6 +175,7 @@ def main() -> None:
     parser.add_argument("--builds", type=int, default=3, help="builds of each image")
     parser.add_argument("--no-matrix", action="store_true", help="image builds only")
     parser.add_argument("--cache", type=Path, default=Path("/work/main/var/cache"))
+    parser.add_argument("--only", default="", help="only the tasks whose name has this")
     options = parser.parse_args()
     _setup(options.code.resolve())
     from tasks_review.core.docker import BaseImageSpec, Engine, bootstrap
@@ -186,29 +195,38 @@ def main() -> None:
     wheels = _pytest_task(out, base, options.cache)
     if wheels is not None:
         tasks["python (pytest + wheels)"] = wheels
+    tasks = {name: task for name, task in tasks.items() if options.only in name}
     run_id = f"bench-{uuid.uuid4().hex[:8]}"
-    rows = []
+    # All the builds first, then the matrices: a matrix's containers (and their removal) must
+    # not share the engine with a build being timed.
+    builds = {}
     for name, task in tasks.items():
+        # Build steps after FROM (continuation lines start with a space).
         steps = sum(
             1
             for line in (task / "environment" / "Dockerfile").read_text().splitlines()
-            if line and not line.startswith("#") and not line.startswith("FROM")
+            if line[:1].isalpha() and not line.startswith("FROM")
         )
         cand, floor, cands, floors, image = _build_pair(engine, task, base, out, options.builds)
+        builds[name] = (steps, cand, floor, image)
+        print(f"  {name}: candidate {_s(cands)}, floor {_s(floors)}", flush=True)
+    rows = []
+    for name, task in tasks.items():
+        steps, cand, floor, image = builds[name]
         matrix = status = None
         if not options.no_matrix:
             started = time.monotonic()
             result = run_matrix(prepare(task, engine, run_id=run_id), engine=engine, run_id=run_id)
             matrix, status = time.monotonic() - started, str(result.status)
+            print(f"  {name}: matrix {matrix:.1f} s, {status}", flush=True)
         engine.client.images.remove(image.image_id, force=True)
-        rows.append((name, steps, cand, floor, cands, floors, matrix, status))
-        print(f"  {name}: candidate {cands}, floor {floors}", flush=True)
+        rows.append((name, steps, cand, floor, matrix, status))
 
     print(
         f"\n{'task':<32} {'steps':>5} {'image s':>8} {'floor s':>8} {'x floor':>8}"
         f" {'matrix s':>9}  status"
     )
-    for name, steps, cand, floor, _c, _f, matrix, status in rows:
+    for name, steps, cand, floor, matrix, status in rows:
         shown = f"{matrix:>9.1f}" if matrix is not None else f"{'-':>9}"
         print(
             f"{name:<32} {steps:>5} {cand:>8.1f} {floor:>8.1f} {cand / floor:>8.2f}"

@@ -65,8 +65,9 @@ carry an ``@sha256:`` digest (unpinned-image, enforced by ``write_task``), Pytho
 installed at build time from the task's own hash-pinned wheels with ``--no-index``, and no
 script downloads anything.
 
-Images need bash, git, coreutils (base64) and python3 (3.8 or newer, for the grader; 3.11 with
-venv when the task carries wheels): Debian-based Python and Node images have them.
+Images need bash, coreutils (base64) and python3 (3.8 or newer, for the grader; 3.11 with venv
+when the task carries wheels), and git for the agent: Debian-based Python and Node images have
+them. No git runs at build time: the repository arrives made.
 """
 
 from __future__ import annotations

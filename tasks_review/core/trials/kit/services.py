@@ -23,7 +23,9 @@ container of the pristine image, so nothing the agent started exists there; the 
 whatever the image's entrypoint started, starts its own instances as root before the check
 (the check, running as ``grader``, cannot bind their ports first, nor signal them), and after
 the check kills every ``grader`` process (a fake server the check started among them) and
-then the services.
+then the services. The check may still talk to them as any client can (even ask Redis to shut
+down and serve its tests itself): that is the code under test again, and the tests it serves
+are judged with their control copies like any others.
 """
 
 import os
