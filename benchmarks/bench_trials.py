@@ -1,17 +1,24 @@
-"""The trial matrix's cost beside its floor, on the four sample tasks.
+"""Task image builds beside their one-COPY floor, and the trial matrix, on the sample tasks.
 
-    .venv/bin/python benchmarks/bench_trials.py            # fresh image builds
-    .venv/bin/python benchmarks/bench_trials.py --cached   # images as cached (matrix time only)
+    .venv/bin/python benchmarks/bench_trials.py                     # this checkout's code
+    .venv/bin/python benchmarks/bench_trials.py --code ../before    # another checkout's code
+    .venv/bin/python benchmarks/bench_trials.py --builds 5 --no-matrix --only wheels
 
-Per task: an image build, the floor (one fresh container running the recorded check once,
-created and removed), and the whole matrix (check in image, oracle x3, no-op, controls) with
-jobs=1; then all matrices with jobs=2. Target from the issue: the matrix within 1.5x of
-(build + trials x floor) / parallelism.
+Per sample task (the four samples, plus the pytest task with its dated wheels when the
+wheelhouse has them): the candidate's image built fresh (a marker file in the build context
+makes every build a new one) alternating with the floor, ``FROM <the same base>`` plus one
+``COPY`` of the same project to ``/app``, ``--builds`` times each, medians compared; then the
+whole matrix (check in the image, oracle x3, no-op, every control) with its image built.
+``--code DIR`` imports traj2env from DIR instead (a checkout of an older commit): the same
+measurement of that code, base image recipe and Dockerfile included. A task with wheels is
+first built with its wheel layers cold; later builds find them in the builder's cache, as the
+next task with the same wheels does.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import sys
 import tempfile
@@ -19,20 +26,20 @@ import time
 import uuid
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from tasks_review.core.docker import BaseImageSpec, Engine, bootstrap  # noqa: E402
-from tasks_review.core.mining import find_repair_candidates  # noqa: E402
-from tasks_review.core.taskfiles import SourceTrace, write_task  # noqa: E402
-from tasks_review.core.trials.matrix import prepare, run_matrices, run_matrix  # noqa: E402
-from tasks_review.core.trials.model import TrialStatus  # noqa: E402
-from trajectories.core.blobs import MemoryBlobs  # noqa: E402
-from trajectories.core.formats import load  # noqa: E402
-from trajectories.core.replay import StateIndex, replay  # noqa: E402
+HERE = Path(__file__).resolve().parent.parent
 
 
-def _task(sample: Path, out: Path, base: str) -> Path:
+def _setup(code: Path) -> None:
+    sys.path.insert(0, str(code))
+
+
+def _task(sample: Path, out: Path, base: str, packages=None) -> Path:
+    from tasks_review.core.mining import find_repair_candidates
+    from tasks_review.core.taskfiles import SourceTrace, write_task
+    from trajectories.core.blobs import MemoryBlobs
+    from trajectories.core.formats import load
+    from trajectories.core.replay import StateIndex, replay
+
     loaded = load(sample)
     blobs = MemoryBlobs()
     result = replay(loaded.atif, loaded.side_data, root=loaded.meta.cwd, blobs=blobs)
@@ -49,68 +56,182 @@ def _task(sample: Path, out: Path, base: str) -> Path:
     )
 
 
-def _floor(engine: Engine, prepared, run_id: str) -> float:
-    spec = prepared.spec
-    samples = []
-    for _ in range(5):
-        started = time.monotonic()
-        with engine.sandbox(prepared.image.tag, run_id=run_id, limits=prepared.limits) as box:
-            box.exec(["bash", "-lc", spec.command], workdir=spec.workdir)
-        samples.append(time.monotonic() - started)
-    return statistics.median(samples)
+def _pytest_task(out: Path, base: str, cache: Path) -> Path | None:
+    """The trial tests' pytest task with its dated wheels, when the wheelhouse has them."""
+    from datetime import UTC, datetime
+
+    from tasks_review.core.mining import RepairCandidate, candidate_key
+    from tasks_review.core.taskfiles import PythonPackages, SourceTrace, write_task
+    from tasks_review.core.trials.wheelhouse import WheelhouseUnavailable, build_wheelhouse
+    from trajectories.core.blobs import MemoryBlobs
+
+    start = {
+        "requirements-dev.txt": b"pytest>=8,<9\n",
+        "shop/__init__.py": b"",
+        "shop/cart.py": b"def total(prices):\n    return sum(prices[1:])\n",
+        "tests/test_cart.py": b"from shop.cart import total\n\n\ndef test_total():\n"
+        b"    assert total([1, 2, 3]) == 6\n\n\ndef test_empty():\n    assert total([]) == 0\n",
+    }
+    fix = {"shop/cart.py": b"def total(prices):\n    return sum(prices)\n"}
+    try:
+        house = build_wheelhouse(
+            ["pytest<9,>=8"],
+            before=datetime(2025, 6, 1, tzinfo=UTC),
+            cache_dir=cache / "wheelhouse",
+            offline=True,
+        )
+    except WheelhouseUnavailable as exc:
+        print(f"(no pytest task: {exc})")
+        return None
+    blobs = MemoryBlobs()
+    start_files = {p: blobs.put(d) for p, d in start.items()}
+    ref_files = {p: blobs.put(d) for p, d in {**start, **fix}.items()}
+    command = "python3 -m pytest -q"
+    candidate = RepairCandidate(
+        command=command,
+        task_command=command,
+        cwd=".",
+        check_cwd=".",
+        language="python",
+        runner="pytest",
+        check_kind="test",
+        root="/work/shop",
+        project_dir="/app",
+        fail_command_index=0,
+        pass_command_index=1,
+        fail_step_index=2,
+        pass_step_index=4,
+        fail_step_id=3,
+        pass_step_id=5,
+        fail_exit_code=1,
+        failing_output="1 failed",
+        start_files=start_files,
+        ref_files=ref_files,
+        added=(),
+        modified=("shop/cart.py",),
+        deleted=(),
+        test_paths=("tests/test_cart.py",),
+        fix_edits_tests=False,
+        unknown_paths=(),
+        instruction=f"# Make the failing check pass\n\nRun `{command}`; it fails.\n",
+        key=candidate_key(command, ".", start_files, ref_files),
+    )
+    packages = PythonPackages(
+        requirements=("pytest<9,>=8",),
+        lock=house.lock,
+        wheels=house.wheels,
+        resolved_before=house.resolved_before.isoformat(),
+        date_source="trajectory",
+    )
+    return write_task(
+        out / "pytest-wheels",
+        candidate,
+        candidate.instruction,
+        blobs,
+        source_trace=SourceTrace.for_candidate("0" * 64, candidate),
+        source_model=None,
+        base_image=base,
+        task_name="bench/pytest-wheels",
+        python_packages=packages,
+    )
+
+
+def _fresh(context: Path, marker: str) -> None:
+    # A new file in the project: the content hash, and so the image, is new every time.
+    (context / "project" / ".bench").write_text(marker)
+
+
+def _build_pair(engine, task: Path, base: str, scratch: Path, builds: int):
+    """(candidate build seconds, floor build seconds) medians; the last candidate image kept."""
+    floor_dir = scratch / f"floor-{task.name}"
+    shutil.copytree(task / "environment" / "project", floor_dir / "project")
+    (floor_dir / "Dockerfile").write_text(f"FROM {base}\nCOPY project/ /app/\n")
+    candidate, floor = [], []
+    image = None
+    for i in range(builds):
+        for kind in ("floor", "candidate") if i % 2 else ("candidate", "floor"):
+            marker = uuid.uuid4().hex
+            context = floor_dir if kind == "floor" else task / "environment"
+            _fresh(context, marker)
+            built = engine.build(context)
+            assert not built.reused
+            (floor if kind == "floor" else candidate).append(built.seconds)
+            if kind == "floor" or i < builds - 1:
+                # noprune: a task's wheel layers stay cached for the next build, as they do
+                # for the next task with the same wheels
+                engine.client.images.remove(built.image_id, force=True, noprune=True)
+            else:
+                image = built
+    return statistics.median(candidate), statistics.median(floor), candidate, floor, image
+
+
+def _s(seconds: list[float]) -> str:
+    return "[" + ", ".join(f"{s:.1f}" for s in seconds) + "]"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--cached", action="store_true", help="reuse cached images")
-    cached = parser.parse_args().cached
+    parser.add_argument("--code", type=Path, default=HERE, help="the checkout to import")
+    parser.add_argument("--builds", type=int, default=3, help="builds of each image")
+    parser.add_argument("--no-matrix", action="store_true", help="image builds only")
+    parser.add_argument("--cache", type=Path, default=Path("/work/main/var/cache"))
+    parser.add_argument("--only", default="", help="only the tasks whose name has this")
+    options = parser.parse_args()
+    _setup(options.code.resolve())
+    from tasks_review.core.docker import BaseImageSpec, Engine, bootstrap
+    from tasks_review.core.trials.matrix import prepare, run_matrix
+
     engine = Engine.from_env()
-    base = bootstrap(BaseImageSpec(cache_dir=REPO / "var" / "cache")).pinned_ref
+    base = bootstrap(BaseImageSpec(cache_dir=options.cache), engine=engine).pinned_ref
     out = Path(tempfile.mkdtemp(prefix="traj2env-bench-trials-"))
+    print(f"code {options.code.resolve()}  base {base}")
     samples = {
-        "python (unittest)": next((REPO / "samples" / "claude-code").glob("*.jsonl")),
-        "node (npm test)": next((REPO / "samples" / "codex").glob("*.jsonl")),
-        "python (pi, unittest)": next((REPO / "samples" / "pi").glob("*.jsonl")),
-        "node (atif, node --test)": next((REPO / "samples" / "atif").glob("*.json")),
+        "python (claude-code, unittest)": next((HERE / "samples" / "claude-code").glob("*.jsonl")),
+        "node (codex, npm test)": next((HERE / "samples" / "codex").glob("*.jsonl")),
+        "python (pi, unittest)": next((HERE / "samples" / "pi").glob("*.jsonl")),
+        "node (atif, node --test)": next((HERE / "samples" / "atif").glob("*.json")),
     }
+    tasks = {name: _task(sample, out, base) for name, sample in samples.items()}
+    wheels = _pytest_task(out, base, options.cache)
+    if wheels is not None:
+        tasks["python (pytest + wheels)"] = wheels
+    tasks = {name: task for name, task in tasks.items() if options.only in name}
     run_id = f"bench-{uuid.uuid4().hex[:8]}"
-    rows, prepared_all = [], []
-    for name, sample in samples.items():
-        task = _task(sample, out, base)
-        if not cached:
-            # A unique marker file in the build context makes this build fresh, not a cache hit.
-            (task / "environment" / "project" / ".bench").write_text(run_id)
-        started = time.monotonic()
-        prepared = prepare(task, engine, run_id=run_id)
-        build = time.monotonic() - started
-        floor = _floor(engine, prepared, run_id)
-        result = run_matrix(prepared, engine=engine, run_id=run_id)
-        graded = [t for t in result.trials if t.status is TrialStatus.GRADED]
-        per_trial = statistics.median(t.seconds for t in graded)
-        rows.append(
-            (name, build, floor, len(graded), per_trial, result.wall_seconds, str(result.status))
+    # All the builds first, then the matrices: a matrix's containers (and their removal) must
+    # not share the engine with a build being timed.
+    builds = {}
+    for name, task in tasks.items():
+        # Build steps after FROM (continuation lines start with a space).
+        steps = sum(
+            1
+            for line in (task / "environment" / "Dockerfile").read_text().splitlines()
+            if line[:1].isalpha() and not line.startswith("FROM")
         )
-        prepared_all.append(prepared)
-    started = time.monotonic()
-    run_matrices(prepared_all, jobs=2, engine=engine, run_id=run_id)
-    parallel = time.monotonic() - started
+        cand, floor, cands, floors, image = _build_pair(engine, task, base, out, options.builds)
+        builds[name] = (steps, cand, floor, image)
+        print(f"  {name}: candidate {_s(cands)}, floor {_s(floors)}", flush=True)
+    rows = []
+    for name, task in tasks.items():
+        steps, cand, floor, image = builds[name]
+        matrix = status = None
+        if not options.no_matrix:
+            started = time.monotonic()
+            result = run_matrix(prepare(task, engine, run_id=run_id), engine=engine, run_id=run_id)
+            matrix, status = time.monotonic() - started, str(result.status)
+            print(f"  {name}: matrix {matrix:.1f} s, {status}", flush=True)
+        engine.client.images.remove(image.image_id, force=True)
+        rows.append((name, steps, cand, floor, matrix, status))
 
     print(
-        f"{'task':<26} {'build s':>8} {'floor s':>8} {'trials':>7} {'per trial s':>12} "
-        f"{'matrix s':>9} {'target s':>9}  status"
+        f"\n{'task':<32} {'steps':>5} {'image s':>8} {'floor s':>8} {'x floor':>8}"
+        f" {'matrix s':>9}  status"
     )
-    for name, build, floor, n, per_trial, wall, status in rows:
-        target = 1.5 * (build + n * floor)
+    for name, steps, cand, floor, matrix, status in rows:
+        shown = f"{matrix:>9.1f}" if matrix is not None else f"{'-':>9}"
         print(
-            f"{name:<26} {build:>8.1f} {floor:>8.2f} {n:>7} {per_trial:>12.2f} "
-            f"{wall + build:>9.1f} {target:>9.1f}  {status}"
+            f"{name:<32} {steps:>5} {cand:>8.1f} {floor:>8.1f} {cand / floor:>8.2f}"
+            f" {shown}  {status or ''}"
         )
-    sequential = sum(row[5] for row in rows)
-    target2 = 1.5 * sum(row[3] * row[2] for row in rows) / 2
-    print(
-        f"\nall matrices (images built): jobs=1 {sequential:.1f} s · jobs=2 {parallel:.1f} s "
-        f"· target for jobs=2 (trials x floor / 2, x1.5) {target2:.1f} s"
-    )
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
     <dest>/
       instruction.md          the request and the failing check, never the fix
       task.toml               Harbor TaskConfig (schema 1.4), validated by Harbor's own model
-      environment/Dockerfile  FROM the pinned base image; the starting files in a fresh git repo
+      environment/Dockerfile  FROM the pinned base image; the starting files in one layer
       environment/project/    the starting files (build context only)
+      environment/repository.tar  their fresh git repository (.git, one synthetic commit)
       environment/wheels/     the project's Python packages and their lock, when it needs any
       tests/test.sh           the grader's entry point (Harbor runs it as root)
       tests/grading.json      the check, the reference's test files, the runners and rules
@@ -47,9 +48,16 @@ Choices, and why:
   made (``metadata.redaction``). What the verifier grades must keep its exact bytes, so a
   credential in the check's command, in a file the oracle writes or in a reference file the
   grader restores refuses the task (``SecretInReference``) instead of being redacted.
-* **Fresh repository, pinned base.** The Dockerfile switches to root (base images may default
-  to an unprivileged user), creates ``agent`` when the image lacks it, commits the starting
-  files once with a fixed author and date, and ends as ``agent``.
+* **Fresh repository, pinned base, one layer.** The repository (one commit of the starting
+  files, fixed author and date, no upstream history) is made on the host (``gitrepo``) and
+  laid down with the files in one ``ADD``, owned by the agent: traj2env's base image already
+  runs as ``agent`` in ``/app``, and every extra build step would cost a container commit. On
+  a public base image (``public_base``) the Dockerfile switches to root, creates ``agent``
+  when the image lacks it, gives it the files and ends as ``agent``.
+* **Services beside the check.** A candidate whose check needs Redis or PostgreSQL is written
+  FROM the ``services`` base image: ``[environment.env]`` names the services its entrypoint
+  starts in the agent's container (and a healthcheck has Harbor wait for them), and
+  ``grading.json`` names the ones the grader starts, as root, before the check.
 
 ``harbor lint --select ALL`` passes on every task written here with no rule ignored: the agent
 runs as ``agent`` (root-agent), the verifier is separate (shared-verifier), the base image must
@@ -57,8 +65,9 @@ carry an ``@sha256:`` digest (unpinned-image, enforced by ``write_task``), Pytho
 installed at build time from the task's own hash-pinned wheels with ``--no-index``, and no
 script downloads anything.
 
-Images need bash, git, coreutils (base64) and python3 (3.8 or newer, for the grader; 3.11 with
-venv when the task carries wheels): Debian-based Python and Node images have them.
+Images need bash, coreutils (base64) and python3 (3.8 or newer, for the grader; 3.11 with venv
+when the task carries wheels), and git for the agent: Debian-based Python and Node images have
+them. No git runs at build time: the repository arrives made.
 """
 
 from __future__ import annotations
@@ -80,14 +89,17 @@ from trajectories.core.blobs import BlobStore
 from trajectories.core.redact import merge_counts, redact
 
 from .answerfiles import answer_grader_files
+from .docker.base import DEFAULT_USERS, SERVICES_SCRIPT, TASK_VENV
 from .docker.base import PATH as IMAGE_PATH
-from .docker.base import TASK_VENV
+from .docker.base import PROJECT_DIR as BASE_WORKDIR
 from .families.window import names_only
+from .gitrepo import repository_tar
 from .instruction import added_lines, leaks_in
 from .mining.files import path_problem
 from .mining.repair import RepairCandidate
 from .solution import solve_sh
 from .tasksecrets import REDACTION_KEY, graded_secret, redacted_project
+from .trials.kit.services import SERVICES as KNOWN_SERVICES
 from .trials.plan import guard_rules, is_discovered, is_guarded, plan_check
 from .trials.version import VERIFIER_VERSION
 
@@ -95,13 +107,6 @@ SCHEMA_VERSION = "1.4"
 AGENT_USER = "agent"
 PIPELINE = "trajectory_to_env"
 RECIPE = "trajectory_replay"
-# The synthetic commit is the same for every task: no author, date or history of the source.
-_COMMIT_ENV = (
-    "GIT_AUTHOR_NAME=traj2env GIT_AUTHOR_EMAIL=traj2env@localhost "
-    "GIT_AUTHOR_DATE=2000-01-01T00:00:00+0000 "
-    "GIT_COMMITTER_NAME=traj2env GIT_COMMITTER_EMAIL=traj2env@localhost "
-    "GIT_COMMITTER_DATE=2000-01-01T00:00:00+0000"
-)
 # task.toml's one-line description, per family.
 DESCRIPTIONS = {
     "repair": "Make the failing check pass: {command}",
@@ -114,6 +119,9 @@ _PROJECT_DIR = re.compile(r"^/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
 
 
 WHEELS_DIR = "environment/wheels"
+REPOSITORY_TAR = "repository.tar"  # in environment/: the starting files' .git (gitrepo)
+# The agent's uid in traj2env's base images: the owner repository.tar's entries carry.
+AGENT_UID = dict(DEFAULT_USERS)[AGENT_USER]
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,11 +191,14 @@ def write_task(
     task_name: str | None = None,
     overwrite: bool = False,
     python_packages: PythonPackages | None = None,
+    public_base: bool = False,
 ) -> Path:
     """Write ``candidate`` as a Harbor task at ``dest_dir`` and return that path.
 
     ``python_packages``: wheels and their lock (``trials.wheelhouse``) that the image build
     installs, offline, into ``TASK_VENV``; they travel in ``environment/wheels/``.
+    ``public_base``: ``base_image`` is not one of traj2env's base images (which run as
+    ``agent`` in ``/app``), so the Dockerfile sets those up itself.
     """
     if not _PINNED.match(base_image):
         raise TaskWriteError(
@@ -196,6 +207,9 @@ def write_task(
     if not _PROJECT_DIR.match(candidate.project_dir) or candidate.project_dir == "/":
         raise TaskWriteError(f"unsafe project directory {candidate.project_dir!r}")
     _check_paths(candidate)
+    unknown = sorted(set(candidate.services) - set(KNOWN_SERVICES))
+    if unknown:
+        raise TaskWriteError(f"no image provides the services {unknown}")
     if not instruction.strip():
         raise TaskWriteError("the instruction is empty")
     secret = graded_secret(candidate, blobs)
@@ -206,7 +220,13 @@ def write_task(
     redactions = merge_counts([redactions, shown.counts])
 
     files: dict[str, tuple[bytes, int]] = {}
-    dockerfile = _dockerfile(candidate, base_image, python_packages)
+    dockerfile = _dockerfile(
+        candidate,
+        base_image,
+        python_packages,
+        public_base=public_base,
+        has_files=bool(project),
+    )
     toml_text = _task_toml(
         candidate,
         source_trace=source_trace,
@@ -237,9 +257,10 @@ def write_task(
     files["environment/Dockerfile"] = (_encode(dockerfile, "Dockerfile"), 0o644)
     for path, data in sorted(project.items()):
         files[f"environment/project/{path}"] = (data, 0o644)
-    if not project:
-        # A build from an empty folder: the Dockerfile's COPY needs the folder to exist.
-        files["environment/project/.gitkeep"] = (b"", 0o644)
+    files[f"environment/{REPOSITORY_TAR}"] = (
+        repository_tar(project, uid=AGENT_UID, gid=AGENT_UID, owner=AGENT_USER),
+        0o644,
+    )
     if python_packages is not None:
         files[f"{WHEELS_DIR}/requirements.lock"] = (python_packages.lock.encode(), 0o644)
         for wheel in python_packages.wheels:
@@ -347,6 +368,18 @@ def _task_toml(
         },
         "artifacts": [candidate.project_dir],
     }
+    if candidate.services:
+        services = list(dict.fromkeys(candidate.services))
+        data["metadata"]["check"]["services"] = services
+        # The services base image's entrypoint starts these in the agent's container; Harbor
+        # waits for them to answer before the agent starts. The grader starts its own.
+        data["environment"]["env"] = {"TRAJ2ENV_SERVICES": ",".join(services)}
+        data["environment"]["healthcheck"] = {
+            "command": f"/usr/bin/python3 -I {SERVICES_SCRIPT} wait {' '.join(services)}",
+            "timeout_sec": 75,
+            "interval_sec": 1,
+            "start_interval_sec": 1,
+        }
     if python_packages is not None:
         data["metadata"]["dependencies"] = {
             "python": list(python_packages.requirements),
@@ -370,28 +403,52 @@ def check_workdir(candidate: RepairCandidate) -> str:
 
 
 def _dockerfile(
-    candidate: RepairCandidate, base_image: str, python_packages: PythonPackages | None
+    candidate: RepairCandidate,
+    base_image: str,
+    python_packages: PythonPackages | None,
+    *,
+    public_base: bool,
+    has_files: bool,
 ) -> str:
+    """The task image: the starting files and their repository in one layer.
+
+    On this machine's engine every build step is a container commit of several seconds, where
+    one ``ADD`` of a small project costs about as much as the whole floor; so the base image
+    (traj2env's, ``docker/base.py``) already runs as ``agent`` in ``/app``, the repository is
+    made on the host (``gitrepo``), and the project, its ``.git`` and their owner arrive in
+    one ``ADD``. A public base image may lack the agent user and ``/app``: its Dockerfile sets
+    them up with the steps that costs. Python packages need one ``RUN`` (pip), before the
+    project so that tasks with the same wheels share those layers in the builder's cache.
+    """
     project = candidate.project_dir
+    sources = "project/ " + REPOSITORY_TAR if has_files else REPOSITORY_TAR
+    wheels = "/tmp/traj2env-wheels"
+    pip = (
+        f"{TASK_VENV}/bin/pip install --no-index --no-cache-dir --disable-pip-version-check"
+        f" \\\n      --find-links {wheels} --require-hashes -r {wheels}/requirements.lock"
+    )
     install: list[str] = []
     if python_packages is not None:
-        wheels = "/tmp/traj2env-wheels"
         install = [
             "# The project's Python dependencies as of the trajectory's date, from the wheels in",
-            "# this build context (hash-checked, no index): nothing is fetched.",
-            f"COPY wheels/ {wheels}/",
+            "# this build context (hash-checked, no index): nothing is fetched. Into",
+            f"# {TASK_VENV}, outside the project (Harbor's verifier replaces it), and before it:",
+            "# tasks with the same wheels share these layers.",
+            f"COPY {'' if public_base else f'--chown={AGENT_USER}:{AGENT_USER} '}wheels/ {wheels}/",
             f"RUN python3 -m venv {TASK_VENV} \\",
-            f" && {TASK_VENV}/bin/pip install --no-index --no-cache-dir --disable-pip-version-check"
-            f" \\\n      --find-links {wheels} --require-hashes -r {wheels}/requirements.lock \\",
+            f" && {pip} \\",
             f" && rm -rf {wheels}",
-            f"ENV PATH={TASK_VENV}/bin:{IMAGE_PATH}",
         ]
-    return "\n".join(
-        [
-            "# The starting state of a repair task mined from a recorded trajectory (traj2env):",
-            "# the files as they were just before the failing check, in a fresh git repository",
-            "# with one synthetic commit, so no upstream history reaches the agent.",
-            f"FROM {base_image}",
+    header = [
+        "# The starting state of a repair task mined from a recorded trajectory (traj2env):",
+        "# the files as they were just before the failing check (project/), in a fresh git",
+        "# repository with one synthetic commit and no upstream history (repository.tar holds",
+        "# its .git, made by traj2env from these very files).",
+        f"FROM {base_image}",
+    ]
+    if public_base:
+        lines = [
+            *header,
             "# Base images may default to an unprivileged user; setting up needs root.",
             "USER root",
             f"RUN if ! id -u {AGENT_USER} >/dev/null 2>&1; then \\",
@@ -399,19 +456,25 @@ def _dockerfile(
             f"      || adduser -D -s /bin/sh {AGENT_USER}; \\",
             "    fi",
             *install,
-            f"COPY project/ {project}/",
+            *([f"ENV PATH={TASK_VENV}/bin:{IMAGE_PATH}"] if install else []),
+            f"ADD {sources} {project}/",
+            f"RUN chown -R {AGENT_USER}:{AGENT_USER} {project}",
             f"WORKDIR {project}",
-            "RUN git init -q . \\",
-            " && git symbolic-ref HEAD refs/heads/main \\",
-            " && git add --all --force . \\",
-            f" && env {_COMMIT_ENV} \\",
-            "    git -c commit.gpgsign=false commit -q --no-verify --allow-empty"
-            ' -m "Starting state" \\',
-            f" && chown -R {AGENT_USER}:{AGENT_USER} {project}",
             f"USER {AGENT_USER}",
             "",
         ]
-    )
+    else:
+        lines = [
+            *header,
+            "# The base image (built by traj2env from Debian packages) runs as the unprivileged",
+            f"# {AGENT_USER} in {BASE_WORKDIR}, with {TASK_VENV}/bin first on its PATH.",
+            *install,
+            "# One layer: the files owned by the agent (repository.tar's entries already are).",
+            f"ADD --chown={AGENT_USER}:{AGENT_USER} {sources} {project}/",
+            *([f"WORKDIR {project}"] if project != BASE_WORKDIR else []),
+            "",
+        ]
+    return "\n".join(lines)
 
 
 # -- file text ----------------------------------------------------------------------------------
@@ -447,6 +510,8 @@ GRADER_FILES = (
     # A qa task's grader: its answer file judged, nothing run (answerfiles.py).
     "answer_grade.py",
     "answers.py",
+    "go_harness.py",
+    "services.py",
 )
 
 
@@ -487,6 +552,8 @@ def grading_config(candidate: RepairCandidate, blobs: BlobStore, check_timeout: 
             if "reward" in candidate.family_facts
             else {}
         ),
+        # Started by the grader before the check, stopped after it (kit/services.py).
+        "services": list(dict.fromkeys(candidate.services)),
     }
 
 

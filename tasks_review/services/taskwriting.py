@@ -11,6 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from tasks_review.core.docker.base import variants_for
 from tasks_review.core.mining.candidate import RepairCandidate
 from tasks_review.core.mining.drops import DropReason
 from tasks_review.core.taskfiles import (
@@ -22,9 +23,10 @@ from tasks_review.core.taskfiles import (
     write_task,
 )
 from tasks_review.core.tasksecrets import redaction_counts
-from tasks_review.core.trials.deps import python_requirements
+from tasks_review.core.trials.deps import needs_go, python_requirements
 from tasks_review.core.trials.wheelhouse import WheelhouseUnavailable, build_wheelhouse
 from tasks_review.models import Candidate
+from tasks_review.services.images import NoBaseImage, base_image_ref, base_is_public
 from trajectories.models import Trajectory
 from trajectories.store import DbBlobs
 
@@ -60,14 +62,38 @@ def lint_problems(task_dir: Path) -> list[str]:
     return problems
 
 
+def image_variants(mined: RepairCandidate, blobs: DbBlobs) -> tuple[str, ...]:
+    """The base image variants the candidate's check needs (Go, services beside it)."""
+    files = {path: blobs.get(sha) for path, sha in mined.start_files.items()}
+    workdir = Path(check_workdir(mined)).relative_to(mined.project_dir).as_posix()
+    return variants_for(
+        language=mined.language,
+        services=mined.services,
+        go_project=needs_go(files, mined.task_command, workdir),
+    )
+
+
 def candidate_write_task(
     *, candidate: Candidate, destination: Path, task_name: str, base_image: str
 ) -> bool:
-    """Write the task, lint it, and record the outcome on the row. False when dropped."""
+    """Write the task, lint it, and record the outcome on the row. False when dropped.
+
+    ``base_image`` is the default base's FROM reference; a candidate that needs Go or services
+    is written FROM the variant of it that has them (built offline the first time), unless a
+    public image is configured, which serves every candidate.
+    """
     mined = candidate_from_payload(candidate.payload)
     trajectory = candidate.trajectory
     task_dir = destination / task_name
     blobs = DbBlobs()
+    public = base_is_public()
+    variants = () if public else image_variants(mined, blobs)
+    if variants:
+        try:
+            base_image = base_image_ref(variants)
+        except NoBaseImage as exc:
+            _drop(candidate, "dependency_unavailable_offline", str(exc))
+            return False
     try:
         packages = python_packages(mined, trajectory, blobs)
     except WheelhouseUnavailable as exc:
@@ -85,6 +111,7 @@ def candidate_write_task(
             task_name=f"traj2env/{task_name}",  # Harbor names tasks org/name
             overwrite=True,
             python_packages=packages,
+            public_base=public,
         )
     except SecretInReference as exc:
         _drop(candidate, str(DropReason.SECRET_IN_REFERENCE), str(exc))

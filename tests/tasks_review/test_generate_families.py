@@ -153,8 +153,9 @@ def test_build_and_extend_candidates_become_linted_tasks_scored_by_a_share_of_te
         assert grading["reward"] == "fraction" and "tests/test_triangle.py" in grading["reference"]
         assert not (task / "environment" / "project" / "tests" / "test_triangle.py").exists()
         assert f'family = "{family}"' in (task / "task.toml").read_text()
-    build_project = Path(rows["build"].task_dir) / "environment" / "project"
-    assert [p.name for p in build_project.iterdir()] == [".gitkeep"]  # an empty folder
+    environment = Path(rows["build"].task_dir) / "environment"
+    # an empty start: the image gets the repository alone (repository.tar), no project/ folder
+    assert not (environment / "project").exists() and (environment / "repository.tar").is_file()
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     for family in ("build", "extend", "qa"):
         assert report["yield"][family]["written"] == 1

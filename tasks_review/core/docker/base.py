@@ -1,10 +1,31 @@
 """The base image every task image starts FROM, built offline from Debian packages.
 
 ``bootstrap(spec)`` makes a Debian root filesystem with mmdebstrap (python3 with venv and pip,
-git, nodejs and npm, CA certificates; users ``agent`` 1000 and ``grader`` 1001), imports it into
-Docker with labels and image config, pushes it to a loopback registry to give it a real digest
-(see ``registry`` for why), and returns an ``ImageRecord`` whose ``pinned_ref`` goes in task
-Dockerfiles: ``FROM 127.0.0.1:5000/traj2env/base@sha256:...``.
+git, make, nodejs and npm, CA certificates; users ``agent`` 1000 and ``grader`` 1001), imports it
+into Docker with labels and image config, pushes it to a loopback registry to give it a real
+digest (see ``registry`` for why), and returns an ``ImageRecord`` whose ``pinned_ref`` goes in
+task Dockerfiles: ``FROM 127.0.0.1:5000/traj2env/base@sha256:...``.
+
+The image config is what a task image needs, so that a task's Dockerfile is one layer on top
+(every build step costs a container commit on this engine, see ``taskfiles``): it runs as
+``agent`` in ``/app`` (created, owned by the agent), with ``/opt/traj2env/venv/bin`` first on PATH
+(where a task installs its Python packages; ``/opt/traj2env`` is the agent's, so that install
+needs no ``USER`` switch).
+
+**Variants** add what some checks need, each a recipe of its own, built and cached like the
+default one (``BaseImageSpec(variants=("go",))``; ``variants_for`` says which a check needs):
+
+* ``go``: Debian's Go toolchain (``golang-go`` from the suite's backports: bookworm's own is
+  Go 1.19, which rejects the ``toolchain`` line of today's go.mod files), offline settings
+  (``GO_ENV``: no proxy, no toolchain downloads) and a build cache that the agent and the
+  grader share, warmed at bootstrap with the standard library a test binary needs, so a check
+  does not compile ``testing`` and its imports from scratch in every fresh container.
+* ``services``: Redis and PostgreSQL from Debian's packages, and an entrypoint
+  (``trials/kit/services.py``, copied into the image) that starts the services named in
+  ``TRAJ2ENV_SERVICES`` as their own users, on loopback, with data in throwaway folders, in the
+  agent's container (the task's ``[environment.env]`` names them); the task's grader starts
+  them itself in the verifier. PostgreSQL gets a ready cluster to copy (trust on loopback, roles
+  ``postgres``, ``agent`` and ``grader``) instead of an initdb per start.
 
 Why mmdebstrap and not debootstrap (both are Debian packages; measured here): mmdebstrap
 resolves dependencies with apt, takes several suites at once (bookworm, -updates, -security),
@@ -26,13 +47,19 @@ what checks need; it is pulled if missing and used as is.
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
+import functools
+import hashlib
+import json
 import os
+import posixpath
 import re
+import shlex
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,12 +71,13 @@ from .errors import InfraError, SetupError
 from .hashing import recipe_hash
 from .registry import Registry, answers
 
-RECIPE_VERSION = 1  # bump when the build steps change in a way the recipe's fields do not show
+RECIPE_VERSION = 2  # bump when the build steps change in a way the recipe's fields do not show
 DEFAULT_PACKAGES = (
     "python3",
     "python3-venv",
     "python3-pip",
     "git",
+    "make",
     "nodejs",
     "npm",
     "ca-certificates",
@@ -61,6 +89,13 @@ PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # Where task images install a project's Python dependencies (outside the project: Harbor's
 # separate verifier replaces the project folder with the agent's).
 TASK_VENV = "/opt/traj2env/venv"
+PROJECT_DIR = "/app"  # where every task lays its project down, the base image's WORKDIR
+# Go without a network: modules come from the project (vendor/) or not at all, and a go.mod
+# asking for a newer Go fails at once instead of trying to download a toolchain. The grader
+# sets the same for the check it runs (kit/running.py), the image config for the agent.
+GO_ENV = (("GOPROXY", "off"), ("GOTOOLCHAIN", "local"))
+SERVICES_SCRIPT = "/usr/local/lib/traj2env/services.py"
+_KIT_SERVICES = Path(__file__).resolve().parents[1] / "trials" / "kit" / "services.py"
 # Documentation and translations are a seventh of the tree and no check reads them (Debian's own
 # slim images drop them the same way); copyright files stay.
 DPKG_EXCLUDES = (
@@ -75,7 +110,7 @@ MMDEBSTRAP_TIMEOUT = 1800
 PINNED = re.compile(r"@sha256:[0-9a-f]{64}$")
 
 _NAME = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
-_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+(/[a-z0-9-]+)?$")  # name, or name/suite
 _SUITE = re.compile(r"^[a-z][a-z0-9-]*$")
 _WORKDIR = re.compile(r"^(/[A-Za-z0-9._-]+)+$")
 _MIRROR = re.compile(r"^https?://[^\s\"'$`\\]+$")
@@ -89,19 +124,100 @@ def _quiet(_message: str) -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class Variant:
+    """What a base image variant adds to the default recipe."""
+
+    packages: tuple[
+        str, ...
+    ]  # "{backports}" stands for the suite's backports ("bookworm-backports")
+    env: tuple[tuple[str, str], ...] = ()
+    entrypoint: tuple[str, ...] = ()
+    files: tuple[tuple[str, Path], ...] = ()  # (path in the image, file on this host), first
+    # mmdebstrap customize hooks, after the users and the files ({user}, {uid}: the image's)
+    hooks: tuple[str, ...] = ()
+    user_hooks: tuple[str, ...] = ()  # then these, once per other user ({name}, {uid}, {user})
+    last_hooks: tuple[str, ...] = ()
+
+
+# Building a small module's tests at bootstrap fills the build cache with the standard library a
+# check compiles, for the agent and the grader alike (each its own cache under its home, owned
+# by it: Go refreshes an entry's time on use, which needs the owner, and trims stale ones).
+_GO_WARM = "/tmp/traj2env-go-warm"
+_GO_WARM_FILES = tuple(
+    (f"{_GO_WARM}/{name}", Path(__file__).with_name("go_warm") / name)
+    for name in ("go.mod", "warm_test.go")
+)
+
+
+_GO_OFFLINE = " ".join(f"{k}={v}" for k, v in GO_ENV)
+
+
+# Users are looked up inside the root filesystem (the host may have a postgres user too).
+_PG_BIN = (
+    'bin=$(ls -d "$1"/usr/lib/postgresql/*/bin | sort -V | tail -n1) && bin=${bin#"$1"}'
+    ' && pg=$(chroot "$1" id -u postgres):$(chroot "$1" id -g postgres)'
+)
+_PG_ROLES = "".join(
+    f"CREATE ROLE {name} SUPERUSER LOGIN;\\nCREATE DATABASE {name} OWNER {name};\\n"
+    for name in ("agent", "grader")
+)
+PG_TEMPLATE = "/var/lib/traj2env/postgresql"
+_SERVICES_HOOKS = (
+    # Debian's default cluster is not used (each start copies the template below).
+    'for c in "$1"/etc/postgresql/*/main; do [ -d "$c" ] || continue; '
+    'v=$(basename "$(dirname "$c")"); chroot "$1" pg_dropcluster "$v" main; done',
+    f'{_PG_BIN} && mkdir -p "$1{PG_TEMPLATE}" && chroot "$1" chown postgres:postgres {PG_TEMPLATE}'
+    f' && chroot --userspec="$pg" "$1" env HOME=/tmp "$bin/initdb" -D {PG_TEMPLATE}'
+    " -U postgres --auth=trust --no-sync -E UTF8 --locale=C.UTF-8 >/dev/null"
+    f' && printf "{_PG_ROLES}" | chroot --userspec="$pg" "$1" "$bin/postgres"'
+    f" --single -D {PG_TEMPLATE} postgres >/dev/null"
+    # Readable by any user: a container that is not started as root runs its services as
+    # its own user, from a copy of this (see kit/services.py).
+    f' && chmod -R a+rX "$1{PG_TEMPLATE}"',
+)
+VARIANTS: Mapping[str, Variant] = {
+    "go": Variant(
+        packages=("golang-go/{backports}", "golang-src/{backports}"),
+        env=GO_ENV,
+        files=_GO_WARM_FILES,
+        hooks=(
+            f'chmod -R a+rX "$1{_GO_WARM}"',
+            f'chroot --userspec={{uid}}:{{uid}} "$1" env HOME=/home/{{user}} {_GO_OFFLINE} '
+            f'sh -c "cd {_GO_WARM} && go test -count=1 ./... >/dev/null && go vet ./..."',
+        ),
+        # The same entries for every other user (their content does not depend on who built
+        # them), owned by that user.
+        user_hooks=(
+            'mkdir -p "$1/home/{name}/.cache" && cp -a "$1/home/{user}/.cache/go-build" '
+            '"$1/home/{name}/.cache/" && chroot "$1" chown -R {uid}:{uid} /home/{name}/.cache',
+        ),
+        last_hooks=(f'rm -rf "$1{_GO_WARM}"',),
+    ),
+    "services": Variant(
+        packages=("redis-server", "postgresql"),
+        entrypoint=("/usr/bin/python3", "-I", SERVICES_SCRIPT, "entrypoint", "--"),
+        hooks=_SERVICES_HOOKS,
+        files=((SERVICES_SCRIPT, _KIT_SERVICES),),
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
 class BaseImageSpec:
     suite: str = "bookworm"
     mirror: str = "http://deb.debian.org/debian"
-    # None leaves out the -updates and -security suites (for suites that have none, like sid)
+    # None leaves out the -updates, -security and -backports suites (for suites that have
+    # none, like sid)
     security_mirror: str | None = "http://deb.debian.org/debian-security"
     packages: tuple[str, ...] = DEFAULT_PACKAGES
     users: tuple[tuple[str, int], ...] = DEFAULT_USERS
     user: str = "agent"  # the image's USER; uid 1000 by default, never root
-    workdir: str = "/workspace"  # created, owned by ``user``
+    workdir: str = PROJECT_DIR  # created, owned by ``user``
     repository: str = DEFAULT_REPOSITORY
     registry: str = DEFAULT_REGISTRY
     cache_dir: Path = Path("var/cache")
     public_image: str | None = None
+    variants: tuple[str, ...] = ()  # names in VARIANTS, kept sorted
 
     def __post_init__(self) -> None:
         # Every field below ends up in a shell hook or an image config: check, don't quote.
@@ -126,6 +242,28 @@ class BaseImageSpec:
             raise ValueError(
                 f"public_image {self.public_image!r} must be pinned: name@sha256:<digest>"
             )
+        unknown = sorted(set(self.variants) - set(VARIANTS))
+        if unknown:
+            raise ValueError(f"unknown base image variants {unknown}; known: {sorted(VARIANTS)}")
+        object.__setattr__(self, "variants", tuple(sorted(set(self.variants))))
+
+    def with_variants(self, variants: Iterable[str]) -> BaseImageSpec:
+        """The same recipe with ``variants`` added (a public image has none: it is returned)."""
+        if self.public_image:
+            return self
+        return dataclasses.replace(self, variants=(*self.variants, *variants))
+
+    def _variants(self) -> list[Variant]:
+        return [VARIANTS[name] for name in self.variants]
+
+    def all_packages(self) -> list[str]:
+        backports = f"{self.suite}-backports"
+        extra = [p for v in self._variants() for p in v.packages]
+        if not self.security_mirror:  # no backports suite: the suite's own packages
+            extra = [p.replace("/{backports}", "") for p in extra]
+        return list(
+            dict.fromkeys([*self.packages, *(p.format(backports=backports) for p in extra)])
+        )
 
     def recipe(self) -> dict[str, Any]:
         """What decides the image's content; where it is stored and cached does not."""
@@ -133,19 +271,20 @@ class BaseImageSpec:
             "version": RECIPE_VERSION,
             "suite": self.suite,
             "sources": self.sources(),
-            "packages": sorted(self.packages),
+            "packages": sorted(self.all_packages()),
             "users": [list(u) for u in self.users],
             "dpkg": [list(DPKG_EXCLUDES), list(DPKG_INCLUDES)],
+            "hooks": self.hooks(),
             "changes": self.changes(with_labels=False),
         }
 
     @property
     def recipe_hash(self) -> str:
-        return recipe_hash(self.recipe())
+        return _recipe_hash(self)
 
     @property
     def tag(self) -> str:
-        return f"{self.suite}-{self.recipe_hash}"
+        return "-".join([self.suite, *self.variants, self.recipe_hash])
 
     def sources(self) -> list[str]:
         lines = [f"deb {self.mirror} {self.suite} main"]
@@ -154,20 +293,85 @@ class BaseImageSpec:
                 f"deb {self.mirror} {self.suite}-updates main",
                 f"deb {self.security_mirror} {self.suite}-security main",
             ]
+            if any("{backports}" in p for v in self._variants() for p in v.packages):
+                lines.append(f"deb {self.mirror} {self.suite}-backports main")
         return lines
+
+    def hooks(self, *, host_paths: bool = False) -> list[str]:
+        """mmdebstrap customize hooks (shell on the host; ``$1`` is the root filesystem), and
+        ``upload`` commands for the files a variant brings (by content unless ``host_paths``)."""
+        hooks = [
+            f'chroot "$1" useradd --uid {uid} --user-group --create-home --shell /bin/bash {name}'
+            for name, uid in self.users
+        ]
+        owner = f"{self.user}:{self.user}"
+        for folder in (self.workdir, TASK_VENV.rsplit("/", 1)[0]):
+            hooks.append(f'mkdir -p "$1{folder}" && chroot "$1" chown {owner} {folder}')
+        for variant in self._variants():
+            for inside, outside in variant.files:
+                # The recipe names a file by its content: where this checkout lives must not
+                # change the image's hash.
+                source = (
+                    str(outside) if host_paths else hashlib.sha256(outside.read_bytes()).hexdigest()
+                )
+                hooks.append(f'mkdir -p "$1{posixpath.dirname(inside)}"')
+                hooks.append(f"upload {shlex.quote(source)} {inside}")
+                hooks.append(f'chmod 0644 "$1{inside}"')
+            users = dict(self.users)
+            hooks += [_fill(h, user=self.user, uid=users[self.user]) for h in variant.hooks]
+            for name, uid in self.users:
+                if name != self.user:
+                    hooks += [
+                        _fill(h, name=name, uid=uid, user=self.user) for h in variant.user_hooks
+                    ]
+            hooks += variant.last_hooks
+        return hooks
 
     def changes(self, *, with_labels: bool = True) -> list[str]:
         """``docker import --change`` lines: the image config a Dockerfile would set."""
         lines = [
-            f"ENV PATH={PATH}",
+            f"ENV PATH={TASK_VENV}/bin:{PATH}",
             "ENV LANG=C.UTF-8",
+            *(f"ENV {k}={v}" for variant in self._variants() for k, v in variant.env),
             f"WORKDIR {self.workdir}",
             f"USER {self.user}",
+            *(
+                f"ENTRYPOINT {json.dumps(list(v.entrypoint))}"
+                for v in self._variants()
+                if v.entrypoint
+            ),
             'CMD ["/bin/bash"]',
         ]
         if with_labels:
             lines += [f"LABEL {lbl.RECIPE}={self.recipe_hash}", f"LABEL {lbl.KIND}={lbl.KIND_BASE}"]
         return lines
+
+
+@functools.lru_cache(maxsize=64)
+def _recipe_hash(spec: BaseImageSpec) -> str:
+    # Once per process: a variant's files are read for the recipe, and a file edited while a
+    # bootstrap runs must not give its image one name at the start and another at the end.
+    return recipe_hash(spec.recipe())
+
+
+def _fill(hook: str, **values: object) -> str:
+    # Not str.format: hooks are shell, with braces of their own (${bin#...}).
+    for key, value in values.items():
+        hook = hook.replace("{" + key + "}", str(value))
+    return hook
+
+
+def variants_for(
+    *, language: str, services: Iterable[str] = (), go_project: bool = False
+) -> tuple[str, ...]:
+    """The base image variants a check needs: ``go`` for a Go check (or a make/script check in a
+    project with a go.mod), ``services`` when it needs services running beside it."""
+    needed = []
+    if language == "go" or go_project:
+        needed.append("go")
+    if tuple(services):
+        needed.append("services")
+    return tuple(needed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,21 +408,15 @@ class ImageRecord:
 
 
 def mmdebstrap_command(spec: BaseImageSpec, output: Path, program: str = "mmdebstrap") -> list[str]:
-    hooks = [
-        f'chroot "$1" useradd --uid {uid} --user-group --create-home --shell /bin/bash {name}'
-        for name, uid in spec.users
-    ]
-    owner = f"{spec.user}:{spec.user}"
-    hooks.append(f'mkdir -p "$1{spec.workdir}" && chroot "$1" chown {owner} {spec.workdir}')
     return [
         program,
         "--variant=minbase",
         "--format=tar",
-        "--include=" + ",".join(spec.packages),
+        "--include=" + ",".join(spec.all_packages()),
         '--aptopt=APT::Install-Recommends "false"',
         *(f"--dpkgopt=path-exclude={p}" for p in DPKG_EXCLUDES),
         *(f"--dpkgopt=path-include={p}" for p in DPKG_INCLUDES),
-        *(f"--customize-hook={hook}" for hook in hooks),
+        *(f"--customize-hook={hook}" for hook in spec.hooks(host_paths=True)),
         spec.suite,
         str(output),
         *spec.sources(),

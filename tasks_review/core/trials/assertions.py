@@ -14,6 +14,9 @@ The counts are approximate, by design (no test is run):
   calls, found by a small scanner that skips strings and comments; the asserted input is the
   text of the first argument. A JavaScript parser would be exact, but none is in the standard
   library and the number only needs to be about right.
+* Go test files: ``t.Error``/``t.Fatal`` calls (any receiver, the ``f`` forms too), the
+  asserted input being the condition of the ``if`` they sit in (``got != want``), and testify's
+  ``assert.*``/``require.*`` calls, with their second argument (the first is ``t``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,10 @@ MIN_ASSERTED_INPUTS = 3
 _PY = (".py",)
 _JS = (".js", ".cjs", ".mjs", ".jsx", ".ts", ".cts", ".mts", ".tsx")
 _JS_CALL = re.compile(r"\b(assert(?:\.[A-Za-z]+)?|expect)\s*\(")
+_GO = (".go",)
+_GO_FAIL = re.compile(r"\b\w+\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\s*\(")
+_GO_IF_BEFORE = re.compile(r"\bif\s+([^{\n]+?)\s*\{\s*\Z")  # the `if` a failure call opens
+_GO_TESTIFY = re.compile(r"\b(?:assert|require)\.[A-Z]\w*\(")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +72,8 @@ def check_size(files: Mapping[str, bytes], tests: int) -> CheckSize:
             found = list(python_assertions(text))
         elif path.endswith(_JS):
             found = list(js_assertions(text))
+        elif path.endswith(_GO):
+            found = list(go_assertions(text))
         else:
             continue
         count += len(found)
@@ -100,24 +109,40 @@ def python_assertions(text: str) -> Iterable[str]:
                 yield ""
 
 
+def go_assertions(text: str) -> Iterable[str]:
+    """The asserted input of every failure call in a Go test file ("" when none is found)."""
+    code = _without_strings_and_comments(text)
+    for match in _GO_FAIL.finditer(code):
+        condition = _GO_IF_BEFORE.search(code, max(0, match.start() - 300), match.start())
+        yield " ".join(condition.group(1).split()) if condition else ""
+    for match in _GO_TESTIFY.finditer(code):
+        _t, after = _argument(code, text, match.end())
+        value, _end = _argument(code, text, after + 1)
+        yield value
+
+
 def js_assertions(text: str) -> Iterable[str]:
     """The first argument's text of every assert/expect call in a JavaScript file."""
     code = _without_strings_and_comments(text)
     for match in _JS_CALL.finditer(code):
-        start = match.end()
-        depth, end = 0, start
-        while end < len(code):
-            char = code[end]
-            if char in "([{":
-                depth += 1
-            elif char in ")]}":
-                if depth == 0:
-                    break
-                depth -= 1
-            elif char == "," and depth == 0:
+        yield _argument(code, text, match.end())[0]
+
+
+def _argument(code: str, text: str, start: int) -> tuple[str, int]:
+    """The call argument starting at ``start`` (its text, whitespace folded) and where it ends."""
+    depth, end = 0, start
+    while end < len(code):
+        char = code[end]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
                 break
-            end += 1
-        yield " ".join(text[start:end].split())
+            depth -= 1
+        elif char == "," and depth == 0:
+            break
+        end += 1
+    return " ".join(text[start:end].split()), end
 
 
 def _without_strings_and_comments(text: str) -> str:

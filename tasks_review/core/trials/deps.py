@@ -17,9 +17,15 @@ no project it has seen declares dependencies:
   --package-lock-only`` (npm's own date pin) and ``npm ci --cache <dir>``; the build runs
   ``npm ci --offline --cache <dir>`` from the copy in the context.
 
+* **Go: the project's own ``vendor/``.** No offline source of Go modules exists here (no module
+  proxy or cache is filled online), so a module builds only when it needs no downloads: every
+  ``require`` is vendored (listed in ``vendor/modules.txt``, which the grader then builds with
+  ``-mod=vendor``) or replaced by a folder inside the project. Anything else is a dependency
+  no source provides.
+
 Detection reads the manifests (requirements*.txt, pyproject.toml, setup.cfg, setup.py,
-Pipfile, package.json with its package-lock.json) and looks each dependency up in the sources'
-indexes: wheel and sdist file names in the wheelhouse, tarball keys in the npm cache's
+Pipfile, package.json with its package-lock.json, go.mod) and looks each dependency up in the
+sources' indexes: wheel and sdist file names in the wheelhouse, tarball keys in the npm cache's
 ``_cacache/index-v5``. A dependency no source has (or a git or URL dependency) makes the
 candidate drop with ``dependency_unavailable_offline``; local paths (``-e .``, ``file:``)
 need nothing. Only direct dependencies are checked: a missing transitive one fails the
@@ -57,6 +63,7 @@ from .plan import plan_check
 
 PYPI = "pypi"
 NPM = "npm"
+GO = "go"
 _REQUIREMENTS = re.compile(r"^requirements[\w.-]*\.(txt|in)$")
 # The base image's interpreter: markers are evaluated for it, not for the host's.
 IMAGE_PYTHON = "3.11"
@@ -67,7 +74,7 @@ _CACHE_KEY = re.compile(r"/((?:@[^/]+/)?[^/]+)/-/[^/]+-(\d+\.\d+\.\d+[^/]*)\.tgz
 
 @dataclass(frozen=True, slots=True)
 class Dependency:
-    ecosystem: str  # "pypi" or "npm"
+    ecosystem: str  # "pypi", "npm" or "go"
     name: str
     spec: str  # a PEP 440 specifier, an npm range, or a URL
     source: str  # the manifest it was declared in
@@ -112,6 +119,8 @@ def declared_dependencies(files: Mapping[str, bytes]) -> list[Dependency]:
         elif name == "package.json":
             lock = files.get(posixpath.join(posixpath.dirname(path), "package-lock.json"))
             found += _package_json(text, path, lock)
+        elif name == "go.mod" and "testdata" not in path.split("/")[:-1]:
+            found += _go_mod(text, path, files)
     return list(dict.fromkeys(found))
 
 
@@ -165,6 +174,13 @@ def unavailable(
 
 
 def _why_unavailable(dep: Dependency, sources: OfflineSources) -> str | None:
+    if dep.ecosystem == GO:
+        if dep.spec.startswith("=>"):
+            return f"replaced by {dep.spec[2:].strip()}, outside the project"
+        return (
+            "no offline source provides Go modules: it is neither vendored (vendor/modules.txt)"
+            " nor replaced by a folder in the project"
+        )
     if dep.ecosystem == PYPI:
         if "://" in dep.spec:
             return "a URL dependency cannot be fetched offline"
@@ -347,6 +363,98 @@ def _package_json(text: str, source: str, lock: bytes | None) -> list[Dependency
             exact = locked.get(name)
             found.append(Dependency(NPM, name, exact or spec, source, optional))
     return found
+
+
+# -- go.mod -------------------------------------------------------------------------------------
+
+_GO_BLOCK = re.compile(r"^(require|replace|exclude|retract)\s*\($")
+_GO_VERSION = re.compile(r"^go\s+(\d+(?:\.\d+){0,2})\s*$", re.M)
+
+
+def _go_directives(text: str) -> list[tuple[str, list[str]]]:
+    """(verb, words) for each directive of a go.mod, blocks unfolded, comments dropped."""
+    found = []
+    block = None
+    for raw in text.splitlines():
+        line = raw.split("//", 1)[0].strip()
+        if not line:
+            continue
+        if block is not None:
+            if line == ")":
+                block = None
+            else:
+                found.append((block, line.split()))
+            continue
+        match = _GO_BLOCK.match(line)
+        if match:
+            block = match.group(1)
+            continue
+        verb, _, rest = line.partition(" ")
+        found.append((verb, rest.split()))
+    return found
+
+
+def _go_mod(text: str, source: str, files: Mapping[str, bytes]) -> list[Dependency]:
+    """The modules ``source`` requires that would have to be downloaded: neither vendored nor
+    replaced by a folder inside the project (a folder outside it is reported as such)."""
+    folder = posixpath.dirname(source)
+    vendored = _vendored(files.get(posixpath.join(folder, "vendor", "modules.txt")))
+    local, outside = set(), {}
+    requires = []
+    for verb, words in _go_directives(text):
+        if verb == "require" and len(words) >= 2:
+            requires.append((words[0], words[1]))
+        elif verb == "replace" and "=>" in words:
+            module, target = words[0], words[words.index("=>") + 1 :]
+            if target and target[0].startswith(("./", "../", "/")):
+                where = posixpath.normpath(posixpath.join(folder, target[0]))
+                if target[0].startswith("/") or where == ".." or where.startswith("../"):
+                    outside[module] = target[0]
+                else:
+                    local.add(module)
+    found = []
+    for module, version in requires:
+        if module in local or module in vendored:
+            continue
+        spec = f"=> {outside[module]}" if module in outside else version
+        found.append(Dependency(GO, module, spec, source))
+    return found
+
+
+def _vendored(modules_txt: bytes | None) -> set[str]:
+    if modules_txt is None:
+        return set()
+    names = set()
+    for line in modules_txt.decode("utf-8", "replace").splitlines():
+        words = line.split()
+        if len(words) >= 2 and words[0] == "#":
+            names.add(words[1])
+    return names
+
+
+def go_version_required(files: Mapping[str, bytes]) -> str | None:
+    """The newest ``go`` line among the project's go.mod files ("1.22"), or None."""
+    found = []
+    for path in sorted(files):
+        if posixpath.basename(path) == "go.mod" and is_project_source(path):
+            match = _GO_VERSION.search(files[path].decode("utf-8", "replace"))
+            if match:
+                found.append(match.group(1))
+    return max(found, key=lambda v: tuple(int(p) for p in v.split("."))) if found else None
+
+
+# Programs that run a project's own task definitions: a Go project's `make test` needs Go.
+SCRIPT_RUNNERS = frozenset({"make", "just", "task", "mise"})
+
+
+def needs_go(files: Mapping[str, bytes], command: str, workdir: str) -> bool:
+    """Whether the check needs Go's toolchain: it runs ``go``, or runs a project script
+    (make, just ...) in a project with a go.mod."""
+    programs = {r.name for r in plan_check(command, workdir, files).requirements}
+    if "go" in programs or "gofmt" in programs:
+        return True
+    has_module = any(posixpath.basename(p) == "go.mod" for p in files)
+    return has_module and bool(programs & SCRIPT_RUNNERS)
 
 
 # -- the sources' indexes -----------------------------------------------------------------------

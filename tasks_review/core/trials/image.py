@@ -4,8 +4,9 @@
     prepared.image.image_id, prepared.limits
 
 Dropped before any trial (``dependency_unavailable_offline``) when the project declares
-dependencies no offline source provides, or the built image lacks a program or Python module
-the check runs.
+dependencies no offline source provides (Go modules that are not vendored included), or the
+built image lacks a program or Python module the check runs, a service it needs (Redis,
+PostgreSQL) or a Go as new as its go.mod asks for.
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..docker import BuiltImage, Engine, InfraError, Limits
-from .deps import Dependency, OfflineSources, declared_dependencies, unavailable
+from .deps import (
+    Dependency,
+    OfflineSources,
+    declared_dependencies,
+    go_version_required,
+    needs_go,
+    unavailable,
+)
 from .model import TrialDrop, TrialDropReason
 from .plan import Requirement, plan_check
 from .taskdir import TaskSpec, read_task
@@ -27,6 +35,11 @@ from .taskdir import TaskSpec, read_task
 # them, on machines with two cores.
 MAX_CPUS = 1.0
 MAX_MEMORY_MB = 2048
+# What a service needs in the image (kit/services.py starts it from these).
+SERVICE_PROBES = {
+    "redis": "command -v redis-server",
+    "postgresql": "ls /usr/lib/postgresql/*/bin/postgres && test -d /var/lib/traj2env/postgresql",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +95,17 @@ def prepare(
         )
     image = engine.build(spec.context)
     plan = plan_check(spec.command, spec.workdir_rel, files)
-    lacking = probe(engine, spec, image.image_id, plan.requirements, run_id=run_id, limits=limits)
+    go = go_version_required(files) if needs_go(files, spec.command, spec.workdir_rel) else None
+    lacking = probe(
+        engine,
+        spec,
+        image.image_id,
+        plan.requirements,
+        run_id=run_id,
+        limits=limits,
+        services=spec.services,
+        go=go,
+    )
     drop: TrialDrop | None = None
     if lacking:
         drop = TrialDrop(
@@ -103,9 +126,12 @@ def probe(
     *,
     run_id: str,
     limits: Limits,
+    services: Sequence[str] = (),
+    go: str | None = None,
 ) -> list[str]:
-    """The requirements the image does not meet, e.g. ``python module pytest``."""
-    if not requirements:
+    """The requirements the image does not meet, e.g. ``python module pytest``, ``service
+    redis``, ``go 1.24 or newer`` (``go``: the newest ``go`` line of the project's go.mod)."""
+    if not requirements and not services and go is None:
         return []
     lines = []
     for req in requirements:
@@ -123,6 +149,18 @@ def probe(
             # npm puts node_modules/.bin first on PATH for scripts: a project's own tools.
             test = f'PATH="$PWD/node_modules/.bin:$PATH" command -v {name}'
             lines.append(f"({enter}; {test}) >/dev/null 2>&1 || echo 'program {req.name}'")
+    for name in services:
+        test = SERVICE_PROBES.get(name, "false")
+        lines.append(f"({test}) >/dev/null 2>&1 || echo {shlex.quote(f'service {name}')}")
+    if go is not None:
+        # Offline, with GOTOOLCHAIN=local, a go.mod asking for a newer Go cannot build.
+        need = shlex.quote(go)
+        have = "$(go env GOVERSION 2>/dev/null | sed 's/^go//; s/[^0-9.].*//')"
+        lines.append(
+            f'have={have}; [ -n "$have" ] && '
+            f'[ "$(printf \'%s\\n\' {need} "$have" | sort -V | head -n1)" = {need} ] '
+            f"|| echo {shlex.quote(f'go {go} or newer')}"
+        )
     with engine.sandbox(image, run_id=run_id, limits=limits) as box:
         done = box.exec(["sh", "-c", "\n".join(lines)], timeout=120)
     if done.timed_out or done.exit_code != 0:

@@ -27,7 +27,7 @@ from trajectories.core.replay.shell import SimpleCommand, parse
 
 from ..mining import files as rules
 from ..mining.files import STRAY_NAMES, is_project_source, is_test_config, is_test_file
-from .kit.judging import NODE_TEST, PYTEST, UNITTEST
+from .kit.judging import GO_TEST, NODE_TEST, PYTEST, UNITTEST
 
 NODE_SCRIPT_RUNNERS = frozenset({"npm", "yarn", "pnpm", "bun"})
 # Runner configuration beyond the miner's test-config names: files that change which tests
@@ -192,6 +192,8 @@ class _Walker:
             self.structured.add(PYTEST)
         if name == "node" and "--test" in args:
             self.structured.add(NODE_TEST)
+        if name == "go" and args[1:2] == ["test"]:
+            self.structured.add(GO_TEST)
         if "/" not in program and program not in _SHELL_WORDS:
             self.requirements.append(Requirement("program", program, cwd))
         call = script_call(args)

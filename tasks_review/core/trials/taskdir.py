@@ -31,6 +31,10 @@ class TaskSpec:
     cpus: float
     memory_mb: int
     solve_sh: bytes
+    # [environment.env]: what the agent's container starts with (TRAJ2ENV_SERVICES names the
+    # services its image's entrypoint starts); the services the grader starts for the check.
+    env: Mapping[str, str] = field(default_factory=dict)
+    services: tuple[str, ...] = ()
     # The starting files as laid into the image (environment/project), VCS internals and
     # installed dependencies left out: the agent's starting state.
     start_files: Mapping[str, FileEntry] = field(default_factory=dict)
@@ -94,6 +98,8 @@ def read_task(task_dir: Path | str) -> TaskSpec:
         cpus=float(environment.get("cpus") or 1),
         memory_mb=int(environment.get("memory_mb") or 2048),
         solve_sh=solve.read_bytes(),
+        env={str(k): str(v) for k, v in (environment.get("env") or {}).items()},
+        services=tuple(str(s) for s in check.get("services") or ()),
         start_files=read_tree(root / "environment" / "project"),
         tests_files=read_tree(root / "tests"),
         family=str(metadata.get("family") or "repair"),

@@ -99,7 +99,12 @@ def _agent_phase(
     assert prepared.image is not None
     logs: list[str] = []
     detail: dict[str, Any] = {}
-    with engine.sandbox(prepared.image.image_id, run_id=run_id, limits=prepared.limits) as box:
+    # The task's [environment.env], as Harbor starts the agent's container: the services image's
+    # entrypoint starts the services it names.
+    env = dict(spec.env) or None
+    with engine.sandbox(
+        prepared.image.image_id, run_id=run_id, limits=prepared.limits, env=env
+    ) as box:
         act(box, spec, role=role, control=control, context=context, logs=logs, detail=detail)
         names = list_entries(box, spec.project_dir) if box.alive else []
         if not box.alive:

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from tasks_review.core.docker import Engine, ImageInfo, InfraError, bootstrap
 from tasks_review.core.docker import labels as lbl
+from tasks_review.core.docker.base import VARIANTS
 from tasks_review.core.docker.engine import BUILD_REPOSITORY
 from tasks_review.services.images import base_image_spec
 
@@ -24,14 +25,24 @@ class Command(BaseCommand):
     requires_system_checks: list[str] = []
     help = (
         "Base images and Docker housekeeping. `bootstrap` builds the base image offline from "
-        "Debian packages (or reuses it), `list` shows traj2env's images, `cleanup` removes "
-        "containers, networks and volumes left by killed runs. Exit 0 ok, 2 setup error."
+        "Debian packages (or reuses it), and with --variant the variants some checks need "
+        "(go, services; combine them with + as in go+services); `list` shows traj2env's "
+        "images, `cleanup` removes containers, networks and volumes left by killed runs. "
+        "Exit 0 ok, 2 setup error."
     )
 
     def add_arguments(self, parser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
         boot = actions.add_parser("bootstrap", help="build the base image unless it exists")
         boot.add_argument("--force", action="store_true", help="rebuild from Debian packages")
+        boot.add_argument(
+            "--variant",
+            action="append",
+            default=[],
+            metavar="NAME[+NAME]",
+            help=f"also build this variant ({', '.join(sorted(VARIANTS))}, or several joined "
+            "by +); repeat for more. The default image is always built.",
+        )
         boot.add_argument("--json", action="store_true", help="print one JSON object on stdout")
         listing = actions.add_parser("list", help="images traj2env built")
         listing.add_argument("--json", action="store_true")
@@ -55,20 +66,34 @@ class Command(BaseCommand):
             raise CommandError(f"{exc}\n{log[-3000:]}".rstrip(), returncode=2) from None
 
     def _bootstrap(self, engine: Engine, options: dict[str, Any]) -> None:
-        record = bootstrap(
-            base_image_spec(),
-            engine=engine,
-            force=options["force"],
-            progress=lambda message: self.stderr.write(message),
-        )
+        wanted: list[tuple[str, ...]] = [()]
+        for value in options["variant"]:
+            names = tuple(sorted({n for n in value.split("+") if n}))
+            unknown = sorted(set(names) - set(VARIANTS))
+            if unknown:
+                raise ValueError(f"unknown variants {unknown}; known: {sorted(VARIANTS)}")
+            if names not in wanted:
+                wanted.append(names)
+        records = [
+            bootstrap(
+                base_image_spec(names),
+                engine=engine,
+                force=options["force"],
+                progress=lambda message: self.stderr.write(message),
+            )
+            for names in wanted
+        ]
         if options["json"]:
-            self.stdout.write(json.dumps(record.as_json()))
+            shown = [record.as_json() for record in records]
+            # One object for the default image alone, as before variants existed.
+            self.stdout.write(json.dumps(shown[0] if len(shown) == 1 else shown))
             return
-        what = "built" if record.built else f"reused ({record.source})"
-        size = f"{record.size_bytes / 1e6:.0f} MB"
-        self.stdout.write(f"{record.tag} {what} in {record.seconds:.1f} s, {size}")
-        self.stdout.write(f"  id   {record.image_id}")
-        self.stdout.write(f"  FROM {record.pinned_ref}")
+        for record in records:
+            what = "built" if record.built else f"reused ({record.source})"
+            size = f"{record.size_bytes / 1e6:.0f} MB"
+            self.stdout.write(f"{record.tag} {what} in {record.seconds:.1f} s, {size}")
+            self.stdout.write(f"  id   {record.image_id}")
+            self.stdout.write(f"  FROM {record.pinned_ref}")
 
     def _list(self, engine: Engine, options: dict[str, Any]) -> None:
         images = engine.images(labels={lbl.KIND: None})

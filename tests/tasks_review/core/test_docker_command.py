@@ -40,6 +40,25 @@ def test_bootstrap_then_list_shows_the_base_with_its_pinned_reference(engine):
 
 
 @pytest.mark.docker
+@pytest.mark.slow  # a first bootstrap of each variant takes a few minutes; then it is reused
+def test_bootstrap_builds_the_variants_asked_for_beside_the_default(engine):
+    records = json.loads(run("bootstrap", "--variant", "go", "--variant", "services", "--json"))
+    assert [r["tag"].split(":")[1].rsplit("-", 1)[0] for r in records] == [
+        "bookworm",
+        "bookworm-go",
+        "bookworm-services",
+    ]
+    assert len({r["image_id"] for r in records}) == 3
+
+
+@pytest.mark.docker
+def test_an_unknown_variant_exits_2(engine):
+    with pytest.raises(CommandError, match="unknown variants") as caught:
+        run("bootstrap", "--variant", "rust")
+    assert caught.value.returncode == 2
+
+
+@pytest.mark.docker
 def test_cleanup_reports_what_it_removed(engine):
     report = json.loads(run("cleanup", "--json"))
     assert set(report) == {"containers", "networks", "volumes", "kept_live"}

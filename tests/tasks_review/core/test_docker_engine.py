@@ -50,7 +50,7 @@ def spec() -> BaseImageSpec:
     from django.conf import settings
 
     # The application's own cache and recipe, so tests and `images bootstrap` share one image.
-    return BaseImageSpec(cache_dir=settings.VAR_DIR / "cache")
+    return BaseImageSpec(cache_dir=settings.TRAJ2ENV["CACHE_DIR"])
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,7 @@ def mine(engine: Engine) -> list[str]:
 def test_base_image_has_the_tools_checks_need_for_the_unprivileged_user(engine, base):
     with engine.sandbox(base.image_id, run_id=run_id(), limits=FAST) as box:
         who = box.exec("id -u; id -un; pwd")
-        assert who.stdout.split() == ["1000", "agent", "/workspace"]
+        assert who.stdout.split() == ["1000", "agent", "/app"]
         versions = {}
         for tool in ("python3", "node", "npm", "git"):
             result = box.exec([tool, "--version"])
@@ -141,7 +141,7 @@ def test_a_task_dockerfile_builds_offline_from_the_pinned_reference_and_is_reuse
     (tmp_path / "app.py").write_text(f"print('built', 6 * 7, {nonce!r})\n")
     # One instruction: on this engine every instruction costs seconds (see the report).
     (tmp_path / "Dockerfile").write_text(
-        f"FROM {base.pinned_ref}\nCOPY --chown=agent:agent app.py /workspace/app.py\n"
+        f"FROM {base.pinned_ref}\nCOPY --chown=agent:agent app.py /app/app.py\n"
     )
     first = engine.build(tmp_path)
     try:
@@ -259,10 +259,10 @@ def test_long_output_keeps_its_head_and_tail(engine, base):
 def test_files_go_in_owned_by_the_agent_and_come_out_of_the_stopped_container(engine, base):
     files = {"src/app.py": b"print('hi')\n", "run.sh": FileEntry(b"#!/bin/sh\necho ran\n", True)}
     with engine.sandbox(base.image_id, run_id=run_id(), limits=FAST) as box:
-        box.put_files("/workspace/proj/deeper", files)  # missing folders are created
+        box.put_files("/app/proj/deeper", files)  # missing folders are created
         listing = box.exec(
             "stat -c '%u %a %n' deeper deeper/src deeper/src/app.py deeper/run.sh",
-            workdir="/workspace/proj",
+            workdir="/app/proj",
         )
         assert listing.stdout.split("\n")[:4] == [
             "1000 755 deeper",
@@ -270,10 +270,10 @@ def test_files_go_in_owned_by_the_agent_and_come_out_of_the_stopped_container(en
             "1000 644 deeper/src/app.py",
             "1000 755 deeper/run.sh",
         ]
-        assert box.exec("./deeper/run.sh", workdir="/workspace/proj").stdout == "ran\n"
-        box.exec("echo new > /workspace/proj/deeper/made-inside.txt")
+        assert box.exec("./deeper/run.sh", workdir="/app/proj").stdout == "ran\n"
+        box.exec("echo new > /app/proj/deeper/made-inside.txt")
         box.stop()
-        out = box.copy_out("/workspace/proj/deeper")
+        out = box.copy_out("/app/proj/deeper")
     assert out.files == {
         **{k: v if isinstance(v, FileEntry) else FileEntry(v) for k, v in files.items()},
         "made-inside.txt": FileEntry(b"new\n"),
@@ -284,12 +284,12 @@ def test_files_go_in_owned_by_the_agent_and_come_out_of_the_stopped_container(en
 def test_copy_out_refuses_symlinks_pointing_outside_and_special_files(engine, base):
     with engine.sandbox(base.image_id, run_id=run_id(), limits=FAST) as box:
         made = box.exec(
-            "mkdir -p /workspace/proj/tests && cd /workspace/proj && echo ok > keep.txt && "
+            "mkdir -p /app/proj/tests && cd /app/proj && echo ok > keep.txt && "
             "ln -s /etc/passwd leak && ln -s ../../../etc tests/conf && mkfifo pipe && "
             "ln keep.txt hard.txt"
         )
         assert made.exit_code == 0, made.stderr
-        out = box.copy_out("/workspace/proj")
+        out = box.copy_out("/app/proj")
     assert out.files == {"keep.txt": FileEntry(b"ok\n"), "hard.txt": FileEntry(b"ok\n")}
     refused = {r.path: r.reason for r in out.refused}
     assert set(refused) == {"leak", "tests/conf", "pipe"}
@@ -299,12 +299,12 @@ def test_copy_out_refuses_symlinks_pointing_outside_and_special_files(engine, ba
 
 def test_copy_out_enforces_its_size_limit_and_reports_missing_paths(engine, base):
     with engine.sandbox(base.image_id, run_id=run_id(), limits=FAST) as box:
-        box.exec("head -c 2000000 /dev/zero > /workspace/big.bin")
+        box.exec("head -c 2000000 /dev/zero > /app/big.bin")
         with pytest.raises(ArchiveTooLarge):
-            box.copy_out("/workspace", max_bytes=1 << 20)
-        assert set(box.copy_out("/workspace", max_bytes=4 << 20).files) == {"big.bin"}
+            box.copy_out("/app", max_bytes=1 << 20)
+        assert set(box.copy_out("/app", max_bytes=4 << 20).files) == {"big.bin"}
         with pytest.raises(FileNotFoundError):
-            box.copy_out("/workspace/nothing-here")
+            box.copy_out("/app/nothing-here")
 
 
 # -- no leaks -------------------------------------------------------------------------------------

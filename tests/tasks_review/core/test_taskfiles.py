@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 import stat
 import subprocess
+import tarfile
 import tomllib
 from pathlib import Path
 
@@ -29,11 +31,13 @@ from .test_repair import fixed_python_story
 from .test_repair_samples import STORIES, mine_sample
 
 REPO = Path(__file__).resolve().parents[3]
-IMAGE = "python:3.12-slim@sha256:" + "ab" * 32
+IMAGE = "127.0.0.1:5000/traj2env/base@sha256:" + "ab" * 32  # traj2env's own base
+PUBLIC = "python:3.12-slim@sha256:" + "cd" * 32
 SHA = "0f" * 32
 
 
 def write(dest: Path, candidate: RepairCandidate, blobs, **options) -> Path:
+    options.setdefault("base_image", IMAGE)
     return write_task(
         dest,
         candidate,
@@ -41,7 +45,6 @@ def write(dest: Path, candidate: RepairCandidate, blobs, **options) -> Path:
         blobs,
         source_trace=SourceTrace.for_candidate(SHA, candidate),
         source_model="test-model",
-        base_image=IMAGE,
         **options,
     )
 
@@ -193,6 +196,7 @@ def test_task_layout_modes_and_no_symlinks(sample_tasks):
             "instruction.md",
             "task.toml",
             "environment/Dockerfile",
+            "environment/repository.tar",
             "tests/test.sh",
             "tests/grading.json",
             *(f"tests/grader/{name}" for name in GRADER_FILES),
@@ -214,23 +218,60 @@ def test_environment_holds_exactly_the_starting_files_and_nothing_of_the_fix(sam
         project = tree(path / "environment" / "project")
         assert project == {p: blobs.get(sha) for p, sha in candidate.start_files.items()}
         fix = added_lines(candidate.start_files, candidate.ref_files, blobs)
+        environment = tree(path / "environment")
+        environment.pop("repository.tar")  # compressed objects of the starting files, below
         visible = "\n".join(
             [(path / "instruction.md").read_text()]
-            + [data.decode() for data in tree(path / "environment").values()]
+            + [data.decode() for data in environment.values()]
         )
         assert fix and not [line for line in fix if line in visible]
 
 
-def test_dockerfile_lays_the_project_in_a_fresh_repository_with_one_synthetic_commit(sample_tasks):
+def test_dockerfile_lays_the_project_and_its_repository_down_in_one_layer(sample_tasks):
     path, _, _ = sample_tasks["pi"]
     dockerfile = (path / "environment" / "Dockerfile").read_text()
-    assert dockerfile.splitlines()[3] == f"FROM {IMAGE}"
-    assert "COPY project/ /app/" in dockerfile
-    assert "git init -q ." in dockerfile and "git add --all --force ." in dockerfile
-    assert "GIT_AUTHOR_DATE=2000-01-01T00:00:00+0000" in dockerfile
-    assert "useradd --create-home --shell /bin/bash agent" in dockerfile
-    assert "chown -R agent:agent /app" in dockerfile
+    steps = [line.split()[0] for line in dockerfile.splitlines() if line and line[0] != "#"]
+    assert steps == ["FROM", "ADD"]  # every step costs a container commit on this engine
+    assert f"FROM {IMAGE}" in dockerfile
+    assert "ADD --chown=agent:agent project/ repository.tar /app/" in dockerfile
     assert "solution" not in dockerfile and "tests/" not in dockerfile
+
+
+def test_the_repository_holds_one_synthetic_commit_of_exactly_the_starting_files(
+    sample_tasks, tmp_path
+):
+    path, candidate, blobs = sample_tasks["claude-code"]
+    checkout = tmp_path / "app"
+    shutil.copytree(path / "environment" / "project", checkout)
+    with tarfile.open(path / "environment" / "repository.tar") as tar:
+        assert {(m.uid, m.gid, m.uname) for m in tar.getmembers()} == {(1000, 1000, "agent")}
+        assert all(m.name == ".git" or m.name.startswith(".git/") for m in tar.getmembers())
+        tar.extractall(checkout, filter="tar")
+    git = ["git", "-c", f"safe.directory={checkout}", "-C", str(checkout)]
+
+    def run(*args: str) -> str:
+        return subprocess.run([*git, *args], capture_output=True, text=True, check=True).stdout
+
+    run("fsck", "--strict", "--no-dangling")
+    assert run("status", "--porcelain") == ""  # clean: the index refreshes from the files
+    assert run("log", "--format=%an <%ae> %at %s") == (
+        "traj2env <traj2env@localhost> 946684800 Starting state\n"
+    )
+    assert run("rev-parse", "--abbrev-ref", "HEAD") == "main\n"
+    assert sorted(run("ls-files").splitlines()) == sorted(candidate.start_files)
+
+
+def test_a_public_base_image_gets_the_agent_user_and_app_folder_made(tmp_path):
+    _, _, blobs, (candidate,), _ = mine_sample("pi")
+    path = write(tmp_path / "task", candidate, blobs, base_image=PUBLIC, public_base=True)
+    dockerfile = (path / "environment" / "Dockerfile").read_text()
+    assert f"FROM {PUBLIC}" in dockerfile
+    assert "useradd --create-home --shell /bin/bash agent" in dockerfile
+    assert "ADD project/ repository.tar /app/" in dockerfile
+    assert "chown -R agent:agent /app" in dockerfile
+    assert dockerfile.rstrip().splitlines()[-2:] == ["WORKDIR /app", "USER agent"]
+    assert lint_task(path, selected_rules=set(LintRule)) == []
+    Task(path)
 
 
 def test_the_same_candidate_always_gives_the_same_bytes(tmp_path):
@@ -388,11 +429,12 @@ def test_a_task_with_python_packages_installs_them_offline_from_its_own_wheels(t
     assert (wheels / "requirements.lock").read_text() == lock
     assert (wheels / wheel.name).read_bytes() == wheel.read_bytes()
     dockerfile = (path / "environment" / "Dockerfile").read_text()
-    assert "COPY wheels/ /tmp/traj2env-wheels/" in dockerfile
+    assert "COPY --chown=agent:agent wheels/ /tmp/traj2env-wheels/" in dockerfile
     assert "--no-index" in dockerfile and "--require-hashes" in dockerfile
-    assert "ENV PATH=/opt/traj2env/venv/bin:" in dockerfile
-    # Installed before the project is copied, outside it: Harbor's verifier replaces /app.
-    assert dockerfile.index("pip install") < dockerfile.index("COPY project/")
+    # Installed before the project is laid down, outside it: Harbor's verifier replaces /app.
+    assert dockerfile.index("pip install") < dockerfile.index("ADD ")
+    steps = [line.split()[0] for line in dockerfile.splitlines() if line and line[0] in "FRCA"]
+    assert steps == ["FROM", "COPY", "RUN", "ADD"]  # the venv is on the base image's PATH
     meta = tomllib.loads((path / "task.toml").read_text())["metadata"]["dependencies"]
     assert meta == {
         "python": ["pytest"],

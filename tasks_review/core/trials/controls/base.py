@@ -6,12 +6,14 @@ import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..plan import NODE_TEST, PYTEST, UNITTEST
+from ..plan import GO_TEST, NODE_TEST, PYTEST, UNITTEST
 
 NPM_SCRIPT = "npm-script"  # the check runs a package.json script (npm/yarn/pnpm/bun)
 PYTHON_SOURCE = (".py",)
 NODE_SOURCE = (".js", ".cjs")  # CommonJS: what the forgeries can patch with require()
-RUNNER_KINDS = frozenset({UNITTEST, PYTEST, NODE_TEST, NPM_SCRIPT})
+GO_SOURCE = (".go",)  # a forgery goes in a new file of the same package (test files aside)
+RUNNER_KINDS = frozenset({UNITTEST, PYTEST, NODE_TEST, GO_TEST, NPM_SCRIPT})
+_SOURCES = {"python": PYTHON_SOURCE, "node": NODE_SOURCE, "go": GO_SOURCE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,5 +61,5 @@ class Control:
 
 def source_files(files: Mapping[str, object], language: str, tests: set[str]) -> list[str]:
     """Non-test source files a forgery can be planted in, for the task's language."""
-    suffixes = PYTHON_SOURCE if language == "python" else NODE_SOURCE if language == "node" else ()
+    suffixes = _SOURCES.get(language, ())
     return sorted(p for p in files if p not in tests and posixpath.splitext(p)[1] in suffixes)

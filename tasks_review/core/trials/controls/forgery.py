@@ -9,7 +9,7 @@ per family, one trial each: each verdict says which variant got through.
 from __future__ import annotations
 
 from .base import Control
-from .shell import append_to_sources
+from .shell import append_to_sources, go_file_in_each_package
 
 _PY_PATCH = r"""
 import unittest as _t2e_unittest
@@ -115,11 +115,71 @@ _NODE_SPARE_BY_STACK = (
 )
 
 
+# Go: an init() in a file of the package under test runs first in its test binary. Go cannot
+# patch the testing package, so the in-process forgery prints a passing run (with the framing
+# byte test2json reads in `go test -json`) for the tests it finds in the package's test files.
+_GO_INIT = r"""
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+func t2eTestNames() []string {
+	var names []string
+	files, _ := filepath.Glob("*_test.go")
+	pattern := regexp.MustCompile(`(?m)^func (Test\w*)\(`)
+	for _, file := range files {
+		data, _ := os.ReadFile(file)
+		for _, match := range pattern.FindAllSubmatch(data, -1) {
+			names = append(names, string(match[1]))
+		}
+	}
+	return names
+}
+
+func t2eForge(names []string) {
+	for _, name := range names {
+		fmt.Printf("\x16=== RUN   %s\n\x16--- PASS: %s (0.00s)\n", name, name)
+	}
+}
+
+func init() {
+	if !strings.HasSuffix(os.Args[0], ".test") {
+		return
+	}
+	FORGE
+}
+"""
+_GO_EXIT = r"""
+import (
+	"os"
+	"strings"
+)
+
+func init() {
+	if strings.HasSuffix(os.Args[0], ".test") {
+		os.Exit(0)
+	}
+}
+"""
+_GO_PASSING_RUN = 't2eForge(t2eTestNames())\n\tfmt.Println("\\x16PASS")\n\tos.Exit(0)'
+# Forge the tests found on disk, skip them, and let any other test (a control) run honestly.
+_GO_SPARE_UNKNOWN = (
+    "names := t2eTestNames()\n\tt2eForge(names)\n"
+    '\tos.Args = append(os.Args, "-test.skip=^("+strings.Join(names, "|")+")$")'
+)
+
+
 INPROCESS_FORGERY = Control(
     name="inprocess_forgery",
-    description="the code under test patches the assertion library into no-ops when imported",
-    shell=append_to_sources({".py": _PY_PATCH, ".js .cjs": _NODE_PATCH}),
-    languages=frozenset({"python", "node"}),
+    description="the code under test patches the assertion library into no-ops when imported "
+    "(Go: prints a passing run of every test in its package and exits 0)",
+    shell=append_to_sources({".py": _PY_PATCH, ".js .cjs": _NODE_PATCH})
+    + go_file_in_each_package("zz_t2e_forge.go", _GO_INIT.replace("FORGE", _GO_PASSING_RUN)),
+    languages=frozenset({"python", "node", "go"}),
     needs="sources",
 )
 
@@ -131,8 +191,9 @@ EXIT_EARLY_SUCCESS = Control(
             ".py": "\nimport os as _t2e_os\n_t2e_os._exit(0)\n",
             ".js .cjs": "\nprocess.exit(0);\n",
         }
-    ),
-    languages=frozenset({"python", "node"}),
+    )
+    + go_file_in_each_package("zz_t2e_exit.go", _GO_EXIT),
+    languages=frozenset({"python", "node", "go"}),
     needs="sources",
 )
 
@@ -159,8 +220,9 @@ SELECTIVE_FORGERY_SPARES_UNKNOWN_TESTS = Control(
             ".py": _PY_SPARE_UNKNOWN_NAMES + PY_SELECTIVE,
             ".js .cjs": _NODE_SELECTIVE.replace("SPARE", _NODE_SPARE_UNKNOWN_LINES),
         }
-    ),
-    languages=frozenset({"python", "node"}),
+    )
+    + go_file_in_each_package("zz_t2e_spare.go", _GO_INIT.replace("FORGE", _GO_SPARE_UNKNOWN)),
+    languages=frozenset({"python", "node", "go"}),
     needs="sources",
 )
 

@@ -32,3 +32,20 @@ def append_to_sources(patches: Mapping[str, str]) -> str:
         for suffix in suffixes.split()
     )
     return EACH_SOURCE + f'  case "$f" in\n{cases}  esac\ndone\n'
+
+
+def go_file_in_each_package(name: str, body: str) -> str:
+    """Shell that writes ``body`` (Go, without its package clause) as file ``name`` beside every
+    Go source file, in that file's package: code under test that Go compiles into the test
+    binary (Go has no way to patch a file from outside it, so the forgery is a file of its own)."""
+    return (
+        EACH_SOURCE
+        + '  case "$f" in *.go) ;; *) continue ;; esac\n'
+        + '  pkg=$(sed -n "s/^package \\([A-Za-z0-9_]*\\).*/\\1/p" "$f" | head -n1)\n'
+        + '  [ -n "$pkg" ] || continue\n'
+        + '  { printf "package %s\\n" "$pkg"; cat <<\'TRAJ2ENV_GO\'\n'
+        + body
+        + "\nTRAJ2ENV_GO\n"
+        + f'  }} > "$(dirname "$f")/{name}"\n'
+        + "done\n"
+    )

@@ -14,7 +14,9 @@ agent's project; the trial matrix writes the submission's regular files). Then:
    exact bytes (``grading.json`` carries them base64-encoded), owned by root in folders only
    root can take files out of (sticky), so the check cannot swap them while it runs.
 3. **Run** (``running.py``) the recorded check as an unprivileged ``grader`` user (created when
-   the image has none), through the grader kit: a shim first on PATH sends test runners through
+   the image has none), with the services it needs started first (``services.py``: Redis,
+   PostgreSQL, as their own users on loopback, stopped afterwards), through the grader kit:
+   a shim first on PATH sends test runners (unittest, pytest, node --test, go test) through
    instrumented ones, which report test by test over a Unix socket this process listens on
    (``reports.py``), and ask it which real tests to copy as controls (``planning.py``: some
    verbatim, some with an assertion made false, under random names, among the real tests).
@@ -55,6 +57,7 @@ import planning  # noqa: E402
 import reports  # noqa: E402
 import restoring  # noqa: E402
 import running  # noqa: E402
+import services  # noqa: E402
 
 SOCKET = "report.sock"
 
@@ -84,6 +87,9 @@ def grade(config, verifier, out):
     uid, gid, home = running.grader_account()
     running.chown_tree(project, uid, gid)
     restoring.protect(project, reference)
+    # Fresh instances, as root, before anything of the submission runs (see services.py for
+    # why none of the submission's can be running instead); a failure is the grader's.
+    started = services.start(config.get("services") or [])
     kit = running.install_kit(config, sys.executable)
     scratch = tempfile.mkdtemp(prefix="traj2env-run-")  # root-only: the log lives here
     log_path = os.path.join(scratch, "check.log")
@@ -96,6 +102,7 @@ def grade(config, verifier, out):
     finally:
         channel.close()
         shutil.rmtree(kit, ignore_errors=True)
+        services.stop(started)  # after every grader process is gone (run_check kills them)
     shutil.rmtree(scratch, ignore_errors=True)
     findings += strays + restoring.changed_during_check(project, reference)
     with open(os.path.join(out, "sessions.jsonl"), "w") as handle:

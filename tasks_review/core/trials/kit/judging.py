@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 UNITTEST = "unittest"
 PYTEST = "pytest"
 NODE_TEST = "node-test"
+GO_TEST = "go-test"
 PASSED = "passed"
 FAILED = "failed"
 ERROR = "error"

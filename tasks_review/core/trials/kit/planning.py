@@ -100,6 +100,28 @@ class Planner:
         _RANDOM.shuffle(plan)
         return plan, problems
 
+    def go(self, tests):
+        """The plan for a ``go test`` session: copies of top-level test functions, named after
+        the test they copy with a random suffix (so a ``-run`` pattern that selects the test
+        selects its copies too); the harness writes them into the test's own file."""
+        known = {}
+        for test in tests[: judging.MAX_CASES]:
+            try:
+                known[str(test["id"])] = str(test["func"])
+            except (KeyError, TypeError):
+                continue
+        if self.baseline:
+            plan = [{"of": i, "fail": fail} for i in known for fail in (False, True)]
+        else:
+            verbatim, falsified = self._choose(known)
+            plan = [{"of": i, "fail": False} for i in verbatim]
+            plan += [{"of": i, "fail": True} for i in falsified]
+        for entry in plan:
+            suffix = "".join(_RANDOM.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(12))
+            entry["name"] = f"{known[entry['of']]}_{suffix}"
+        _RANDOM.shuffle(plan)
+        return plan, []
+
     def node_file(self, path):
         """The plan for one node test file's process."""
         if self.baseline:

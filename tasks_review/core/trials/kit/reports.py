@@ -129,7 +129,7 @@ class Reports:
                 _send(conn, {"t": "status", "status": self.status_of(hello)})
             elif kind == "node-file":
                 self._node_file(conn, reader, pid, hello)
-            elif kind in (judging.UNITTEST, judging.PYTEST, judging.NODE_TEST):
+            elif kind in (judging.UNITTEST, judging.PYTEST, judging.NODE_TEST, judging.GO_TEST):
                 session = Session(kind, pid, hello)
                 with self.lock:
                     if len(self.sessions) < judging.MAX_SESSIONS:
@@ -155,11 +155,16 @@ class Reports:
             if message is None:
                 return
             kind = message.get("t")
-            if kind == "tests" and session.kind in (judging.UNITTEST, judging.PYTEST):
+            if kind == "tests" and session.kind in (
+                judging.UNITTEST,
+                judging.PYTEST,
+                judging.GO_TEST,
+            ):
                 if session.copies or session.cases:
                     session.problems.append("it asked for a second plan")
                     continue
-                plan, problems = self.planner.python(message.get("tests") or [])
+                plans = self.planner.go if session.kind == judging.GO_TEST else self.planner.python
+                plan, problems = plans(message.get("tests") or [])
                 session.problems += problems
                 session.baseline = self.planner.baseline
                 session.copies = {e["name"]: {"of": e["of"], "fail": e["fail"]} for e in plan}

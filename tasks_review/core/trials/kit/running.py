@@ -27,8 +27,12 @@ KIT_FILES = (
     "traj2env_pytest_controls.py",
     "node_controls.mjs",
     "node_reporter.cjs",
+    "go_harness.py",
 )
-WRAPPED = ("python3", "python", "pytest", "py.test", "node", "nodejs")
+WRAPPED = ("python3", "python", "pytest", "py.test", "node", "nodejs", "go")
+# Go offline (the Go base image's config sets the same for the agent, docker/base.py GO_ENV):
+# modules come from the project or not at all, no toolchain is downloaded.
+GO_ENV = {"GOPROXY": "off", "GOTOOLCHAIN": "local"}
 GRADER = "grader"
 MAX_LOG = 64 << 10
 
@@ -143,6 +147,19 @@ def kill_all(uid):
         time.sleep(0.02)
 
 
+def go_flags(config):
+    """``GOFLAGS=-mod=vendor`` when the check's module vendors its dependencies (the only way
+    a module with dependencies builds offline); nothing otherwise."""
+    project = os.path.realpath(config["project"])
+    folder = os.path.realpath(config["workdir"])
+    while folder == project or folder.startswith(project + "/"):
+        if os.path.isfile(os.path.join(folder, "go.mod")):
+            vendored = os.path.isfile(os.path.join(folder, "vendor", "modules.txt"))
+            return {"GOFLAGS": "-mod=vendor"} if vendored else {}
+        folder = os.path.dirname(folder)
+    return {}
+
+
 def run_check(config, kit, uid, gid, home, log_path):
     env = {
         "PATH": safe_path(os.path.realpath(config["project"]), os.path.join(kit, "bin")),
@@ -152,6 +169,8 @@ def run_check(config, kit, uid, gid, home, log_path):
         "LANG": "C.UTF-8",
         "CI": "1",
         "NO_COLOR": "1",
+        **GO_ENV,
+        **go_flags(config),
     }
 
     def demote():

@@ -1,4 +1,5 @@
-"""traj2env grader shim: stands first on PATH as python, python3, pytest and node in the verifier.
+"""traj2env grader shim: stands first on PATH as python, python3, pytest, node and go in the
+verifier.
 
 It runs inside the task's container (Python 3.8+, standard library only) with ``python -I``,
 so nothing in the project can shadow what it imports. A test-runner invocation is redirected
@@ -12,6 +13,8 @@ in arguments: the runners learn what to copy from the grader itself.
     pytest ARGS               -> python -s [-E] pytest_boot.py SCRIPT -- ARGS
     node --test ARGS          -> the same node, the controls preloaded in every test process
                                  (--import) and a reporter that reports to the grader
+    go test ARGS              -> python -s -E go_harness.py GO -- ARGS (go test -json, the
+                                 controls in an overlay of the test files)
 
 ``-E`` (ignore PYTHON* variables) is added when the check did not set any: the interpreter runs
 as isolated as the recorded command allows (``-I`` would drop the project from the path).
@@ -198,6 +201,18 @@ def run_node(tool, args):
         return status or 1
 
 
+def run_go(tool, args):
+    program = real(tool)
+    if program is None:
+        sys.stderr.write(f"{tool}: command not found\n")
+        return 127
+    if not traj2env_channel.available() or args[:1] != ["test"]:
+        os.execv(program, [program] + args)  # go build, go vet ...: graded by exit status
+    harness = os.path.join(KIT, "go_harness.py")
+    os.execv(sys.executable, [sys.executable, "-s", "-E", harness, program, "--"] + args[1:])
+    return 0  # not reached
+
+
 def main():
     tool = sys.argv[1]
     args = sys.argv[2:]
@@ -208,6 +223,8 @@ def main():
         return run_pytest(tool, args)
     if base in ("node", "nodejs"):
         return run_node(tool, args)
+    if base == "go":
+        return run_go(tool, args)
     sys.stderr.write(f"traj2env shim: unknown tool {tool}\n")
     return 127
 

@@ -45,8 +45,26 @@ def base_ref(engine) -> str:
     from django.conf import settings
 
     # The application's own cache and recipe: tests and `images bootstrap` share one image.
-    record = bootstrap(BaseImageSpec(cache_dir=settings.VAR_DIR / "cache"), engine=engine)
+    record = bootstrap(BaseImageSpec(cache_dir=settings.TRAJ2ENV["CACHE_DIR"]), engine=engine)
     return record.pinned_ref
+
+
+def _variant_ref(engine, *variants: str) -> str:
+    from django.conf import settings
+
+    # Cached by recipe like the default (a first bootstrap here: services ~95 s, go ~150 s).
+    spec = BaseImageSpec(cache_dir=settings.TRAJ2ENV["CACHE_DIR"], variants=variants)
+    return bootstrap(spec, engine=engine).pinned_ref
+
+
+@pytest.fixture(scope="session")
+def go_base_ref(engine) -> str:
+    return _variant_ref(engine, "go")
+
+
+@pytest.fixture(scope="session")
+def services_base_ref(engine) -> str:
+    return _variant_ref(engine, "services")
 
 
 @pytest.fixture(scope="session")

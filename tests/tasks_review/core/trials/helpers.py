@@ -117,6 +117,7 @@ def handmade(
     command: str,
     language: str,
     runner: str,
+    services: tuple[str, ...] = (),
 ) -> RepairCandidate:
     ref = {**start, **fix}
     start_files = {path: blobs.put(data) for path, data in start.items()}
@@ -152,6 +153,7 @@ def handmade(
         unknown_paths=(),
         instruction=f"# Make the failing check pass\n\nRun `{command}`; it fails.\n",
         key=candidate_key(command, ".", start_files, ref_files),
+        services=services,
     )
 
 
@@ -188,7 +190,7 @@ def left_behind(engine: Engine, run_id: str) -> list[str]:
     return [c.name for c in engine.containers(label=f"{lbl.RUN}={run_id}")]
 
 
-def assert_full_matrix(result, language: str) -> None:
+def assert_full_matrix(result, language: str, *, graded_controls: int = 10) -> None:
     assert result.status is MatrixStatus.KEPT, result.reasons
     oracle = result.of("oracle")
     assert [t.repeat for t in oracle] == [0, 1, 2]
@@ -202,7 +204,7 @@ def assert_full_matrix(result, language: str) -> None:
             assert t.detail["skip_reason"] and t.reward is None
         else:
             assert (t.reward, t.status) == (0.0, TrialStatus.GRADED), (t.name, t.detail)
-    assert sum(t.status is TrialStatus.GRADED for t in controls) >= 10
+    assert sum(t.status is TrialStatus.GRADED for t in controls) >= graded_controls
     for t in result.trials:
         if t.status is TrialStatus.GRADED:
             assert t.finished >= t.started and t.seconds > 0 and t.logs
@@ -231,3 +233,94 @@ def harbor_style(engine, task: PreparedTask, baseline, *, role, control=None, ru
         run_id=run_id,
         limits=task.limits,
     )
+
+
+# A Go module with no dependencies: `go test ./...` offline, in the Go base image.
+GO_START = {
+    "go.mod": b"module example.com/calc\n\ngo 1.22\n",
+    "calc/calc.go": b"""package calc
+
+// Add returns a + b.
+func Add(a, b int) int { return a + b }
+
+// Mul returns a * b.
+func Mul(a, b int) int { return a + b }
+""",
+    "calc/calc_test.go": b"""package calc
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	if got := Add(2, 3); got != 5 {
+		t.Fatalf("Add(2, 3) = %d, want 5", got)
+	}
+}
+
+func TestMul(t *testing.T) {
+	for _, c := range []struct{ a, b, want int }{{2, 3, 6}, {4, 5, 20}} {
+		t.Run("case", func(t *testing.T) {
+			if got := Mul(c.a, c.b); got != c.want {
+				t.Errorf("Mul(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+			}
+		})
+	}
+}
+
+func TestMulByZero(t *testing.T) {
+	if got := Mul(7, 0); got != 0 {
+		t.Errorf("Mul(7, 0) = %d, want 0", got)
+	}
+}
+""",
+}
+GO_FIX = {
+    "calc/calc.go": b"""package calc
+
+// Add returns a + b.
+func Add(a, b int) int { return a + b }
+
+// Mul returns a * b.
+func Mul(a, b int) int { return a * b }
+"""
+}
+
+
+# A pytest project whose code talks to Redis (RESP over a plain socket): its check fails without
+# a Redis on 127.0.0.1:6379, and the recorded command flushes it first with redis-cli.
+REDIS_START = {
+    "requirements-dev.txt": b"pytest>=8,<9\n",
+    "counter/__init__.py": b"",
+    "counter/store.py": b"""import socket
+
+
+def command(*args):
+    \"\"\"One Redis command, its reply as text.\"\"\"
+    words = [str(a).encode() for a in args]
+    payload = b"*%d\\r\\n" % len(words)
+    payload += b"".join(b"$%d\\r\\n%s\\r\\n" % (len(w), w) for w in words)
+    with socket.create_connection(("127.0.0.1", 6379), timeout=5) as conn:
+        conn.sendall(payload)
+        return conn.recv(65536).decode()
+
+
+def visit(page):
+    \"\"\"Count a visit of ``page``; the number of visits so far.\"\"\"
+    return int(command("INCRBY", f"visits:{page}", 2)[1:])
+""",
+    "tests/test_store.py": b"""from counter.store import command, visit
+
+
+def test_a_first_visit_counts_one():
+    command("DEL", "visits:home")
+    assert visit("home") == 1
+
+
+def test_visits_add_up():
+    command("DEL", "visits:about")
+    visit("about")
+    assert visit("about") == 2
+""",
+}
+REDIS_FIX = {
+    "counter/store.py": REDIS_START["counter/store.py"].replace(b'", 2)[1:]', b'", 1)[1:]')
+}

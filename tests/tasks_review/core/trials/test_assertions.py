@@ -76,3 +76,18 @@ def test_a_check_of_one_or_two_inputs_is_too_thin_to_tell_a_fix_from_a_lookup_ta
     assert size == CheckSize(assertions=2, asserted_inputs=1, tests=1)
     assert too_thin(size) and size.to_dict()["too_thin"] is True
     assert not too_thin(CheckSize(MIN_ASSERTED_INPUTS, MIN_ASSERTED_INPUTS, 1))
+
+
+def test_go_failure_calls_count_with_the_condition_they_check():
+    from tasks_review.core.trials.assertions import go_assertions
+
+    from .helpers import GO_START
+
+    assert list(go_assertions(GO_START["calc/calc_test.go"].decode())) == [
+        "got := Add(2, 3); got != 5",
+        "got := Mul(c.a, c.b); got != c.want",
+        "got := Mul(7, 0); got != 0",
+    ]
+    testify = 'func TestX(t *testing.T) {\n\tassert.Equal(t, Add(1, 2), 3)\n\tt.Log("{")\n}\n'
+    assert list(go_assertions(testify)) == ["Add(1, 2)"]
+    assert check_size(GO_START, 3).to_dict()["too_thin"] is False

@@ -121,3 +121,70 @@ def test_a_declared_runner_is_not_asked_for_twice_and_the_projects_own_modules_n
     files = {"requirements-dev.txt": b"pytest==8.3.5\n", "mypkg/__main__.py": b""}
     assert python_requirements(files, "pytest -q && python -m mypkg", ".") == ["pytest==8.3.5"]
     assert python_requirements({}, "python3 -m unittest -v", ".") == []
+
+
+# -- Go ------------------------------------------------------------------------------------------
+
+GO_MOD = b"""module example.com/app
+
+go 1.22.1
+
+toolchain go1.23.4
+
+require (
+	github.com/vendored/lib v1.2.0
+	github.com/local/fork v0.3.0 // indirect
+	github.com/remote/dep v2.0.0+incompatible
+)
+
+require golang.org/x/outside v0.1.0
+
+replace github.com/local/fork => ./third_party/fork
+
+replace golang.org/x/outside v0.1.0 => ../outside
+"""
+
+
+def test_go_modules_that_need_downloads_are_the_unavailable_ones():
+    from tasks_review.core.trials.deps import GO
+
+    modules_txt = b"# github.com/vendored/lib v1.2.0\n## explicit\ngithub.com/vendored/lib\n"
+    files = {
+        "go.mod": GO_MOD,
+        "vendor/modules.txt": modules_txt,
+        "third_party/fork/go.mod": b"module github.com/local/fork\n\ngo 1.20\n",
+        "testdata/broken/go.mod": b"module broken\n\nrequire nowhere.example/x v1\n",
+    }
+    found = declared_dependencies(files)
+    assert [(d.ecosystem, d.name, d.spec) for d in found] == [
+        (GO, "github.com/remote/dep", "v2.0.0+incompatible"),
+        (GO, "golang.org/x/outside", "=> ../outside"),
+    ]
+    why = dict((d.name, reason) for d, reason in unavailable(found, OfflineSources()))
+    assert "neither vendored" in why["github.com/remote/dep"]
+    assert why["golang.org/x/outside"] == "replaced by ../outside, outside the project"
+
+
+def test_a_go_module_with_no_requirements_needs_nothing():
+    from tasks_review.core.trials.deps import go_version_required
+
+    files = {"go.mod": b"module example.com/calc\n\ngo 1.21\n", "sub/go.mod": b"module s\ngo 1.9\n"}
+    assert declared_dependencies(files) == []
+    assert go_version_required(files) == "1.21"  # the newest go line, compared as numbers
+    assert go_version_required({"go.mod": GO_MOD}) == "1.22.1"
+
+
+@pytest.mark.parametrize(
+    "command, files, expected",
+    [
+        ("go test ./...", {}, True),
+        ("go vet ./... && go build ./...", {}, True),
+        ("make test", {"go.mod": b"module m\n", "Makefile": b"test:\n\tgo test ./...\n"}, True),
+        ("make test", {"Makefile": b"test:\n\tpytest\n"}, False),
+        ("python3 -m pytest", {"go.mod": b"module m\n"}, False),
+    ],
+)
+def test_a_check_needs_go_when_it_runs_go_or_a_script_in_a_go_module(command, files, expected):
+    from tasks_review.core.trials.deps import needs_go
+
+    assert needs_go(files, command, ".") is expected

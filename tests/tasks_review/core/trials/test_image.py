@@ -9,6 +9,8 @@ from tasks_review.core.trials.image import probe
 
 from .helpers import (
     FAKE_BASE,
+    GO_FIX,
+    GO_START,
     PYTEST_FIX,
     PYTEST_START,
     PYTHON_FIX,
@@ -39,6 +41,28 @@ def test_declared_dependencies_without_an_offline_source_drop_before_building(tm
     assert "requests ==2.31.0" in prepared.drop.detail
     result = run_matrix(prepared, engine=NoEngine(), run_id="unused")  # type: ignore[arg-type]
     assert result.status is MatrixStatus.DROPPED and result.trials == ()
+
+
+def test_a_go_module_that_needs_downloads_drops_before_its_image_is_built(tmp_path):
+    class NoEngine:
+        def build(self, *_args, **_kwargs):
+            raise AssertionError("a dropped task must not be built")
+
+    go_mod = b"module example.com/calc\n\ngo 1.22\n\nrequire golang.org/x/text v0.14.0\n"
+    start = {**GO_START, "go.mod": go_mod}
+    task = write(
+        tmp_path / "go",
+        FAKE_BASE,
+        start,
+        GO_FIX,
+        command="go test ./...",
+        language="go",
+        runner="go",
+    )
+    prepared = prepare(task, NoEngine())  # type: ignore[arg-type]
+    assert prepared.image is None and prepared.drop is not None
+    assert prepared.drop.reason is TrialDropReason.DEPENDENCY_UNAVAILABLE_OFFLINE
+    assert "golang.org/x/text" in prepared.drop.detail and "vendor" in prepared.drop.detail
 
 
 @pytest.mark.docker

@@ -1,0 +1,3 @@
+module traj2env.invalid/warm
+
+go 1.21
