@@ -145,33 +145,51 @@ class SecretInReference(TaskWriteError):
 
 @dataclass(frozen=True, slots=True)
 class SourceTrace:
-    """Where the task came from: the source file's hash and the steps of the repair."""
+    """Where the task came from: the source file's hash and the steps of the repair; the
+    other recordings of the same session (``twins``: a session log's ATIF copy) and the user's
+    clone the start was laid over (``clone``: its commit and how it was found), when any."""
 
     sha256: str
     fail_step_id: Any
     pass_step_id: Any
     fail_command_index: int
     pass_command_index: int
+    twins: tuple[str, ...] = ()
+    clone: Mapping[str, str] | None = None
 
     @classmethod
-    def for_candidate(cls, sha256: str, candidate: RepairCandidate) -> SourceTrace:
+    def for_candidate(
+        cls,
+        sha256: str,
+        candidate: RepairCandidate,
+        *,
+        twins: tuple[str, ...] = (),
+        clone: Mapping[str, str] | None = None,
+    ) -> SourceTrace:
         return cls(
             sha256=sha256,
             fail_step_id=candidate.fail_step_id,
             pass_step_id=candidate.pass_step_id,
             fail_command_index=candidate.fail_command_index,
             pass_command_index=candidate.pass_command_index,
+            twins=twins,
+            clone=clone,
         )
 
     def to_dict(self) -> dict[str, Any]:
         def plain(value: Any) -> Any:
             return value if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
-        return {
+        trace: dict[str, Any] = {
             "sha256": self.sha256,
             "steps": [plain(self.fail_step_id), plain(self.pass_step_id)],
             "commands": [self.fail_command_index, self.pass_command_index],
         }
+        if self.twins:
+            trace["twins"] = list(self.twins)
+        if self.clone:
+            trace["clone"] = dict(self.clone)
+        return trace
 
 
 def write_task(

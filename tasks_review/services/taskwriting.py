@@ -73,6 +73,19 @@ def image_variants(mined: RepairCandidate, blobs: DbBlobs) -> tuple[str, ...]:
     )
 
 
+def _source_trace(candidate: Candidate, mined: RepairCandidate) -> SourceTrace:
+    trajectory = candidate.trajectory
+    clone = (candidate.payload or {}).get("clone") or {}
+    return SourceTrace.for_candidate(
+        trajectory.source.sha256,
+        mined,
+        twins=tuple(s.sha256 for s in trajectory.twin_sources.order_by("id")),
+        clone={"commit": clone["commit"], "how": clone.get("how", "")}
+        if clone.get("commit")
+        else None,
+    )
+
+
 def candidate_write_task(
     *, candidate: Candidate, destination: Path, task_name: str, base_image: str
 ) -> bool:
@@ -105,7 +118,7 @@ def candidate_write_task(
             mined,
             mined.instruction,
             blobs,
-            source_trace=SourceTrace.for_candidate(trajectory.source.sha256, mined),
+            source_trace=_source_trace(candidate, mined),
             source_model=trajectory.model_name or None,
             base_image=base_image,
             task_name=f"traj2env/{task_name}",  # Harbor names tasks org/name

@@ -3,6 +3,7 @@ a session whose fix patches a file the log never showed is kept over the user's 
 
 import json
 import subprocess
+import tarfile
 import tomllib
 from pathlib import Path
 
@@ -134,10 +135,18 @@ def test_a_clone_backed_session_whose_fix_touches_an_unseen_file_is_kept(docker_
     assert laid == set(story.files)
     assert not list(task.rglob(".git"))
     assert (project / "src/slugify.js").read_text() == story.files["src/slugify.js"]
-    assert (
-        'commit -q --no-verify --allow-empty -m "Starting state"'
-        in (task / "environment" / "Dockerfile").read_text()
+    unpacked = tmp_path / "repository"
+    with tarfile.open(task / "environment" / "repository.tar") as tar:
+        tar.extractall(unpacked, filter="data")
+    log = subprocess.run(
+        ["git", "-C", str(unpacked), "log", "--format=%s"], capture_output=True, text=True
     )
-    assert tomllib.loads((task / "task.toml").read_text())["metadata"]["family"] == "repair"
+    assert log.stdout.splitlines() == ["Starting state"]  # one synthetic commit, no history
+    metadata = tomllib.loads((task / "task.toml").read_text())["metadata"]
+    assert metadata["family"] == "repair"
+    assert metadata["repo2env"]["source_trace"]["clone"] == {
+        "commit": story.start,
+        "how": "recorded by the session",
+    }
     report = json.loads((tmp_path / "out-clone" / "report.json").read_text())
     assert report["summary"]["clones"] == {"overlaid": 1, "not_overlaid": 0}

@@ -114,6 +114,27 @@ def sample_tasks(tmp_path_factory) -> dict[str, tuple[Path, RepairCandidate, Mem
     return written
 
 
+def test_the_source_trace_lists_the_sessions_other_recordings_and_the_clone_it_was_laid_on(
+    tmp_path,
+):
+    _, _, blobs, (candidate,), _ = mine_sample("claude-code")
+    trace = SourceTrace.for_candidate(
+        SHA, candidate, twins=("1a" * 32,), clone={"commit": "c0ffee" * 6 + "c0ff", "how": "time"}
+    )
+    path = write_task(
+        tmp_path / "task",
+        candidate,
+        candidate.instruction,
+        blobs,
+        source_trace=trace,
+        source_model=None,
+        base_image=IMAGE,
+    )
+    recorded = Task(path).config.metadata["repo2env"]["source_trace"]
+    assert recorded["sha256"] == SHA and recorded["twins"] == ["1a" * 32]
+    assert recorded["clone"] == {"commit": "c0ffee" * 6 + "c0ff", "how": "time"}
+
+
 @pytest.mark.parametrize("fmt", sorted(STORIES))
 def test_sample_task_loads_with_harbors_task_model(sample_tasks, fmt):
     path, candidate, _ = sample_tasks[fmt]
