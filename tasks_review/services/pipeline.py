@@ -416,8 +416,9 @@ def _drop_row(
         status=Candidate.Status.DROPPED,
         language=drop.language[:20],
         check_command=drop.command,
-        fail_step=drop.fail_step_index,
-        pass_step=drop.pass_step_index,
+        # a drop of no pair of runs (miner_failed) has no steps
+        fail_step=drop.fail_step_index if drop.fail_step_index >= 0 else None,
+        pass_step=drop.pass_step_index if drop.pass_step_index >= 0 else None,
         drop_stage=drop.stage,
         drop_reason=str(drop.reason),
         drop_detail=drop.detail,

@@ -16,6 +16,7 @@ instruction's frame), ``turns`` a trajectory as the user's requests and what fol
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -23,7 +24,7 @@ from trajectories.core.blobs import BlobStore
 from trajectories.core.replay import ReplayResult, StateIndex
 
 from ..mining.candidate import RepairCandidate
-from ..mining.drops import Drop
+from ..mining.drops import Drop, DropReason
 from ..mining.repair import PROJECT_DIR, find_repair_candidates
 from .build import find_build_candidates
 from .common import Asks
@@ -58,17 +59,38 @@ def mine(
     in the order asked. LLM families are skipped when ``llm`` is None."""
     candidates: list[RepairCandidate] = []
     drops: list[Drop] = []
-    for family in families:
-        if family == "repair":
-            found, dropped = find_repair_candidates(
-                replay, index, blobs, atif, project_dir=project_dir
-            )
-        elif llm is None or family not in FINDERS:
+    for position, family in enumerate(families):
+        if family != "repair" and (llm is None or family not in FINDERS):
             continue
-        else:
-            found, dropped = FINDERS[family](
-                replay, index, blobs, atif, llm=llm, project_dir=project_dir
-            )
+        try:
+            if family == "repair":
+                found, dropped = find_repair_candidates(
+                    replay, index, blobs, atif, project_dir=project_dir
+                )
+            else:
+                found, dropped = FINDERS[family](
+                    replay, index, blobs, atif, llm=llm, project_dir=project_dir
+                )
+        except Exception as exc:  # one family's bug must not lose the run's other work
+            drops.append(_failed(family, position, exc))
+            continue
         candidates += found
         drops += dropped
     return candidates, drops
+
+
+def _failed(family: str, position: int, exc: Exception) -> Drop:
+    where = traceback.extract_tb(exc.__traceback__)[-1:]
+    at = f" at {where[0].filename.rsplit('/', 2)[-1]}:{where[0].lineno}" if where else ""
+    # Negative indices: no pair of runs, and one such drop per family of a trajectory.
+    return Drop(
+        family=family,
+        stage="mine",
+        reason=DropReason.MINER_FAILED,
+        detail=f"{type(exc).__name__}: {exc}{at}"[:2000],
+        fail_command_index=-1 - position,
+        pass_command_index=-1 - position,
+        fail_step_index=-1,
+        pass_step_index=-1,
+        command="",
+    )

@@ -67,6 +67,10 @@ class DropReason(StrEnum):
     # oracle writes or in a reference file the grader restores; those keep their exact bytes,
     # so the secret cannot be redacted without changing the task (taskfiles.SecretInReference).
     SECRET_IN_REFERENCE = "secret_in_reference"
+    # A family's miner raised on this trajectory (a shape it does not expect): the trajectory's
+    # other families, and every other trajectory, are mined as usual; the detail names the error
+    # and where it was raised, for a bug report.
+    MINER_FAILED = "miner_failed"
 
     # -- the LLM families (build, extend, qa): their one call gave no usable answer ------------
     # No answer within TRAJ2ENV_LLM_TIMEOUT_SECONDS.

@@ -298,6 +298,7 @@ def test_every_reason_code_is_stable_and_documented():
         "start_too_large",
         "path_escapes_root",
         "secret_in_reference",
+        "miner_failed",
         "check_manifest_unseen",
         "service_unavailable",
         "dependency_unavailable_offline",

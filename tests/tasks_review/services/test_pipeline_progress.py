@@ -45,3 +45,26 @@ def test_progress_carries_the_runs_counts_as_they_grow(tmp_path):
     assert mined[0] == 0 and mined[-1] == 4 and mined == sorted(mined)
     assert [e.counts["written"] for e in events if e.stage == "write"][-1] == 4
     assert events[-1].counts["trajectories"] == 4
+
+
+def test_a_miner_that_raises_on_one_trajectory_is_a_drop_and_the_run_goes_on(tmp_path, monkeypatch):
+    from tasks_review.core.mining import repair
+    from tasks_review.models import Candidate, PipelineRun
+
+    real = repair.find_repair_candidates
+    calls = []
+
+    def flaky(replay, *args, **kwargs):
+        calls.append(replay.root)
+        if len(calls) == 1:
+            raise ValueError("an unexpected shape")
+        return real(replay, *args, **kwargs)
+
+    monkeypatch.setattr("tasks_review.core.families.find_repair_candidates", flaky)
+    run_samples(tmp_path, [])
+    run = PipelineRun.objects.get()
+    assert run.status == PipelineRun.Status.DONE
+    [failed] = Candidate.objects.filter(drop_reason="miner_failed")
+    assert failed.drop_detail.startswith("ValueError: an unexpected shape at ")
+    assert (failed.fail_step, failed.pass_step) == (None, None)
+    assert run.counts["written"] == 3  # the other three samples
