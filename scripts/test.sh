@@ -35,7 +35,7 @@ markers_and() { if [ -n "$marker" ]; then echo "($marker) and ($1)"; else echo "
 run_pytest() {
   # 5 is "no test selected": a narrowing -m may leave one of the runs empty.
   local rc=0
-  "$PY" -m pytest "$@" || rc=$?
+  "$PY" -m pytest --durations=25 "$@" || rc=$?
   [ "$rc" = 5 ] && rc=0
   return "$rc"
 }

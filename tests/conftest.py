@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,16 @@ def people(db, settings):
 def as_annotator(client, people):
     client.force_login(people.alice)
     return client
+
+
+@pytest.fixture
+def ctrl_c():
+    """SIGINT raises KeyboardInterrupt in the test, as Ctrl-C at a terminal does: a shell without
+    job control starts its background commands with SIGINT ignored, and Python then leaves it
+    ignored (a CI runner may well start the suite that way)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture

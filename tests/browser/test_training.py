@@ -47,9 +47,13 @@ def test_seed_choose_tasks_evaluate_and_drill_down_to_the_stepper(
 
     page.click("text=Repair the code behind a failing test")
     page.wait_for_url("**/training/behaviours/failing-test-repair/")
-    page.fill("input[name=q]", "repair-")
+    # The page already lists the three: wait for the filtered list itself, or a late swap of it
+    # would undo the boxes ticked below.
+    with page.expect_response(lambda response: "q=repair-" in response.url):
+        page.fill("input[name=q]", "repair-")
     page.wait_for_function(
-        "() => document.querySelectorAll('[id$=-choosable] input[name=candidate]').length === 3"
+        "() => !document.querySelector('.htmx-request, .htmx-settling, .htmx-swapping')"
+        " && document.querySelectorAll('[id$=-choosable] input[name=candidate]').length === 3"
     )
     for task in tasks:
         page.check(f"#choose-{task.pk}")

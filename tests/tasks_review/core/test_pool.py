@@ -152,7 +152,7 @@ def test_a_failing_on_cancel_does_not_hide_why_the_pool_stopped():
         )
 
 
-def test_an_interrupt_while_waiting_cancels_and_is_raised_again():
+def test_an_interrupt_while_waiting_cancels_and_is_raised_again(ctrl_c):
     main = threading.main_thread().ident
     assert main is not None and threading.get_ident() == main
     ledger = Ledger()

@@ -262,7 +262,7 @@ def test_an_ungraded_trial_leaves_the_candidate_ungraded_unless_something_reject
 
 
 @pytest.mark.docker
-def test_an_interrupted_run_leaves_no_container(engine, prepared):
+def test_an_interrupted_run_leaves_no_container(engine, prepared, ctrl_c):
     task = prepared["python"]
     run_id = new_run_id()
     baseline = check_in_image(task, engine=engine, run_id=run_id)
@@ -296,7 +296,9 @@ def test_an_interrupted_run_leaves_no_container(engine, prepared):
 
 
 @pytest.mark.docker
-def test_an_interrupted_parallel_run_stops_at_once_and_leaves_no_container(engine, prepared):
+def test_an_interrupted_parallel_run_stops_at_once_and_leaves_no_container(
+    engine, prepared, ctrl_c
+):
     run_id = new_run_id()
     main = threading.main_thread().ident
     assert main is not None
