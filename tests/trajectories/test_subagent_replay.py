@@ -3,12 +3,11 @@ the subagent's edits; a parent replayed before its subagent arrived is replayed 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.claude_code_log import Log as ClaudeCodeLog
 from trajectories import replay_reads as reads
 from trajectories import services
 from trajectories.models import Replay, Trajectory
@@ -23,57 +22,8 @@ FIXED = "def add(a, b):\n    return a + b\n"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 
 
-class Log:
-    """A Claude Code JSONL log written line by line, as Claude Code writes it."""
-
-    def __init__(self, *, agent_id: str | None = None) -> None:
-        self.agent_id = agent_id
-        self.lines: list[dict[str, Any]] = []
-
-    def _line(self, kind: str, message: dict[str, Any], **extra: Any) -> None:
-        n = len(self.lines) + 1
-        line = {
-            "parentUuid": self.lines[-1]["uuid"] if self.lines else None,
-            "isSidechain": self.agent_id is not None,
-            "userType": "external",
-            "cwd": CWD,
-            "sessionId": PARENT,
-            "version": "2.1.0",
-            "type": kind,
-            "message": message,
-            "uuid": f"{self.agent_id or 'p'}-{n:04d}",
-            "timestamp": f"2026-03-01T10:{n:02d}:00.000Z",
-            **extra,
-        }
-        if self.agent_id:
-            line["agentId"] = self.agent_id
-        self.lines.append(line)
-
-    def user(self, text: str) -> Log:
-        self._line("user", {"role": "user", "content": text})
-        return self
-
-    def call(
-        self,
-        call_id: str,
-        name: str,
-        args: dict[str, Any],
-        out: str,
-        *,
-        error: bool = False,
-        raw: dict[str, Any] | None = None,
-    ) -> Log:
-        use = {"type": "tool_use", "id": call_id, "name": name, "input": args}
-        message = {"role": "assistant", "model": "claude-sonnet-4-5", "content": [use]}
-        self._line("assistant", message)
-        result = {"type": "tool_result", "tool_use_id": call_id, "content": out, "is_error": error}
-        self._line("user", {"role": "user", "content": [result]}, toolUseResult=raw or out)
-        return self
-
-    def save(self, path: Path) -> Path:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(json.dumps(line) + "\n" for line in self.lines))
-        return path
+def Log(*, agent_id: str | None = None) -> ClaudeCodeLog:  # noqa: N802 (reads as the class)
+    return ClaudeCodeLog(session_id=PARENT, cwd=CWD, agent_id=agent_id)
 
 
 def write_pair(folder: Path) -> tuple[Path, Path]:
