@@ -269,6 +269,11 @@ TRAJ2ENV = {
     "RESERVATION_MINUTES": env_int("TRAJ2ENV_RESERVATION_MINUTES", 15, minimum=1),
     # How often a running job stamps its row; a row silent for 4 beats belongs to a dead worker.
     "HEARTBEAT_SECONDS": env_int("TRAJ2ENV_HEARTBEAT_SECONDS", 30, minimum=1),
+    # Every few minutes each app queues again the jobs a broker lost (trajectories.redelivery:
+    # Redis hands a job out once, so a killed worker's row would wait for ever), at most this
+    # many rows of a kind per sweep. The schedule is written at migrate.
+    "REDELIVER_MINUTES": env_int("TRAJ2ENV_REDELIVER_MINUTES", 2, minimum=1),
+    "REDELIVER_LIMIT": env_int("TRAJ2ENV_REDELIVER_LIMIT", 50, minimum=1),
     # Where bootstrap keeps the base image's rootfs tarball and its loopback registry's storage.
     "CACHE_DIR": Path(os.environ.get("TRAJ2ENV_CACHE_DIR") or VAR_DIR / "cache"),
     # The registry that gives locally built base images a pinned digest (loopback by default;

@@ -17,3 +17,12 @@ class TasksReviewConfig(AppConfig):
         post_migrate.connect(sync_role_permissions, sender=self, dispatch_uid="traj2env-roles")
         # Every django-q2 worker process, as it starts (and when respawned after a death).
         post_spawn.connect(docker_worker_started, dispatch_uid="traj2env-docker-worker-started")
+        # The schedule of the sweep that queues the jobs a broker lost again.
+        from trajectories.redelivery import on_migrate
+
+        post_migrate.connect(
+            on_migrate("tasks_review.tasks.redeliver_job", self.name),
+            sender=self,
+            dispatch_uid="traj2env-redeliver-tasks_review",
+            weak=False,
+        )

@@ -14,10 +14,11 @@ from functools import partial
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
 from django_q.conf import Conf
 from django_q.tasks import async_task
 
-from tasks_review.models import DatasetExport, PipelineRun
+from tasks_review.models import Candidate, DatasetExport, PipelineRun
 from tasks_review.services.exports import dataset_export_execute
 from tasks_review.services.pipeline import (
     Next,
@@ -26,6 +27,9 @@ from tasks_review.services.pipeline import (
     pipeline_verify_next,
 )
 from tasks_review.services.verification import dead_owner_containers_remove
+from trajectories.claiming import DOCKER
+from trajectories.heartbeat import dead_before
+from trajectories.redelivery import Lost, each, redeliver, summary
 from trajectories.tasks import default_cluster, unless_gone
 
 log = logging.getLogger(__name__)
@@ -120,3 +124,56 @@ def dataset_export_job(export_id: int) -> str:
         return "not claimed" if done is None else done.status
 
     return unless_gone(DatasetExport, export_id, export)
+
+
+def _lost() -> list[Lost]:
+    R, C = PipelineRun.Status, Candidate.Status
+    unfinished = PipelineRun.objects.filter(finished_at__isnull=True)
+    pending = Candidate.objects.filter(run=OuterRef("pk"), status__in=(C.WRITTEN, C.VERIFYING))
+    verifying = Candidate.objects.filter(
+        run=OuterRef("pk"), status=C.VERIFYING, heartbeat_at__gte=dead_before()
+    )
+    return [
+        # A run's own job (every stage up to verify) whose worker died, or that never started.
+        Lost(
+            "pipeline runs",
+            unfinished.exclude(stage="verify"),
+            enqueue=each(pipeline_run_enqueue),
+            waiting=Q(status=R.QUEUED, cancel_requested=False),
+            running=Q(status=R.RUNNING),
+            heartbeat="heartbeat_at",
+            queue=DOCKER,
+        ),
+        # A run verifying with no lane left: candidates wait, and none is verified by a live
+        # worker (the lanes that remain take a dead lane's candidate themselves).
+        Lost(
+            "verify lanes",
+            unfinished.filter(stage="verify", status=R.RUNNING),
+            enqueue=each(pipeline_verify_enqueue),
+            orphaned=Q(Exists(pending))
+            & ~Q(Exists(verifying))
+            & Q(stage_started_at__lt=dead_before()),
+        ),
+        # A retry of a finished run's candidate whose worker died.
+        Lost(
+            "candidate retries",
+            Candidate.objects.filter(run__finished_at__isnull=False),
+            enqueue=_retries_enqueue,
+            running=Q(status=C.VERIFYING),
+            started="verify_started_at",
+            heartbeat="heartbeat_at",
+            queue=DOCKER,
+        ),
+    ]
+
+
+def _retries_enqueue(candidate_ids: list[int]) -> None:
+    for candidate_id, run_id in Candidate.objects.filter(id__in=candidate_ids).values_list(
+        "id", "run_id"
+    ):
+        candidate_retry_enqueue(run_id, candidate_id)
+
+
+def redeliver_job() -> str:
+    """Queue again the pipeline jobs a broker lost (``trajectories.redelivery``)."""
+    return summary(redeliver(_lost()))

@@ -14,3 +14,12 @@ class TrainingConfig(AppConfig):
         post_migrate.connect(
             sync_role_permissions, sender=self, dispatch_uid="traj2env-roles-training"
         )
+        # The schedule of the sweep that queues the jobs a broker lost again.
+        from trajectories.redelivery import on_migrate
+
+        post_migrate.connect(
+            on_migrate("training.tasks.redeliver_job", self.name),
+            sender=self,
+            dispatch_uid="traj2env-redeliver-training",
+            weak=False,
+        )

@@ -12,12 +12,14 @@ from functools import partial
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django_q.tasks import async_task
 
 from tasks_review.models import Candidate
+from trajectories.redelivery import Lost, each, redeliver, summary
 from trajectories.tasks import default_cluster, unless_gone
 
-from .models import EvalRun, RolloutImport, SandboxTask, TrainingExport
+from .models import EvalRun, Rollout, RolloutImport, SandboxTask, TrainingExport
 from .services.evals import eval_run_execute
 from .services.exports import training_export_execute
 from .services.rollouts import rollout_import_execute, rollouts_pending_by_task, rollouts_regrade
@@ -115,3 +117,58 @@ def sandbox_task_job(task_id: int) -> str:
         return "not claimed" if row is None else row.status
 
     return unless_gone(SandboxTask, task_id, verify)
+
+
+def _lost() -> list[Lost]:
+    R, E, X, S = RolloutImport.Status, EvalRun.Status, TrainingExport.Status, SandboxTask.Status
+    G = Rollout.Grade
+    return [
+        Lost(
+            "rollout imports",
+            RolloutImport.objects.all(),
+            enqueue=each(rollout_import_enqueue),
+            waiting=Q(status=R.QUEUED),
+            running=Q(status=R.RUNNING),
+            heartbeat="heartbeat_at",
+        ),
+        Lost(
+            "eval runs",
+            EvalRun.objects.all(),
+            enqueue=each(eval_run_enqueue),
+            waiting=Q(status=E.QUEUED),
+            running=Q(status=E.RUNNING),
+            heartbeat="heartbeat_at",
+        ),
+        Lost(
+            "training exports",
+            TrainingExport.objects.all(),
+            enqueue=each(training_export_enqueue),
+            waiting=Q(status=X.QUEUED),
+            running=Q(status=X.RUNNING),
+            heartbeat="heartbeat_at",
+        ),
+        Lost(
+            "sandbox tasks",
+            SandboxTask.objects.all(),
+            enqueue=each(sandbox_task_enqueue),
+            waiting=Q(status=S.QUEUED),
+            running=Q(status=S.VERIFYING),
+            heartbeat="heartbeat_at",
+            queue=settings.Q_DOCKER_CLUSTER,
+        ),
+        Lost(
+            "rollout gradings",
+            Rollout.objects.all(),
+            enqueue=regrade_enqueue,
+            waiting=Q(grade=G.PENDING),
+            running=Q(grade=G.GRADING),
+            started="grade_started_at",
+            heartbeat="heartbeat_at",
+            queue=settings.Q_DOCKER_CLUSTER,
+        ),
+    ]
+
+
+def redeliver_job() -> str:
+    """Queue again the training jobs a broker lost (``trajectories.redelivery``)."""
+    return summary(redeliver(_lost()))

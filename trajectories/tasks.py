@@ -12,9 +12,11 @@ from functools import partial
 
 from django.conf import settings
 from django.db import models, transaction
+from django.db.models import Q
 from django_q.tasks import async_task
 
 from .models import Trajectory
+from .redelivery import Lost, redeliver, summary
 from .services import replay_compute
 
 log = logging.getLogger(__name__)
@@ -63,3 +65,22 @@ def replay_job(trajectory_id: int) -> str:
 def _replay(trajectory_id: int) -> str:
     replay = replay_compute(trajectory_id=trajectory_id)
     return "replayed" if replay is not None else "not replayed (taken, gone or failed)"
+
+
+def _lost() -> list[Lost]:
+    S = Trajectory.Status
+    return [
+        Lost(
+            "replays",
+            Trajectory.objects.all(),
+            enqueue=replays_enqueue,
+            waiting=Q(status=S.INGESTED),
+            running=Q(status=S.REPLAYING),
+            started="replay_started_at",
+        ),
+    ]
+
+
+def redeliver_job() -> str:
+    """Queue again the replays a broker lost (``trajectories.redelivery``)."""
+    return summary(redeliver(_lost()))
