@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
@@ -19,7 +19,7 @@ from tasks_review.core.docker import labels as lbl
 from tasks_review.models import Candidate, PipelineRun, TrialRun
 from tasks_review.services.images import base_image_spec
 from tasks_review.services.pipeline import pipeline_run_create
-from tasks_review.tasks import pipeline_run_enqueue
+from tasks_review.tasks import pipeline_run_job, pipeline_verify_enqueue
 from tests.conftest import SAMPLES
 from trajectories.heartbeat import STALE_BEATS
 
@@ -101,11 +101,16 @@ def test_two_workers_verify_a_run_at_once_and_one_killed_mid_trial_is_taken_over
             "SELECT setval(pg_get_serial_sequence('tasks_review_pipelinerun', 'id'), %s)",
             [secrets.randbelow(10**9) + 10**9],
         )
-    with transaction.atomic():  # queued on commit, through Redis, as the run page does
-        run = pipeline_run_create(config=config)
-        pipeline_run_enqueue(run.id)
+    run = pipeline_run_create(config=config)
     label = f"pipeline-{run.id}"
     try:
+        # The run's own job here, up to verify: it queues the run's two lanes through Redis.
+        # django-q2's pusher pulls jobs while its worker works, up to two beyond the one in hand,
+        # so one worker may hold both lanes and leave the other idle: two more lanes give each
+        # worker one whatever the pushers do (a lane with nothing left to take just ends).
+        assert pipeline_run_job(run.id).startswith("verifying 2 candidates in 2 lanes")
+        for _ in range(2):
+            pipeline_verify_enqueue(run.id)
         # Both workers verify a candidate of the run at once (each row beating under its own
         # worker), each running its trials under its own DOCKER_HOST. Worker a is killed once it
         # is in the middle of its trials. (Whose trials start first depends on the image builds,
@@ -125,17 +130,18 @@ def test_two_workers_verify_a_run_at_once_and_one_killed_mid_trial_is_taken_over
                 seen[name] |= {p for p in pids if _environ(p).get("DOCKER_HOST") == HOSTS[name]}
             return found
 
-        # Killed at its first trial: whether b is verifying at that very moment depends on how
-        # long each image took to build (under load, b may already be done), so that both
-        # verified at once is checked over the whole run, below.
-        wait_for("worker a to be mid-trial", lambda: bool(observe()["a"]), timeout=300, every=0.2)
+        wait_for(
+            "worker a to be mid-trial while b verifies",
+            lambda: bool(observe()["a"]) and both_verifying,
+            timeout=300,
+            every=0.2,
+        )
         killed_at = timezone.now()
         a.kill()  # in the middle of a trial: its containers are still there
         assert observe()["a"] == set()  # its processes are gone...
         assert engine.containers(label=lbl.run_filter(label))  # ...its containers are not
         wait_for("worker b to run trials", lambda: observe()["b"] or seen["b"], timeout=300)
         assert seen["a"] and seen["b"], "each worker ran trials under its own DOCKER_HOST"
-        assert both_verifying, "the two workers never verified the run's candidates at once"
 
         done = wait_for(
             "the run to finish on the surviving worker",
