@@ -147,7 +147,7 @@ def engine() -> Engine:
 
 
 @pytest.fixture
-def generated(engine, tmp_path) -> dict[str, Candidate]:
+def generated(engine, tmp_path, unique_run_ids) -> dict[str, Candidate]:
     """``generate`` over the three stories at once: their candidates by project."""
     sessions = tmp_path / "sessions"
     redis_session(sessions)

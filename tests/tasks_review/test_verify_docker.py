@@ -37,7 +37,7 @@ def _containers(run_id: str) -> set[str]:
     return set(out.stdout.split())
 
 
-def test_samples_are_verified_in_docker_and_kept(docker_engine, tmp_path):
+def test_samples_are_verified_in_docker_and_kept(docker_engine, tmp_path, unique_run_ids):
     config = tmp_path / "samples.yaml"
     config.write_text(
         f"source: {{kind: trajectory, path: {SAMPLES}, format: auto}}\n"
@@ -66,7 +66,7 @@ def test_samples_are_verified_in_docker_and_kept(docker_engine, tmp_path):
 
 
 def test_a_run_cancelled_while_verifying_starts_no_new_candidate_and_leaves_no_container(
-    docker_engine, tmp_path
+    docker_engine, tmp_path, unique_run_ids
 ):
     from tasks_review.core.config import parse_config
     from tasks_review.services.pipeline import pipeline_run_create, pipeline_run_execute
