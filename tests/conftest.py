@@ -62,6 +62,30 @@ def ctrl_c():
 
 
 @pytest.fixture
+def unique_run_ids():
+    """Pipeline run ids no other test database uses: a run's containers are labelled by its id
+    in an engine that the other pytest-xdist worker (with its own database, counting from 1)
+    shares, so a test that counts its run's containers would count the other's too."""
+    import secrets
+
+    from django.db import connection
+
+    start = secrets.randbelow(10**9) + 10**9
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "SELECT setval(pg_get_serial_sequence('tasks_review_pipelinerun', 'id'), %s)",
+                [start],
+            )
+        else:  # SQLite's AUTOINCREMENT counter
+            cursor.execute("DELETE FROM sqlite_sequence WHERE name = 'tasks_review_pipelinerun'")
+            cursor.execute(
+                "INSERT INTO sqlite_sequence (name, seq) VALUES ('tasks_review_pipelinerun', %s)",
+                [start],
+            )
+
+
+@pytest.fixture
 def q_sync(monkeypatch):
     """Run django-q2 jobs inline, as the worker would, so a test sees their effect."""
     from django_q.conf import Conf

@@ -3,13 +3,11 @@ each with its own DOCKER_HOST; one of them killed in the middle of a trial matri
 
 from __future__ import annotations
 
-import secrets
 import shutil
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
@@ -78,7 +76,7 @@ def _environ(pid: int) -> dict[str, str]:
 
 
 def test_two_workers_verify_a_run_at_once_and_one_killed_mid_trial_is_taken_over(
-    engine, workers, tmp_path
+    engine, workers, tmp_path, unique_run_ids
 ):
     source = tmp_path / "sessions"
     for name in SAMPLE_FILES:
@@ -94,13 +92,6 @@ def test_two_workers_verify_a_run_at_once_and_one_killed_mid_trial_is_taken_over
     )
     a = workers("a", cluster="docker", DOCKER_HOST=DOCKER_HOSTS[0])
     b = workers("b", cluster="docker", DOCKER_HOST=DOCKER_HOSTS[1])
-    # A run id no other test database uses: the run's containers are found by it, in an engine
-    # other test runs share.
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT setval(pg_get_serial_sequence('tasks_review_pipelinerun', 'id'), %s)",
-            [secrets.randbelow(10**9) + 10**9],
-        )
     run = pipeline_run_create(config=config)
     label = f"pipeline-{run.id}"
     try:

@@ -61,25 +61,13 @@ def reviewed(people):
     return cs
 
 
-@pytest.fixture
-def unique_run_ids():
-    """Pipeline run ids no other test database uses: a run's containers are labelled by its id
-    in an engine that the other pytest-xdist worker (with its own database, counting from 1)
-    shares, so a test that counts its run's containers would count the other's too."""
-    import secrets
+@pytest.fixture(scope="module")
+def docker_engine():
+    """This machine's Docker engine (or a skip saying why there is none), for the tests that
+    run the pipeline's verify stage."""
+    from tasks_review.core.docker import Engine, InfraError
 
-    from django.db import connection
-
-    start = secrets.randbelow(10**9) + 10**9
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(
-                "SELECT setval(pg_get_serial_sequence('tasks_review_pipelinerun', 'id'), %s)",
-                [start],
-            )
-        else:  # SQLite's AUTOINCREMENT counter
-            cursor.execute("DELETE FROM sqlite_sequence WHERE name = 'tasks_review_pipelinerun'")
-            cursor.execute(
-                "INSERT INTO sqlite_sequence (name, seq) VALUES ('tasks_review_pipelinerun', %s)",
-                [start],
-            )
+    try:
+        return Engine.from_env()
+    except InfraError as exc:
+        pytest.skip(f"no Docker engine: {exc}")

@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from tasks_review.core.docker import Engine, InfraError
 from tasks_review.models import Candidate, PipelineRun, TrialRun
 from tasks_review.services.images import base_image_ref
 from tests.claude_code_log import Log
@@ -138,16 +137,8 @@ def go_session(folder: Path) -> Path:
     return log.save(folder / "go" / f"{log.session_id}.jsonl")
 
 
-@pytest.fixture(scope="module")
-def engine() -> Engine:
-    try:
-        return Engine.from_env(timeout=60)
-    except InfraError as exc:
-        pytest.skip(f"no Docker engine: {exc}")
-
-
 @pytest.fixture
-def generated(engine, tmp_path, unique_run_ids) -> dict[str, Candidate]:
+def generated(docker_engine, tmp_path, unique_run_ids) -> dict[str, Candidate]:
     """``generate`` over the three stories at once: their candidates by project."""
     sessions = tmp_path / "sessions"
     redis_session(sessions)

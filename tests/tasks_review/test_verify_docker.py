@@ -17,16 +17,6 @@ from tests.tasks_review.clone_story import clone_story, generate_config
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture(scope="module")
-def docker_engine():
-    from tasks_review.core.docker import Engine, InfraError
-
-    try:
-        return Engine.from_env()
-    except InfraError as exc:
-        pytest.skip(f"no Docker engine: {exc}")
-
-
 def _containers(run_id: str) -> set[str]:
     out = subprocess.run(
         ["docker", "ps", "-aq", "--filter", f"label=traj2env.run={run_id}"],
