@@ -32,13 +32,16 @@ DEFAULT = "default"
 DOCKER = "docker"
 
 
+def job_limit(queue: str = DEFAULT) -> int:
+    """The job time limit of ``queue``, in seconds: django-q2 stops a job there."""
+    if queue == DOCKER:
+        return int(settings.Q_CLUSTER["ALT_CLUSTERS"][settings.Q_DOCKER_CLUSTER]["timeout"])
+    return int(settings.Q_CLUSTER["timeout"])
+
+
 def stale_before(queue: str = DEFAULT) -> datetime:
     """A job of ``queue`` started before this has outlived its time limit: its worker died."""
-    if queue == DOCKER:
-        timeout = settings.Q_CLUSTER["ALT_CLUSTERS"][settings.Q_DOCKER_CLUSTER]["timeout"]
-    else:
-        timeout = settings.Q_CLUSTER["timeout"]
-    return timezone.now() - timedelta(seconds=int(timeout))
+    return timezone.now() - timedelta(seconds=job_limit(queue))
 
 
 def claim(

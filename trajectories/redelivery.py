@@ -30,7 +30,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Q, QuerySet
 
-from .claiming import DEFAULT, dead, stale_before
+from .claiming import DEFAULT, dead, job_limit, stale_before
 
 SCHEDULE_PREFIX = "traj2env-redeliver-"
 
@@ -62,12 +62,6 @@ class Lost:
             rule |= self.orphaned
         return self.rows.filter(rule).order_by("pk")
 
-    def mark_ttl(self) -> int:
-        """A row queued again is left alone for its queue's job time limit."""
-        if self.queue == DEFAULT:
-            return int(settings.Q_CLUSTER["timeout"])
-        return int(settings.Q_CLUSTER["ALT_CLUSTERS"][self.queue]["timeout"])
-
 
 def each(enqueue: Callable[[int], None]) -> Callable[[list[int]], None]:
     """An enqueue of one row's job, for a list of rows."""
@@ -95,7 +89,7 @@ def _unmarked(kind: Lost, limit: int) -> list[int]:
     """Up to ``limit`` of the kind's lost rows not queued again lately, each marked now; pages
     through the marked ones, so rows queued again earlier never hide the rest."""
     label = kind.rows.model._meta.label_lower
-    ttl = kind.mark_ttl()
+    ttl = job_limit(kind.queue)  # a row queued again is left alone for its queue's limit
     fresh: list[int] = []
     after = None
     while len(fresh) < limit:
