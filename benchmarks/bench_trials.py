@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_trials.py                     # this checkout's code
     .venv/bin/python benchmarks/bench_trials.py --code ../before    # another checkout's code
     .venv/bin/python benchmarks/bench_trials.py --builds 5 --no-matrix --only wheels
+    .venv/bin/python benchmarks/bench_trials.py --parallel          # jobs=1 against jobs=2
 
 Per sample task (the four samples, plus the pytest task with its dated wheels when the
 wheelhouse has them): the candidate's image built fresh (a marker file in the build context
@@ -13,6 +14,12 @@ whole matrix (check in the image, oracle x3, no-op, every control) with its imag
 measurement of that code, base image recipe and Dockerfile included. A task with wheels is
 first built with its wheel layers cold; later builds find them in the builder's cache, as the
 next task with the same wheels does.
+
+``--parallel`` instead times the matrices of the Python (claude-code) and the Node (codex)
+sample one after the other (jobs=1) and then together (jobs=2, ``run_matrices``), alternating
+the order ``--rounds`` times: on two cores the parallel wall should be clearly below the
+sequential one (unequal matrices keep it above half). The suite only checks that both are kept
+and nothing is left running: walls measured while other tests share the cores prove nothing.
 """
 
 from __future__ import annotations
@@ -169,6 +176,35 @@ def _s(seconds: list[float]) -> str:
     return "[" + ", ".join(f"{s:.1f}" for s in seconds) + "]"
 
 
+def _parallel(engine, tasks: dict[str, Path], rounds: int) -> None:
+    from tasks_review.core.trials.matrix import prepare, run_matrices, run_matrix
+
+    chosen = [tasks[n] for n in tasks if n.startswith(("python (claude", "node (codex"))]
+    run_id = f"bench-{uuid.uuid4().hex[:8]}"
+    prepared = [prepare(task, engine, run_id=run_id) for task in chosen]
+    walls: dict[str, list[float]] = {"jobs=1": [], "jobs=2": []}
+
+    def sequential() -> list[str]:
+        return [str(run_matrix(t, engine=engine, run_id=run_id).status) for t in prepared]
+
+    def parallel() -> list[str]:
+        results = run_matrices(prepared, jobs=2, engine=engine, run_id=run_id)
+        return [str(r.status) for r in results]
+
+    for i in range(rounds):
+        order = [("jobs=1", sequential), ("jobs=2", parallel)]
+        for label, run in order if i % 2 == 0 else order[::-1]:
+            started = time.monotonic()
+            statuses = run()
+            walls[label].append(time.monotonic() - started)
+            print(f"  {label}: {walls[label][-1]:.1f} s {statuses}", flush=True)
+    one, two = statistics.median(walls["jobs=1"]), statistics.median(walls["jobs=2"])
+    print(f"\n{'jobs':<8} {'median s':>9}  walls")
+    print(f"{'1':<8} {one:>9.1f}  {_s(walls['jobs=1'])}")
+    print(f"{'2':<8} {two:>9.1f}  {_s(walls['jobs=2'])}")
+    print(f"jobs=2 / jobs=1: {two / one:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--code", type=Path, default=HERE, help="the checkout to import")
@@ -176,6 +212,8 @@ def main() -> None:
     parser.add_argument("--no-matrix", action="store_true", help="image builds only")
     parser.add_argument("--cache", type=Path, default=Path("/work/main/var/cache"))
     parser.add_argument("--only", default="", help="only the tasks whose name has this")
+    parser.add_argument("--parallel", action="store_true", help="jobs=1 against jobs=2 only")
+    parser.add_argument("--rounds", type=int, default=2, help="with --parallel: rounds of both")
     options = parser.parse_args()
     _setup(options.code.resolve())
     from tasks_review.core.docker import BaseImageSpec, Engine, bootstrap
@@ -196,6 +234,9 @@ def main() -> None:
     if wheels is not None:
         tasks["python (pytest + wheels)"] = wheels
     tasks = {name: task for name, task in tasks.items() if options.only in name}
+    if options.parallel:
+        _parallel(engine, tasks, options.rounds)
+        return
     run_id = f"bench-{uuid.uuid4().hex[:8]}"
     # All the builds first, then the matrices: a matrix's containers (and their removal) must
     # not share the engine with a build being timed.

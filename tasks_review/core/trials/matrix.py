@@ -150,14 +150,19 @@ def run_matrix(
 
     # Trials are independent containers: a few at once keep the engine busy while one waits
     # on a container start or a copy (see docs/BENCHMARKS.md).
-    with ThreadPoolExecutor(max_workers=max(1, trial_jobs), thread_name_prefix="trial") as pool:
-        try:
-            trials = list(pool.map(one, plan))
-        except BaseException:
-            stop.set()
-            if cancel is None:  # run_matrices kills the containers of every matrix itself
-                _kill_own_containers(engine, run_id)
-            raise
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, trial_jobs), thread_name_prefix="trial") as pool:
+            try:
+                trials = list(pool.map(one, plan))
+            except BaseException:
+                stop.set()
+                if cancel is None:  # run_matrices kills the containers of every matrix itself
+                    _kill_own_containers(engine, run_id)
+                raise
+    except BaseException:
+        if cancel is None:  # the trials have stopped: remove what their own clean-up left
+            _kill_own_containers(engine, run_id, remove=True)
+        raise
     status, reasons = decide(trials)
     return MatrixResult(
         status=status,
@@ -184,13 +189,21 @@ def run_matrices(
     containers are killed, and the interrupt is raised again. A matrix that raises is
     ungraded (a harness error is no verdict on the task) and the others still run.
     """
-    outcomes = run_each(
-        prepared,
-        lambda task, stop: run_matrix(task, engine=engine, run_id=run_id, cancel=stop, **options),
-        jobs=jobs,
-        on_cancel=lambda: _kill_own_containers(engine, run_id),
-        name="trials",
-    )
+    try:
+        outcomes = run_each(
+            prepared,
+            lambda task, stop: run_matrix(
+                task, engine=engine, run_id=run_id, cancel=stop, **options
+            ),
+            jobs=jobs,
+            on_cancel=lambda: _kill_own_containers(engine, run_id),
+            name="trials",
+        )
+    except BaseException:
+        # run_each waited for its lanes: a container whose lane's own removal failed (the engine
+        # slow under load, the error suppressed) goes now, so nothing of the run is left.
+        _kill_own_containers(engine, run_id, remove=True)
+        raise
     return [_harness_error(o.item, o.error) if o.error else o.result() for o in outcomes]
 
 
@@ -202,13 +215,17 @@ def _harness_error(task: PreparedTask, error: Exception) -> MatrixResult:
     )
 
 
-def _kill_own_containers(engine: Engine, run_id: str) -> None:
+def _kill_own_containers(engine: Engine, run_id: str, *, remove: bool = False) -> None:
+    """Kill (or, once the lanes have stopped, remove) this process's containers of the run."""
     mine = lbl.owner_token()
     with contextlib.suppress(InfraError):
         for container in engine.containers(label=f"{lbl.RUN}={run_id}"):
             if container.labels.get(lbl.OWNER) == mine:
                 with contextlib.suppress(Exception):
-                    engine.api.kill(container.id)
+                    if remove:
+                        engine.api.remove_container(container.id, force=True)
+                    else:
+                        engine.api.kill(container.id)
 
 
 def verify_task(

@@ -3,8 +3,9 @@ infrastructure failures, no leaked containers; and the decision rules, without D
 
 Skips when no daemon answers. Images are built once per content and reused across sessions
 (the tasks are written byte-identically every time), so a warm run spends its time in
-trials: one matrix of the Python and one of the Node task, sequentially (jobs=1) and then in
-parallel (jobs=2), which is also the benchmark.
+trials: one matrix of the Python and one of the Node task, sequentially (jobs=1), and the two
+again in parallel (jobs=2) with the oracle and the no-op alone (the wall-time comparison of the
+two is `benchmarks/bench_trials.py --parallel`).
 """
 
 from __future__ import annotations
@@ -371,22 +372,17 @@ def test_cleanup_removes_what_a_killed_run_left(engine, tasks, prepared):
     assert report.containers and left_behind(engine, run_id) == []
 
 
-# -- parallel candidates: the benchmark ------------------------------------------------------------
+# -- parallel candidates ---------------------------------------------------------------------------
 
 
 @pytest.mark.docker
-def test_two_candidates_in_parallel_are_kept_and_finish_sooner(engine, prepared, sequential):
+def test_two_candidates_in_parallel_are_both_kept_and_leave_no_container(engine, prepared):
+    # Whether two lanes finish sooner than one is a wall-time comparison, which load on the
+    # machine decides as much as the code: `benchmarks/bench_trials.py --parallel` measures it.
     run_id = new_run_id()
-    started = time.monotonic()
     results = run_matrices(
-        [prepared["python"], prepared["node"]], jobs=2, engine=engine, run_id=run_id, naive=True
+        [prepared["python"], prepared["node"]], jobs=2, engine=engine, run_id=run_id, controls=[]
     )
-    parallel = time.monotonic() - started
     assert [r.status for r in results] == [MatrixStatus.KEPT, MatrixStatus.KEPT]
+    assert all(r.of("noop") and len(r.of("oracle")) == 3 for r in results)
     assert left_behind(engine, run_id) == []
-    trials = sum(len([t for t in r.trials if t.status is TrialStatus.GRADED]) for r in results)
-    print(
-        f"\nmatrix wall: jobs=1 {sequential['wall']:.1f} s, jobs=2 {parallel:.1f} s "
-        f"({trials} graded trials per run)"
-    )
-    assert parallel < sequential["wall"] * 0.95  # measured 0.73-0.81: two cores, unequal matrices
