@@ -9,7 +9,6 @@ events: each stage's start, every item, its end); the django-q2 path passes none
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import time
@@ -27,13 +26,11 @@ from tasks_review.core.clones import Overlay, Project, clone_overlay
 from tasks_review.core.config import GenerateConfig, parse_config
 from tasks_review.core.families import mine
 from tasks_review.core.families.common import Asks
-from tasks_review.core.families.usage import llm_by_family
 from tasks_review.core.mining.candidate import RepairCandidate
 from tasks_review.models import STAGES, Candidate, PipelineRun, empty_counts
-from tasks_review.selectors import runs
-from tasks_review.selectors.families import skipped_families
 from tasks_review.services.images import base_image_ref
 from tasks_review.services.llm import llm_client
+from tasks_review.services.run_report import run_report_build, run_report_write
 from tasks_review.services.taskwriting import candidate_payload, candidate_write_task
 from tasks_review.services.verification import (
     candidate_verify,
@@ -72,10 +69,6 @@ class RunCancelled(Exception):
     """Raised between items when someone asked the run to stop."""
 
 
-class IllegalTransition(Exception):
-    pass
-
-
 @dataclass(frozen=True, slots=True)
 class Next:
     """What a queued job leaves to its caller: ``lanes`` more verify jobs of the run to queue
@@ -93,28 +86,6 @@ def pipeline_run_create(
     data["output"]["destination"] = str(destination)
     return PipelineRun.objects.create(
         config=data, config_path=config_path, destination=str(destination), created_by=user
-    )
-
-
-def pipeline_run_cancel(*, run_id: int, user: Any = None) -> PipelineRun:
-    run = PipelineRun.objects.get(id=run_id)
-    if run.finished:
-        raise IllegalTransition(f"run {run_id} has already finished ({run.status})")
-    # A queued run is cancelled outright; a running one stops at its next item.
-    PipelineRun.objects.filter(id=run_id, status=PipelineRun.Status.QUEUED).update(
-        status=PipelineRun.Status.CANCELLED, finished_at=timezone.now()
-    )
-    PipelineRun.objects.filter(id=run_id).update(cancel_requested=True)
-    run.refresh_from_db()
-    return run
-
-
-def pipeline_run_rerun(*, run_id: int, user: Any = None) -> PipelineRun:
-    old = PipelineRun.objects.get(id=run_id)
-    if not old.finished:
-        raise IllegalTransition(f"run {run_id} is still {old.status}; cancel it first")
-    return PipelineRun.objects.create(
-        config=old.config, config_path=old.config_path, destination=old.destination, created_by=user
     )
 
 
@@ -263,7 +234,7 @@ def _finish(run: _Run, status: str, error: str = "") -> PipelineRun:
     run.row.status = status
     run.save(force=True)
     started = time.perf_counter()
-    report = _report(run.row, run.counts, run.timings)
+    report = run_report_build(run.row, run.counts, run.timings)
     run.timings["report"] = report["timings"]["report"] = round(time.perf_counter() - started, 3)
     PipelineRun.objects.filter(id=run.row.id).update(
         status=status,
@@ -273,7 +244,7 @@ def _finish(run: _Run, status: str, error: str = "") -> PipelineRun:
         timings=run.timings,
     )
     run.row.refresh_from_db()
-    _write_report(run.row)
+    run_report_write(run.row)
     return run.row
 
 
@@ -436,15 +407,6 @@ def _drop_key(trajectory: Trajectory, drop: Any) -> str:
     return f"drop-{drop.family}:{trajectory.id}:{drop.fail_step_index}:{drop.pass_step_index}"
 
 
-def candidate_drop(*, candidate: Candidate, stage: str, reason: str, detail: str) -> None:
-    Candidate.objects.filter(id=candidate.id).update(
-        status=Candidate.Status.DROPPED,
-        drop_stage=stage,
-        drop_reason=reason,
-        drop_detail=detail[:4000],
-    )
-
-
 def _task_name(candidate: Candidate) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", (candidate.trajectory.title or "task").lower()).strip("-")
     return f"{slug[:40].strip('-') or 'task'}-{candidate.family}-{candidate.key[:10]}"
@@ -541,21 +503,6 @@ def pipeline_verify_next(*, run_id: int) -> Next:
     return Next(f"finished the run ({status})")
 
 
-def pipeline_run_retry_ungraded(*, run_id: int, user: Any = None) -> list[int]:
-    """The finished run's ungraded candidates, for one retry job each (``candidate_retry``)."""
-    run = PipelineRun.objects.get(id=run_id)
-    if not run.finished:
-        raise IllegalTransition(f"run {run_id} is still {run.status}; its lanes retry nothing")
-    ids = list(
-        Candidate.objects.filter(run=run, status=Candidate.Status.UNGRADED)
-        .order_by("id")
-        .values_list("id", flat=True)
-    )
-    if not ids:
-        raise IllegalTransition(f"run {run_id} has no ungraded candidate")
-    return ids
-
-
 def candidate_retry(*, run_id: int, candidate_id: int) -> str:
     """Verify an ungraded candidate again, then bring the run's counts and report up to date."""
     verified = candidate_verify(candidate_id=candidate_id, run_id=f"pipeline-{run_id}")
@@ -568,10 +515,10 @@ def candidate_retry(*, run_id: int, candidate_id: int) -> str:
         ungraded=rows.filter(status=S.UNGRADED).count(),
         dropped=rows.filter(status=S.DROPPED).count(),
     )
-    report = _report(run, counts, dict(run.timings))
+    report = run_report_build(run, counts, dict(run.timings))
     PipelineRun.objects.filter(id=run_id).update(counts=counts, report=report)
     run.refresh_from_db()
-    _write_report(run)
+    run_report_write(run)
     return f"candidate {candidate_id}: {verified.status if verified else 'not claimable'}"
 
 
@@ -585,80 +532,6 @@ def _waiting(run: PipelineRun) -> list[int]:
         .order_by("id")
         .values_list("id", flat=True)[:20]
     )
-
-
-def _report(run: PipelineRun, counts: dict[str, int], timings: dict[str, float]) -> dict[str, Any]:
-    rows = Candidate.objects.filter(run=run).select_related("trajectory__source")
-    drops = [
-        {
-            "candidate": c.id,
-            "trajectory": c.trajectory_id,
-            "source": c.trajectory.source.path,
-            "family": c.family,
-            "stage": c.drop_stage,
-            "reason": c.drop_reason,
-            "detail": c.drop_detail,
-            "command": c.check_command,
-        }
-        for c in rows
-        if c.status == Candidate.Status.DROPPED
-    ]
-    by_family: dict[str, dict[str, Any]] = {}
-    for c in rows:
-        fam = by_family.setdefault(c.family, {"candidates": 0, "written": 0, "kept": 0})
-        fam["candidates"] += 1
-        fam["written"] += c.status in (Candidate.Status.WRITTEN, Candidate.Status.KEPT)
-        fam["kept"] += c.status == Candidate.Status.KEPT
-    llm = llm_by_family((c.family, (c.payload or {}).get("llm") or {}) for c in rows)
-    for name, fam in by_family.items():
-        fam["yield"] = round(fam["written"] / fam["candidates"], 4) if fam["candidates"] else 0.0
-        if name in llm:
-            fam["llm"] = llm[name]
-    timings = dict(timings)  # one dict in the summary and the report: _finish adds to it
-    clones = list(run.clones or [])
-    overlaid = sum(1 for c in clones if not c["reason"])
-    ungraded = runs.ungraded(run).to_dict()
-    yields = runs.yields(run).to_dict()
-    summary = {
-        "run": run.id,
-        "status": run.status,
-        "destination": run.destination,
-        "counts": counts,
-        "timings": timings,
-        "ungraded": {"count": ungraded["count"], "reasons": ungraded["reasons"]},
-        "yield": by_family,
-        "skipped_families": skipped_families(run),
-        **yields,
-        "clones": {"overlaid": overlaid, "not_overlaid": len(clones) - overlaid},
-    }
-    return {
-        "summary": summary,
-        "run": run.id,
-        "status": run.status,
-        "config": run.config,
-        "started_at": run.started_at.isoformat() if run.started_at else None,
-        "finished_at": timezone.now().isoformat(),
-        "counts": counts,
-        "drops": drops,
-        "ungraded": ungraded,
-        "yield": by_family,
-        "skipped_families": summary["skipped_families"],
-        **yields,
-        # Each trajectory a configured clone matched: the commit laid under it, or why none.
-        "clones": clones,
-        "timings": timings,
-        "tasks": [
-            {"candidate": c.id, "task": c.task_name, "path": c.task_dir, "status": c.status}
-            for c in rows
-            if c.task_dir
-        ],
-    }
-
-
-def _write_report(run: PipelineRun) -> None:
-    destination = Path(run.destination)
-    destination.mkdir(parents=True, exist_ok=True)
-    (destination / "report.json").write_text(json.dumps(run.report, indent=2) + "\n")
 
 
 def pipeline_exit_code(run: PipelineRun) -> int:

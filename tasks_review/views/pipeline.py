@@ -12,7 +12,7 @@ from project.htmx import render_fragment, render_page, wants_fragment
 from tasks_review.models import STAGES, Candidate, PipelineRun
 from tasks_review.selectors import families
 from tasks_review.selectors import runs as reads
-from tasks_review.services.pipeline import (
+from tasks_review.services.run_control import (
     IllegalTransition,
     pipeline_run_cancel,
     pipeline_run_rerun,
