@@ -132,6 +132,15 @@ class Candidate(models.Model):
     check_assertions = models.PositiveIntegerField(null=True, blank=True)
     check_asserted_inputs = models.PositiveIntegerField(null=True, blank=True)
     check_tests = models.PositiveIntegerField(null=True, blank=True)
+
+    class Grading(models.TextChoices):
+        EQUIVALENCE = "equivalence", "Equivalence-graded"
+        CHECK_ONLY = "check-only", "Check-only"
+
+    # How a kept task's reward is decided (trials.probeset): hidden equivalence probes judged
+    # outside the graded process, or the recorded check alone. Check-only tasks stay out of
+    # training unless a behaviour opts in. Blank until verified by verifier v3.
+    grading = models.CharField(max_length=12, choices=Grading, blank=True, db_index=True)
     verify_started_at = models.DateTimeField(null=True, blank=True)
     # Stamped every few seconds while a job runs it (trajectories.heartbeat).
     heartbeat_at = models.DateTimeField(null=True, blank=True)

@@ -530,6 +530,11 @@ GRADER_FILES = (
     "answers.py",
     "go_harness.py",
     "services.py",
+    # The hidden equivalence probes: run as the grading user, judged by root (probing.py).
+    "probing.py",
+    "probe_runner.py",
+    "probe_runner.cjs",
+    "probe_values.py",
 )
 
 

@@ -60,6 +60,11 @@ def run_report_build(
         "skipped_families": skipped_families(run),
         **yields,
         "clones": {"overlaid": overlaid, "not_overlaid": len(clones) - overlaid},
+        # How the kept tasks' rewards are decided: hidden equivalence probes, or the check alone.
+        "grading": {
+            kind: sum(1 for c in rows if c.status == Candidate.Status.KEPT and c.grading == kind)
+            for kind in Candidate.Grading.values
+        },
     }
     return {
         "summary": summary,
@@ -73,12 +78,19 @@ def run_report_build(
         "ungraded": ungraded,
         "yield": by_family,
         "skipped_families": summary["skipped_families"],
+        "grading": summary["grading"],
         **yields,
         # Each trajectory a configured clone matched: the commit laid under it, or why none.
         "clones": clones,
         "timings": timings,
         "tasks": [
-            {"candidate": c.id, "task": c.task_name, "path": c.task_dir, "status": c.status}
+            {
+                "candidate": c.id,
+                "task": c.task_name,
+                "path": c.task_dir,
+                "status": c.status,
+                "grading": c.grading,
+            }
             for c in rows
             if c.task_dir
         ],

@@ -149,6 +149,7 @@ def _record(candidate: Candidate, result: MatrixResult) -> None:
         "check_assertions": result.check.get("assertions"),
         "check_asserted_inputs": result.check.get("asserted_inputs"),
         "check_tests": result.check.get("tests"),
+        "grading": str(result.grading.get("grading") or "") if result.kept else "",
     }
     if result.status is MatrixStatus.KEPT:
         update["status"] = S.KEPT
@@ -174,6 +175,7 @@ def result_summary(result: MatrixResult) -> dict[str, Any]:
         "build_seconds": round(result.build_seconds, 3),
         "check_seconds": round(result.check_seconds, 3),
         "wall_seconds": round(result.wall_seconds, 3),
+        "grading": dict(result.grading),
     }
 
 

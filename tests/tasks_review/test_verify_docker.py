@@ -42,6 +42,11 @@ def test_samples_are_verified_in_docker_and_kept(docker_engine, tmp_path, unique
     assert run.counts["kept"] == 4 and run.counts["ungraded"] == 0
     for candidate in Candidate.objects.filter(run=run):
         assert candidate.status == Candidate.Status.KEPT, candidate.verification
+        # Every sample's reward is decided by hidden equivalence probes, not the check alone.
+        assert candidate.grading == Candidate.Grading.EQUIVALENCE, candidate.verification
+        toml = (Path(candidate.task_dir) / "task.toml").read_text()
+        assert 'grading = "equivalence"' in toml
+        assert (Path(candidate.task_dir) / "tests" / "probes.json").stat().st_mode & 0o777 == 0o600
         trials = TrialRun.objects.filter(candidate=candidate)
         oracle = trials.filter(role="oracle")
         assert oracle.count() == 3 and all(t.reward == 1.0 for t in oracle)
@@ -51,6 +56,7 @@ def test_samples_are_verified_in_docker_and_kept(docker_engine, tmp_path, unique
         assert all(t.reward == 0.0 for t in graded_controls)
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["counts"]["kept"] == 4 and "verify" in report["timings"]
+    assert report["summary"]["grading"] == {"equivalence": 4, "check-only": 0}
     # Other tests may run trials in parallel; this run's label must have nothing left.
     assert _containers(f"pipeline-{run.id}") == set(), "trial containers were left behind"
 

@@ -10,15 +10,18 @@ controls in the trials.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..docker import Engine, InfraError
 from .assertions import CheckSize, check_size
 from .image import PreparedTask
 from .model import TrialDrop, TrialDropReason, trim
 from .plan import GradingPlan, plan_check
+from .probes import probes_in_image
+from .probeset import ProbeSet
 from .results import Verdict
 from .taskdir import ReferenceFacts
 from .verifier import (
@@ -125,6 +128,8 @@ def check_in_image(prepared: PreparedTask, *, engine: Engine, run_id: str) -> Ba
         start_failed=tuple(sorted(set(passed) - set(at_start.verdict.passed))),
         controls={k: tuple(v) for k, v in at_ref.verdict.controls.items()},
     )
+    if spec.family != "qa":  # an answer file is its own hidden input
+        facts = replace(facts, probes=_probes(prepared, reference, engine, run_id))
     return Baseline(
         plan=plan,
         facts=facts,
@@ -134,3 +139,21 @@ def check_in_image(prepared: PreparedTask, *, engine: Engine, run_id: str) -> Ba
         logs=logs,
         size=check_size(ref_bytes, len(passed)),
     )
+
+
+def _probes(prepared: PreparedTask, reference: Submission, engine: Engine, run_id: str) -> ProbeSet:
+    """The task's hidden equivalence probes; none (check-only) when they cannot be made."""
+    try:
+        guarded = json.loads(prepared.spec.tests_files["grading.json"].data).get("reference")
+    except (KeyError, ValueError):
+        guarded = None
+    try:
+        return probes_in_image(
+            prepared,
+            reference.files,
+            engine=engine,
+            run_id=run_id,
+            test_paths=sorted(guarded or ()),
+        )
+    except InfraError as exc:
+        return ProbeSet.none(f"the probes could not be made in the image: {exc.message}")

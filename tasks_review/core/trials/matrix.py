@@ -34,6 +34,7 @@ from .controls import Control, catalogue_for
 from .deps import OfflineSources
 from .image import PreparedTask, prepare
 from .model import MatrixResult, MatrixStatus, Role, TrialDrop, TrialRecord, TrialStatus
+from .probeset import ProbeSet, record_grading, record_probes
 from .taskdir import record_reference
 from .trial import control_context, run_trial, skipped
 from .ungraded import trial_reason
@@ -117,6 +118,8 @@ def run_matrix(
             **common,
         )
     record_reference(spec.task_dir, baseline.facts)
+    record_probes(spec.task_dir, baseline.facts.probes)
+    record_grading(spec.task_dir, baseline.facts.probes)
     if controls is None:
         controls = catalogue_for(spec.family)
     context = control_context(spec, baseline)
@@ -171,6 +174,7 @@ def run_matrix(
         check_seconds=baseline.seconds,
         wall_seconds=time.monotonic() - started,
         check=baseline.size.to_dict(),
+        grading=(baseline.facts.probes or ProbeSet.none("")).summary(),
         **common,
     )
 

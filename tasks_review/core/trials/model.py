@@ -111,6 +111,8 @@ class MatrixResult:
     wall_seconds: float = 0.0
     # How much the check asserts (trials.assertions.CheckSize.to_dict), when it ran in the image.
     check: Mapping[str, Any] = field(default_factory=dict)
+    # How the reward is decided (probeset.ProbeSet.summary): "equivalence" or "check-only".
+    grading: Mapping[str, Any] = field(default_factory=dict)
     verifier_version: int = VERIFIER_VERSION
 
     @property
@@ -132,6 +134,7 @@ class MatrixResult:
             "check_seconds": round(self.check_seconds, 3),
             "wall_seconds": round(self.wall_seconds, 3),
             "check": dict(self.check),
+            "grading": dict(self.grading),
             "verifier_version": self.verifier_version,
             "trials": [t.to_dict() for t in self.trials],
         }

@@ -40,10 +40,12 @@ __all__ = [
     "UNITTEST",
     "Verdict",
     "judge_graded_run",
+    "read_probe_results",
     "read_sessions",
 ]
 
 SESSIONS = "traj2env/sessions.jsonl"
+PROBE_RESULTS = "traj2env/probe_results.json"
 
 
 def read_sessions(files: Mapping[str, FileEntry]) -> list[dict[str, Any]]:
@@ -62,6 +64,17 @@ def read_sessions(files: Mapping[str, FileEntry]) -> list[dict[str, Any]]:
     return sessions
 
 
+def read_probe_results(files: Mapping[str, FileEntry]) -> dict[str, Any]:
+    """What the probe runner gave, as the task's grader recorded it; {} when missing (then every
+    probe counts as failed)."""
+    entry = files.get(PROBE_RESULTS)
+    try:
+        ran = json.loads(entry.data) if entry else None
+    except (ValueError, RecursionError):
+        ran = None
+    return ran if isinstance(ran, dict) else {"error": "the grader recorded no probe results"}
+
+
 def judge_graded_run(
     result: ExecResult,
     sessions: Iterable[Mapping[str, Any]],
@@ -72,6 +85,7 @@ def judge_graded_run(
     baseline: bool = False,
     reward: str = "all",
     start_failed: Iterable[str] = (),
+    probes: Mapping[str, Any] | None = None,
 ) -> Verdict:
     """The reward of one graded run (the rules are in ``kit/judging.py``); ``reward`` is the
     task's mode ("all", or "fraction" of its ``start_failed`` tests)."""
@@ -86,4 +100,5 @@ def judge_graded_run(
         baseline=baseline,
         reward=reward,
         start_failed=tuple(start_failed),
+        probes=probes,
     )

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..docker import FileEntry
 from ..mining.files import is_project_source
+from .probeset import ProbeSet
 
 
 class TaskFolderError(ValueError):
@@ -115,6 +116,8 @@ class ReferenceFacts:
     # Tests whose verbatim copy passed ("copyable") and whose falsified copy failed
     # ("mutable") on the reference: what the grader may copy as controls.
     controls: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # The hidden equivalence probes (tests/probes.json, root's alone): never in grading.json.
+    probes: ProbeSet | None = None
 
     def grading(self) -> dict[str, object]:
         """The grading.json entries for these facts."""

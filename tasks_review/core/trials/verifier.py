@@ -39,7 +39,8 @@ from ..mining.files import is_project_source
 from .answers import is_answer_task, judge_answer
 from .model import trim
 from .plan import GradingPlan
-from .results import Verdict, judge_graded_run, read_sessions
+from .probeset import PROBES_FILE
+from .results import Verdict, judge_graded_run, read_probe_results, read_sessions
 from .taskdir import ReferenceFacts, TaskFolderError, TaskSpec
 
 SOLUTION_DIR = "/traj2env-solution"
@@ -142,8 +143,11 @@ def grading_files(spec: TaskSpec, facts: ReferenceFacts | None) -> dict[str, Fil
         raise TaskFolderError(f"{spec.task_dir}/tests/grading.json: {exc}") from None
     for key in ("reference_passed", "start_failed", "reference_controls"):
         config.pop(key, None)
+    files.pop(PROBES_FILE, None)
     if facts is not None:
         config.update(facts.grading())
+        if facts.probes is not None and facts.probes.discriminating:
+            files[PROBES_FILE] = FileEntry(json.dumps(facts.probes.to_json()).encode())
     # The check the matrix runs is the task's; task.toml and grading.json carry the same one.
     config.update(command=spec.command, workdir=spec.workdir)
     files["grading.json"] = FileEntry(json.dumps(config, sort_keys=True).encode())
@@ -211,6 +215,10 @@ def grade_submission(
             baseline=facts is None,
             reward=str(config.get("reward") or "all"),
             start_failed=facts.start_failed if facts is not None else (),
+            # The probes' outcomes root's grader recorded, judged again against the reference's.
+            probes=facts.probes.check(read_probe_results(copied))
+            if facts is not None and facts.probes is not None
+            else None,
         )
     written = _reward_txt(copied)
     if written != verdict.reward or outcome["reward"] != verdict.reward:
@@ -228,6 +236,7 @@ def grade_submission(
         "reasons": list(verdict.reasons),
         "score": dict(verdict.score),
         "check": verdict.detail,
+        "probes": outcome.get("probes"),
         "submission": {
             "files": len(submission.files),
             "refused": list(submission.refused[:20]),

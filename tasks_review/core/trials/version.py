@@ -7,6 +7,9 @@ the candidate's row), so tasks kept by an older verifier can be found and verifi
 1. Fixed contradictory controls, results files in the graded user's reach.
 2. Control copies of the real tests planned by the grader, reports over a socket only root
    reads, discovered-file removal and standard-library shadowing findings.
+3. The reward decided outside the graded process: hidden equivalence probes (the project's
+   functions on inputs derived from the tests' own calls, compared by root with the
+   reference's outcomes, ``probes.py``); tasks without a discriminating probe are check-only.
 """
 
-VERIFIER_VERSION = 2
+VERIFIER_VERSION = 3

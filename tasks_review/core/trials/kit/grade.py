@@ -54,6 +54,7 @@ sys.path.insert(0, HERE)  # -I leaves the script's own folder off sys.path
 import cleaning  # noqa: E402
 import judging  # noqa: E402
 import planning  # noqa: E402
+import probing  # noqa: E402
 import reports  # noqa: E402
 import restoring  # noqa: E402
 import running  # noqa: E402
@@ -94,11 +95,16 @@ def grade(config, verifier, out):
     scratch = tempfile.mkdtemp(prefix="traj2env-run-")  # root-only: the log lives here
     log_path = os.path.join(scratch, "check.log")
     channel = reports.Reports(os.path.join(kit, SOCKET), planning.Planner(config))
+    baseline = config.get("reference_controls") is None
+    probes = None if baseline else probing.load(os.path.dirname(os.path.abspath(sys.argv[1])))
     try:
         exit_code, timed_out, seconds = running.run_check(config, kit, uid, gid, home, log_path)
         channel.close()
         sessions, strays = channel.records()
         output = running.tail(log_path)
+        # The reward's own evidence: a fresh process of the grading user calls the submission's
+        # functions on the hidden inputs; only this process knows what they must give.
+        ran = probing.run(probes, project, uid, gid, home, running.kill_all) if probes else None
     finally:
         channel.close()
         shutil.rmtree(kit, ignore_errors=True)
@@ -108,7 +114,10 @@ def grade(config, verifier, out):
     with open(os.path.join(out, "sessions.jsonl"), "w") as handle:
         for session in sessions:
             handle.write(json.dumps(session, sort_keys=True) + "\n")
-    baseline = config.get("reference_controls") is None
+    probe_check = probing.check(probes, ran) if probes else None
+    if probes:
+        with open(os.path.join(out, "probe_results.json"), "w") as handle:
+            json.dump(ran, handle, sort_keys=True)
     verdict = judging.judge_sessions(
         exit_code,
         timed_out,
@@ -120,6 +129,7 @@ def grade(config, verifier, out):
         baseline=baseline,
         reward=config.get("reward") or "all",
         start_failed=config.get("start_failed") or (),
+        probes=probe_check,
     )
     return {
         "reward": verdict.reward,
@@ -130,6 +140,7 @@ def grade(config, verifier, out):
         "controls": verdict.controls,
         "score": verdict.score,
         "findings": findings[:20],
+        "probes": probe_check,
         "detail": verdict.detail,
         "exit_code": exit_code,
         "timed_out": timed_out,
@@ -144,6 +155,8 @@ def grade(config, verifier, out):
 def main(judge=None):
     """Grade with ``judge(config, verifier, out)`` (``grade``; a qa task's ``answer_grade``
     passes its own) and write the verdict and the reward, whatever happens."""
+    if len(sys.argv) > 1:  # the hidden probes are root's before anything else happens
+        probing.lock(os.path.dirname(os.path.abspath(sys.argv[1])))
     verifier = os.environ.get("TRAJ2ENV_VERIFIER_DIR") or "/logs/verifier"
     os.makedirs(verifier, exist_ok=True)
     write_reward(verifier, 0.0)

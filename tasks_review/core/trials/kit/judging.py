@@ -189,6 +189,7 @@ def judge_sessions(
     baseline=False,
     reward="all",
     start_failed=(),
+    probes=None,
 ):
     """The reward of one graded run (see the module docstring for the rules).
 
@@ -197,7 +198,10 @@ def judge_sessions(
     ``findings``: tampering the grader found around the check; ``baseline``: the check in the
     image, where the copies only tell which tests can serve as controls. ``reward``: "all"
     (1 or 0) or "fraction" (the share of ``start_failed`` tests that passed again), which
-    applies once the reference is known (never in the check in the image).
+    applies once the reference is known (never in the check in the image). ``probes``: how the
+    submission did on the task's hidden equivalence probes (``probing.check``), None for a
+    check-only task: every discriminating probe must match, and for a fraction a scored test
+    whose calls gave a failed probe gets no credit.
     """
     sessions = list(sessions)[:MAX_SESSIONS]
     structured = frozenset(structured)
@@ -251,6 +255,17 @@ def judge_sessions(
                 "no control could be made from the check's tests (none has an assertion the "
                 "grader can copy and make false)"
             )
+    blocked = ()
+    if probes is not None:
+        if probes.get("error"):
+            untrusted = True
+            reasons.append(f"the equivalence probes could not run: {probes['error']}")
+        elif probes.get("failed"):
+            reasons.append(
+                f"{len(probes['failed'])} of {probes.get('discriminating', 0)} hidden equivalence "
+                "probe(s) disagree with the reference"
+            )
+            blocked = tuple(tuple(t) for t in probes.get("failed_tests") or ())
     score = {}
     if reference:
         short = sorted(k for k, n in reference.items() if passed[k] < n)
@@ -258,7 +273,7 @@ def judge_sessions(
             shown = ", ".join(short[:3])
             reasons.append(f"{len(short)} test(s) that pass on the reference did not: {shown}")
     if fraction:
-        score = fraction_score(reference, passed, start_failed)
+        score = fraction_score(reference, passed, start_failed, blocked)
         if score["kept_failed"]:
             reasons.append(
                 f"{score['kept_failed']} test(s) that passed at the start no longer pass: reward 0"
@@ -283,11 +298,23 @@ def judge_sessions(
     )
 
 
-def fraction_score(reference, passed, start_failed):
-    """The share of a fractional task's scored tests that passed again, and its parts."""
+def probe_blocks(test_id, failed_tests):
+    """Whether a test id is one whose calls gave a failed probe: its file's name and, where the
+    tracer knew it, its function's name appear in the id (``tests/test_a.py::test_b``,
+    ``test_a.T.test_b``, ``test/a.test.js > b``)."""
+    for test, function in failed_tests:
+        stem = test.rsplit("/", 1)[-1].split(".", 1)[0]
+        if stem and stem in test_id and (not function or function in test_id):
+            return True
+    return False
+
+
+def fraction_score(reference, passed, start_failed, blocked=()):
+    """The share of a fractional task's scored tests that passed again, and its parts; a test
+    ``blocked`` by a failed probe (``probe_blocks``) gets no credit."""
     scored = sorted(set(start_failed) & set(reference))
     kept = sorted(set(reference) - set(scored))
-    done = [k for k in scored if passed[k] >= reference[k]]
+    done = [k for k in scored if passed[k] >= reference[k] and not probe_blocks(k, blocked)]
     return {
         "mode": "fraction",
         "scored": len(scored),

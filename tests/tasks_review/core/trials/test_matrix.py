@@ -57,6 +57,7 @@ from .helpers import (
 @pytest.mark.docker
 def test_python_task_is_kept_with_its_full_trial_matrix(sequential):
     assert_full_matrix(sequential["python"], "python")
+    assert sequential["python"].grading["grading"] == "equivalence"
     skipped = {t.name for t in sequential["python"].trials if t.status is TrialStatus.SKIPPED}
     assert skipped == {
         "conftest_forces_pass",
@@ -69,6 +70,7 @@ def test_python_task_is_kept_with_its_full_trial_matrix(sequential):
 @pytest.mark.docker
 def test_node_task_is_kept_with_its_full_trial_matrix(sequential):
     assert_full_matrix(sequential["node"], "node")
+    assert sequential["node"].grading["grading"] == "equivalence"
     skipped = {t.name for t in sequential["node"].trials if t.status is TrialStatus.SKIPPED}
     assert skipped == {
         "conftest_forces_pass",
