@@ -59,13 +59,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import yaml
 
-from training.core.deploy.adapters import AdapterVersion
+from training.core.deploy.adapters import AdapterVersion, local_rank_problem
 from training.core.deploy.states import Deployment, State, previous_approved
 
 VLLM_MAX_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # vllm/config/lora.py MaxLoRARanks
@@ -121,40 +121,6 @@ def endpoint_port(url: str) -> int | None:
     return port
 
 
-def check_local_rank(adapter: AdapterVersion) -> None:
-    """Refuse a ``file://`` adapter whose PEFT config disagrees with its registered rank. A
-    folder this host cannot see is not checked here: it may exist on the vLLM host alone."""
-    parts = urlsplit(adapter.artifact_uri)
-    if parts.scheme != "file":
-        return
-    folder = Path(unquote(parts.path))
-    if not folder.is_dir():
-        return
-    config_file = folder / "adapter_config.json"
-    try:
-        config = json.loads(config_file.read_text(encoding="utf-8"))
-        r = config["r"]
-        pattern = dict(config.get("rank_pattern") or {})
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        raise ServingError(
-            f"{adapter.key}: {folder} has no adapter_config.json with a LoRA rank r that can be "
-            "read; vLLM loads a PEFT adapter folder"
-        ) from None
-    if r != adapter.rank:
-        raise ServingError(
-            f"{adapter.key} is registered with rank {adapter.rank}, but its adapter_config.json "
-            f"says r {r}; register a new version with rank {r}"
-        )
-    larger = {m: v for m, v in pattern.items() if isinstance(v, int) and v > adapter.rank}
-    if larger:
-        worst = max(larger.values())
-        raise ServingError(
-            f"{adapter.key} is registered with rank {adapter.rank}, but its adapter_config.json's "
-            f"rank_pattern gives {', '.join(sorted(larger))} rank {worst}; vLLM needs the largest "
-            f"rank, register a new version with rank {worst}"
-        )
-
-
 def served_adapters(
     deployments: Iterable[Deployment], *, adapter_root: str | None = None
 ) -> tuple[ServedAdapter, ...]:
@@ -169,7 +135,8 @@ def served_adapters(
             if target is not None:
                 chosen[target.adapter.served_name] = target.adapter
     for adapter in chosen.values():
-        check_local_rank(adapter)
+        if problem := local_rank_problem(adapter):
+            raise ServingError(problem)
     return tuple(
         ServedAdapter(
             served_name=name,
