@@ -143,3 +143,73 @@ scaleout_services_stop() {
   rm -rf "$SCALEOUT_DIR"
   SCALEOUT_DIR=""
 }
+
+# -- serving: the web app and the two worker clusters, stopped together ----------------------------
+# Each program runs in a process group of its own (setsid), so that a signal reaches all of its
+# processes and nothing else. On Ctrl-C, SIGTERM or the end of any one of them, every group gets
+# SIGTERM; whatever is left after TRAJ2ENV_STOP_GRACE seconds (10) gets SIGKILL, said on the
+# terminal. The escalation is needed: a qcluster can hang for good in its own signal handler
+# (django-q2 issue #346, a futex wait), and up.sh would wait on it forever.
+SERVE_GROUPS=()
+SERVE_NAMES=()
+
+serve_start() {
+  local name="$1"; shift
+  setsid "$@" &
+  SERVE_GROUPS+=("$!")
+  SERVE_NAMES+=("$name")
+}
+
+serve_alive() {
+  # The names of the groups with a process left (an exited leader is reaped by bash at once).
+  local i alive=()
+  for i in "${!SERVE_GROUPS[@]}"; do
+    kill -0 -- "-${SERVE_GROUPS[$i]}" 2>/dev/null && alive+=("${SERVE_NAMES[$i]}")
+  done
+  echo "${alive[*]}"
+}
+
+serve_stop() {
+  trap '' INT TERM  # a second Ctrl-C must not interrupt the stop half-way
+  local grace="${TRAJ2ENV_STOP_GRACE:-10}" group left
+  say "stopping the web app and the workers (SIGTERM; SIGKILL to whatever is left after ${grace} s)"
+  for group in "${SERVE_GROUPS[@]}"; do kill -TERM -- "-$group" 2>/dev/null || true; done
+  local deadline=$((SECONDS + grace))
+  while left="$(serve_alive)"; [ -n "$left" ] && [ "$SECONDS" -lt "$deadline" ]; do
+    sleep 0.2
+  done
+  if [ -n "$left" ]; then
+    local why=""
+    [[ "$left" == *worker* ]] && why=" (a qcluster can hang in its signal handler, django-q2 #346)"
+    say "still running after ${grace} s: ${left// /, }${why}; sending SIGKILL"
+    for group in "${SERVE_GROUPS[@]}"; do kill -KILL -- "-$group" 2>/dev/null || true; done
+  fi
+  wait 2>/dev/null || true
+  say "stopped"
+}
+
+serve_all() {
+  # The django-q2 workers (default and docker queues) and gunicorn on $1 (host:port), until one
+  # of them ends or this shell gets SIGINT or SIGTERM.
+  local bind="$1" var="${TRAJ2ENV_VAR:-$ROOT/var}"
+  mkdir -p "$var"
+  # One worker per cluster: replays and light jobs on the default queue, Docker work (pipeline
+  # runs, their verifications) on the docker one. The cluster comes from Q_CLUSTER_NAME:
+  # `qcluster --name` is read after django-q2 has loaded its settings, so on Linux it serves the
+  # default queue.
+  trap 'serve_stop; exit 130' INT
+  trap 'serve_stop; exit 143' TERM
+  serve_start worker "$PY" manage.py qcluster
+  serve_start docker-worker env Q_CLUSTER_NAME=docker "$PY" manage.py qcluster
+  # gunicorn's control socket defaults to ~/.gunicorn/gunicorn.ctl, one for every instance of
+  # the user's: a second one takes it over and removes it when it stops. This checkout's is
+  # under var/.
+  serve_start web "$VENV/bin/gunicorn" project.wsgi:application --bind "$bind" \
+    --workers "${TRAJ2ENV_WEB_WORKERS:-2}" --access-logfile - \
+    --control-socket "$var/gunicorn.ctl"
+  local status=0
+  wait -n || status=$?
+  say "one of the web app and the workers ended (exit $status)"
+  serve_stop
+  return "$status"
+}

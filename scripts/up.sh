@@ -24,13 +24,4 @@ fi
 "$PY" manage.py collectstatic --noinput -v 0
 
 say "starting the django-q2 workers (default and docker queues) and the web app on http://$BIND/"
-# One worker per cluster: replays and light jobs on the default queue, Docker work (pipeline runs,
-# their verifications) on the docker one. The cluster comes from Q_CLUSTER_NAME: `qcluster --name`
-# is read after django-q2 has loaded its settings, so on Linux it serves the default queue.
-"$PY" manage.py qcluster &
-WORKER=$!
-Q_CLUSTER_NAME=docker "$PY" manage.py qcluster &
-DOCKER_WORKER=$!
-trap 'kill $WORKER $DOCKER_WORKER 2>/dev/null; wait $WORKER $DOCKER_WORKER 2>/dev/null' EXIT INT TERM
-"$VENV/bin/gunicorn" project.wsgi:application --bind "$BIND" \
-  --workers "${TRAJ2ENV_WEB_WORKERS:-2}" --access-logfile -
+serve_all "$BIND"

@@ -13,7 +13,6 @@ so a killed worker's row is reclaimed in seconds rather than minutes.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -26,6 +25,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import pytest
 
 from tests.conftest import REPO, subprocess_env
+from tests.processes import group_pids, stop_group
 
 HEARTBEAT_SECONDS = 1
 
@@ -132,19 +132,8 @@ class Worker:
         return self.process.pid
 
     def pids(self) -> set[int]:
-        """Every live process of this worker's group (qcluster forks its workers); a killed
-        one lingers as a zombie until reaped, and counts as gone."""
-        found = set()
-        for entry in Path("/proc").iterdir():
-            try:
-                stat = (entry / "stat").read_text()
-            except (OSError, ValueError):
-                continue  # not a process, or it just ended
-            # After the parenthesised name: state, parent, process group.
-            state, _parent, group = stat.rpartition(")")[2].split()[:3]
-            if int(group) == self.pid and state not in ("Z", "X"):
-                found.add(int(entry.name))
-        return found
+        """Every live process of this worker's group (qcluster forks its workers)."""
+        return group_pids(self.pid)
 
     def kill(self) -> None:
         """SIGKILL the whole cluster at once: nothing of it gets to clean up."""
@@ -155,17 +144,10 @@ class Worker:
 
     def stop(self) -> None:
         """Ask the cluster to stop (its workers finish the job in hand), then make sure: its
-        main process can hang in its own signal handler once the sentinel has gone."""
+        main process can hang in its own signal handler (django-q2 #346)."""
         if self.process is None or self.process.poll() is not None:
             return
-        self.process.send_signal(signal.SIGINT)
-        try:
-            self.process.wait(20)
-        except subprocess.TimeoutExpired:
-            pass
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.pid, signal.SIGKILL)
-        self.process.wait(30)
+        stop_group(self.process, sig=signal.SIGINT)
 
     def output(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""

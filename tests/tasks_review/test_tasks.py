@@ -22,6 +22,7 @@ from tasks_review.core.trials.model import MatrixResult, MatrixStatus
 from tasks_review.models import Candidate, DatasetExport, PipelineRun
 from tasks_review.services import verification
 from tasks_review.services.pipeline import pipeline_verify_next
+from tests.processes import stop_group
 from tests.trajectories.factories import make_trajectory
 
 pytestmark = pytest.mark.django_db
@@ -122,6 +123,7 @@ def test_a_docker_worker_takes_docker_jobs_and_leaves_replays_to_the_default_one
         env={**env, "Q_CLUSTER_NAME": "docker"},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its own process group: the stop reaches its forks too
     )
     try:
         deadline = time.monotonic() + 60
@@ -129,11 +131,7 @@ def test_a_docker_worker_takes_docker_jobs_and_leaves_replays_to_the_default_one
             time.sleep(0.5)
         done = rows("select func, cluster, success from django_q_task")
     finally:
-        worker.send_signal(signal.SIGINT)
-        try:
-            worker.wait(30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
+        stop_group(worker, sig=signal.SIGINT)
     assert done == [("tasks_review.tasks.pipeline_verify_job", "docker", 1)]
     assert rows("select key from django_q_ormq") == [("traj2env",)]  # the replay still waits
 

@@ -10,7 +10,7 @@ command line, which a user runs on their own GPUs.
 ...     base_model="Qwen/Qwen2.5-Coder-7B-Instruct",
 ...     adapter=LoraSettings(rank=16, alpha=32, dropout=0.05,
 ...                          target_modules=("q_proj", "k_proj", "v_proj", "o_proj")),
-...     quantization=QLoRA(compute_dtype="bfloat16"),
+...     quantization=QLoRA(),
 ...     held_out_task_ids=("calc-add", "calc-sub"),
 ...     gate=PromotionGate(min_pass_rate=0.8),
 ...     budget=Budget(gpu_hours=12, money=40, currency="USD"),
@@ -24,18 +24,27 @@ True
 
 The config's keys are TRL's own (its ``ModelConfig``: ``use_peft``, ``lora_r``, ``lora_alpha``,
 ``lora_dropout``, ``lora_target_modules``, ``load_in_4bit``, ``bnb_4bit_quant_type``,
-``use_bnb_nested_quant``, and ``dtype``, which TRL also passes as the 4-bit compute dtype;
-older TRL releases call it ``torch_dtype``), used as ``trl dpo --config plan.yaml``
-(https://huggingface.co/docs/trl/clis). The seed's template ("Agent RL Sandbox Training Spec")
-is reconstructed from the seed text: the behaviour, the sandbox, a reward from artifacts, the
-data, the adapter, held-out eval gates, budget caps and unhooks.
+``use_bnb_nested_quant``, and ``dtype``, the dtype the base model loads in, always written since
+TRL's default is float32, which TRL also passes as the 4-bit compute dtype; older TRL releases
+call it ``torch_dtype``), used as ``trl dpo --config plan.yaml``
+(https://huggingface.co/docs/trl/clis).
+
+Checks TRL makes only once the GPUs are allocated are made here too: KTO's trainer refuses a
+per-device batch of 1 (its KL estimate pairs each example with another of the same batch), so a
+KTO plan defaults to 2. ``gradient_checkpointing`` stays: it is the name transformers'
+``TrainingArguments`` reads; its warning about ``activation_checkpointing`` concerns FSDP full
+sharding only, where that key belongs in ``fsdp_config`` (``plan.md`` says so).
+
+The seed's template ("Agent RL Sandbox Training Spec") is reconstructed from the seed text: the
+behaviour, the sandbox, a reward from artifacts, the data, the adapter, held-out eval gates,
+budget caps and unhooks.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -59,7 +68,7 @@ METHOD_DATA = {
     Method.GRPO: ExportKind.RFT,
 }
 
-COMPUTE_DTYPES = ("bfloat16", "float16", "float32")
+DTYPES = ("bfloat16", "float16", "float32")
 _MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
@@ -90,9 +99,9 @@ class LoraSettings:
 
 @dataclass(frozen=True)
 class QLoRA:
-    """4-bit quantisation of the frozen base model under the LoRA adapter."""
+    """4-bit quantisation of the frozen base model under the LoRA adapter (its compute dtype is
+    the plan's ``dtype``: TRL passes one setting as both)."""
 
-    compute_dtype: str = "bfloat16"
     quant_type: str = "nf4"
     double_quant: bool = True
 
@@ -118,7 +127,7 @@ class Hyperparameters:
     learning_rate: float = 2e-4  # LoRA's usual rate, about ten times full fine-tuning's
     num_train_epochs: float = 1.0
     per_device_train_batch_size: int = 1
-    gradient_accumulation_steps: int = 8
+    gradient_accumulation_steps: int = 8  # with the batch, 8 examples per optimiser step
     max_length: int = 16384
     seed: int = 42
     beta: float = 0.1  # DPO and KTO
@@ -138,7 +147,8 @@ class TrainingPlan:
     gate: PromotionGate
     budget: Budget
     quantization: QLoRA | None = None  # set: QLoRA; None: LoRA on the unquantised model
-    hyperparameters: Hyperparameters = field(default_factory=Hyperparameters)
+    dtype: str = "bfloat16"  # the base model's; with QLoRA also the 4-bit compute dtype
+    hyperparameters: Hyperparameters | None = None  # None: the method's defaults
     output_dir: str = ""  # default: adapters/<behaviour>-<method>
     fixture: str = "each kept task's environment: a fresh one-commit repository, no network"
     allowed_tools: tuple[str, ...] = ()
@@ -151,9 +161,16 @@ class TrainingPlan:
     )
 
     def __post_init__(self) -> None:
+        if self.hyperparameters is None:
+            object.__setattr__(self, "hyperparameters", default_hyperparameters(self.method))
         problems = _problems(self)
         if problems:
             raise PlanError(problems)
+
+    @property
+    def training(self) -> Hyperparameters:
+        assert self.hyperparameters is not None  # set in __post_init__
+        return self.hyperparameters
 
     @property
     def qlora(self) -> bool:
@@ -162,6 +179,14 @@ class TrainingPlan:
     @property
     def out(self) -> str:
         return self.output_dir or f"adapters/{self.behaviour}-{self.method.value}"
+
+
+def default_hyperparameters(method: Method) -> Hyperparameters:
+    """The settings a plan trains with unless given: KTO needs two examples per device (the same
+    eight per optimiser step), every other method fits one."""
+    if method is Method.KTO:
+        return Hyperparameters(per_device_train_batch_size=2, gradient_accumulation_steps=4)
+    return Hyperparameters()
 
 
 def _problems(plan: TrainingPlan) -> list[str]:
@@ -202,8 +227,8 @@ def _problems(plan: TrainingPlan) -> list[str]:
             p.append(f"QLoRA quantises to 4-bit nf4, not {q.quant_type}")
         if not q.double_quant:
             p.append("QLoRA uses double quantisation")
-        if q.compute_dtype not in COMPUTE_DTYPES:
-            p.append(f"compute dtype {q.compute_dtype} is not one of {', '.join(COMPUTE_DTYPES)}")
+    if plan.dtype not in DTYPES:
+        p.append(f"dtype {plan.dtype} is not one of {', '.join(DTYPES)}")
     if not plan.held_out_task_ids:
         p.append("the promotion gate needs held-out tasks")
     if len(set(plan.held_out_task_ids)) != len(plan.held_out_task_ids):
@@ -218,11 +243,16 @@ def _problems(plan: TrainingPlan) -> list[str]:
         p.append("the money cap cannot be negative")
     if not re.fullmatch(r"[A-Z]{3}", b.currency):
         p.append(f"currency {b.currency!r} is not an ISO code")
-    h = plan.hyperparameters
+    h = plan.training
     if not (h.learning_rate > 0 and h.num_train_epochs > 0 and h.max_length > 0):
         p.append("learning rate, epochs and max length must be positive")
     if h.per_device_train_batch_size < 1 or h.gradient_accumulation_steps < 1:
         p.append("batch size and gradient accumulation must be at least 1")
+    if plan.method is Method.KTO and h.per_device_train_batch_size < 2:
+        p.append(
+            "KTO needs a per-device batch of at least 2: TRL's KTO trainer pairs each example "
+            "with another of the same batch for its KL estimate, and refuses a batch of 1"
+        )
     if plan.method is Method.GRPO and h.num_generations < 2:
         p.append("GRPO compares at least 2 generations per prompt")
     return p
@@ -234,7 +264,7 @@ def _number(value: float) -> str:
 
 def trl_config(plan: TrainingPlan) -> dict[str, Any]:
     """The plan as TRL's script arguments, model config and trainer config, in one mapping."""
-    h = plan.hyperparameters
+    h = plan.training
     config: dict[str, Any] = {
         "model_name_or_path": plan.base_model,
         "dataset_name": plan.dataset.path,
@@ -251,8 +281,8 @@ def trl_config(plan: TrainingPlan) -> dict[str, Any]:
             "load_in_4bit": True,
             "bnb_4bit_quant_type": plan.quantization.quant_type,
             "use_bnb_nested_quant": plan.quantization.double_quant,
-            "dtype": plan.quantization.compute_dtype,
         }
+    config["dtype"] = plan.dtype
     config |= {
         "learning_rate": h.learning_rate,
         "num_train_epochs": h.num_train_epochs,
@@ -360,6 +390,25 @@ def _grpo_script(plan: TrainingPlan) -> str:
     )
 
 
+# GRPO's rollouts run in the kept tasks' own sandboxes on the training host, built from their
+# Dockerfiles, which start FROM the desk's pinned base image: the host needs that image too.
+_GRPO_NEEDS = (
+    "This needs TRL's Harbor integration (`pip install 'trl[harbor]'`) and a Docker engine on "
+    "the training host: each rollout runs in a kept task's container, built from the export's "
+    "`environment/Dockerfile`. Those Dockerfiles start `FROM` the desk's pinned base image, "
+    "which no public registry has. Bring it over once, with its digest:\n\n"
+    "```sh\n"
+    "python manage.py images export base-images.tar   # on the desk's host\n"
+    "python manage.py images load base-images.tar     # on the training host\n"
+    "```\n\n"
+)
+_FSDP = (
+    "\nWith FSDP full sharding (`fsdp: full_shard`), set `gradient_checkpointing: false` and put "
+    "`activation_checkpointing: true` in `fsdp_config` instead, as transformers advises: on one "
+    "GPU or plain data parallelism, `gradient_checkpointing` is the setting.\n"
+)
+
+
 def render_markdown(plan: TrainingPlan) -> str:
     """The trainer seed's training-plan template, filled in."""
     a, q, g, b, d = plan.adapter, plan.quantization, plan.gate, plan.budget, plan.dataset
@@ -372,15 +421,20 @@ def render_markdown(plan: TrainingPlan) -> str:
     if q is not None:
         adapter_lines.append(
             f"- Quantisation: 4-bit {q.quant_type.upper()}, double quantisation "
-            f"{'on' if q.double_quant else 'off'}, compute dtype {q.compute_dtype}"
+            f"{'on' if q.double_quant else 'off'}, compute dtype {plan.dtype}"
         )
-    h = plan.hyperparameters
+    else:
+        adapter_lines.append(f"- Base model dtype: {plan.dtype}")
+    h = plan.training
     adapter_lines.append(
         f"- Training: learning rate {_number(h.learning_rate)}, {_number(h.num_train_epochs)} "
         f"epoch(s), batch {h.per_device_train_batch_size} x {h.gradient_accumulation_steps} "
         f"accumulation, seed {h.seed}"
     )
     run = _grpo_script(plan) if plan.method is Method.GRPO else f"```sh\n{command(plan)}\n```\n"
+    if plan.method is Method.GRPO:
+        run = _GRPO_NEEDS + run
+    run += _FSDP
     sections = [
         f"# Agent RL Sandbox Training Spec — {plan.behaviour} v{plan.spec_version}\n",
         f"{plan.statement.strip()}\n",

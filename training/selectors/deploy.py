@@ -446,7 +446,11 @@ def serving_config(*, endpoints: dict[str, str], adapter_root: str | None) -> Se
     raises ``serving.ServingError`` with the problem in words."""
     adapters = serving.served_adapters(serving_deployments(), adapter_root=adapter_root)
     vllm = {
-        base: serving.vllm_command(base, [a for a in adapters if a.base_model == base])
+        base: serving.vllm_command(
+            base,
+            [a for a in adapters if a.base_model == base],
+            port=serving.endpoint_port(endpoints[base]),
+        )
         for base in sorted(endpoints)
     }
     config = serving.litellm_config(endpoints=endpoints, adapters=adapters)

@@ -11,7 +11,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
 from tasks_review.services.audit import audit_event_record
-from training.core.deploy.adapters import AdapterError, AdapterVersion, registration_conflicts
+from training.core.deploy.adapters import (
+    AdapterError,
+    AdapterVersion,
+    local_rank_problem,
+    registration_conflicts,
+)
 
 from ..models import Adapter, Behaviour
 from ..roles import REGISTER_ADAPTER
@@ -53,6 +58,8 @@ def adapter_register(
         )
     except AdapterError as error:
         raise Invalid(f"{error.field.replace('_', ' ')}: {error.message}") from None
+    if problem := local_rank_problem(candidate):
+        raise Invalid(f"rank: {problem}")
     try:
         with transaction.atomic():
             existing = (

@@ -61,9 +61,8 @@ def plan_of(row: PlanRow) -> TrainingPlan:
             dropout=row.lora_dropout,
             target_modules=tuple(row.target_modules),
         ),
-        quantization=QLoRA(compute_dtype=row.compute_dtype)
-        if row.adapter == PlanRow.Adapter.QLORA
-        else None,
+        quantization=QLoRA() if row.adapter == PlanRow.Adapter.QLORA else None,
+        dtype=row.compute_dtype,
         held_out_task_ids=tuple(row.held_out_task_ids),
         gate=PromotionGate(min_pass_rate=row.min_pass_rate, max_regression=row.max_regression),
         budget=Budget(gpu_hours=row.gpu_hours, money=row.money, currency=row.currency),

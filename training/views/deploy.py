@@ -441,10 +441,9 @@ def _optional(post: Mapping[str, str], field: str, parse: Callable[[str], Any]) 
 
 def _serving_inputs(request: HttpRequest) -> tuple[dict[str, str], str, list[str]]:
     models = reads.base_models()
-    endpoints = {}
-    for i, model in enumerate(models):
-        url = request.GET.get(f"endpoint:{model}", "").strip()
-        endpoints[model] = url or f"http://127.0.0.1:{8000 + i}/v1"
+    endpoints = serving.default_endpoints(models)
+    for model in models:
+        endpoints[model] = request.GET.get(f"endpoint:{model}", "").strip() or endpoints[model]
     return endpoints, request.GET.get("adapter_root", "").strip() or "/srv/adapters", models
 
 

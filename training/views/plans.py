@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from markdown_it import MarkdownIt
 
 from project.htmx import render_page
-from training.core.plans import COMPUTE_DTYPES, PlanError, render_markdown, render_trl_config
+from training.core.plans import DTYPES, PlanError, render_markdown, render_trl_config
 
 from ..models import TrainingExport, TrainingPlan
 from ..roles import PLAN
@@ -48,7 +48,9 @@ class PlanForm(forms.Form):
         initial="q_proj k_proj v_proj o_proj", help_text="Module names, separated by spaces."
     )
     compute_dtype = forms.ChoiceField(
-        choices=[(d, d) for d in COMPUTE_DTYPES], help_text="QLoRA's compute dtype."
+        label="dtype",
+        choices=[(d, d) for d in DTYPES],
+        help_text="The dtype the base model loads in; with QLoRA also its compute dtype.",
     )
     min_pass_rate = forms.FloatField(initial=0.8, help_text="On the held-out tasks, 0 to 1.")
     max_regression = forms.FloatField(initial=0.0, help_text="Below the base agent, 0 to 1.")
@@ -62,7 +64,7 @@ class PlanForm(forms.Form):
             "Adapter",
             ("adapter", "lora_rank", "lora_alpha", "lora_dropout", "target_modules"),
         ),
-        ("QLoRA", ("compute_dtype",)),
+        ("Model", ("compute_dtype",)),
         (
             "Promotion gate and budget",
             ("min_pass_rate", "max_regression", "gpu_hours", "money", "currency"),

@@ -162,6 +162,14 @@ class Engine:
         with infra(f"tagging {image} as {repository}:{tag}"):
             self.api.tag(image, repository, tag, force=True)
 
+    def image_remove(self, ref: str) -> None:
+        """Remove one reference (a tag): the image stays while other references name it."""
+        with infra(f"removing {ref}"):
+            try:
+                self.api.remove_image(ref, noprune=True)
+            except docker.errors.NotFound:
+                pass
+
     def image_push(self, repository: str, tag: str) -> str:
         """Push to the registry the repository names; returns the manifest digest."""
         digest = None

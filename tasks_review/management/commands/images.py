@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
@@ -9,6 +10,7 @@ from tasks_review.core.docker import Engine, ImageInfo, InfraError, bootstrap
 from tasks_review.core.docker import labels as lbl
 from tasks_review.core.docker.base import VARIANTS
 from tasks_review.core.docker.engine import BUILD_REPOSITORY
+from tasks_review.core.docker.transfer import CarriedImage, export_images, load_images
 from tasks_review.services.images import base_image_spec
 
 
@@ -27,7 +29,9 @@ class Command(BaseCommand):
         "Base images and Docker housekeeping. `bootstrap` builds the base image offline from "
         "Debian packages (or reuses it), and with --variant the variants some checks need "
         "(go, services; combine them with + as in go+services); `list` shows traj2env's "
-        "images, `cleanup` removes containers, networks and volumes left by killed runs. "
+        "images, `cleanup` removes containers, networks and volumes left by killed runs; "
+        "`export FILE` writes the pinned base images to a file and `load FILE` loads them on "
+        "another engine (a training host) under the same FROM references. "
         "Exit 0 ok, 2 setup error."
     )
 
@@ -54,6 +58,22 @@ class Command(BaseCommand):
             help="also remove resources of processes still running (another worker's trials)",
         )
         clean.add_argument("--json", action="store_true")
+        export = actions.add_parser(
+            "export", help="write the pinned base images to FILE, for `images load` elsewhere"
+        )
+        export.add_argument("file", type=Path, metavar="FILE")
+        export.add_argument("--json", action="store_true")
+        load = actions.add_parser(
+            "load", help="load the images of an `images export` FILE, digests intact"
+        )
+        load.add_argument("file", type=Path, metavar="FILE")
+        load.add_argument(
+            "--registry",
+            metavar="HOST:PORT",
+            help="pull through this loopback address instead of the one the FROM lines name "
+            "(the images are then recorded under it)",
+        )
+        load.add_argument("--json", action="store_true")
 
     def handle(self, *args, **options) -> None:
         try:
@@ -94,6 +114,32 @@ class Command(BaseCommand):
             self.stdout.write(f"{record.tag} {what} in {record.seconds:.1f} s, {size}")
             self.stdout.write(f"  id   {record.image_id}")
             self.stdout.write(f"  FROM {record.pinned_ref}")
+
+    def _export(self, engine: Engine, options: dict[str, Any]) -> None:
+        images = export_images(
+            engine,
+            options["file"],
+            registry=base_image_spec().registry,
+            progress=lambda message: self.stderr.write(message),
+        )
+        self._carried(images, options, f"wrote {options['file']}")
+
+    def _load(self, engine: Engine, options: dict[str, Any]) -> None:
+        images = load_images(
+            engine,
+            options["file"],
+            registry=options["registry"],
+            progress=lambda message: self.stderr.write(message),
+        )
+        self._carried(images, options, f"loaded {options['file']}")
+
+    def _carried(self, images: list[CarriedImage], options: dict[str, Any], done: str) -> None:
+        if options["json"]:
+            self.stdout.write(json.dumps([image.as_json() for image in images]))
+            return
+        self.stdout.write(f"{done}: {len(images)} base image(s)")
+        for image in images:
+            self.stdout.write(f"  {image.tag}\n  FROM {image.pinned_ref}")
 
     def _list(self, engine: Engine, options: dict[str, Any]) -> None:
         images = engine.images(labels={lbl.KIND: None})

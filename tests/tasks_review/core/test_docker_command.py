@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import socket
+import tarfile
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -77,4 +79,39 @@ def test_an_unreachable_daemon_exits_2(monkeypatch, action):
 def test_a_bad_run_id_exits_2(engine):
     with pytest.raises(CommandError, match="run id") as caught:
         run("cleanup", "--run", "a b")
+    assert caught.value.returncode == 2
+
+
+@pytest.mark.docker
+@pytest.mark.slow  # pushes the base image (about 400 MB) to a throwaway registry
+def test_export_then_load_brings_the_base_image_with_the_reference_task_dockerfiles_name(
+    engine, tmp_path
+):
+    record = json.loads(run("bootstrap", "--json"))
+    file = tmp_path / "base-images.tar"
+    exported = json.loads(run("export", str(file), "--json"))
+    assert record["pinned_ref"] in [image["pinned_ref"] for image in exported]
+    # Loaded through another loopback address, not to disturb this machine's registry: the
+    # engine records the reference under that address, with the same digest.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{s.getsockname()[1]}"
+    loaded = json.loads(run("load", str(file), "--registry", address, "--json"))
+    digest = record["pinned_ref"].split("@")[1]
+    ref = f"{address}/traj2env/base@{digest}"
+    try:
+        assert ref in [image["pinned_ref"] for image in loaded]
+        info = engine.image(ref)
+        assert info is not None and info.id == record["image_id"] and ref in info.repo_digests
+        assert "FROM " + ref in run("list")
+    finally:
+        engine.image_remove(ref)
+
+
+def test_loading_a_file_that_is_not_an_export_exits_2(engine, tmp_path):
+    file = tmp_path / "other.tar"
+    with tarfile.open(file, "w") as tar:
+        tar.add(__file__, arcname="README")
+    with pytest.raises(CommandError, match="not a file of `images export`") as caught:
+        run("load", str(file))
     assert caught.value.returncode == 2

@@ -67,7 +67,7 @@ TRAINER = {
     Method.KTO: {"max_length", "beta"},
     Method.GRPO: {"num_generations", "max_completion_length"},
 }
-QLORA_KEYS = {"load_in_4bit", "bnb_4bit_quant_type", "use_bnb_nested_quant", "dtype"}
+QLORA_KEYS = {"load_in_4bit", "bnb_4bit_quant_type", "use_bnb_nested_quant"}
 
 
 def plan(method: Method = Method.DPO, qlora: bool = True, **changes) -> TrainingPlan:
@@ -79,7 +79,7 @@ def plan(method: Method = Method.DPO, qlora: bool = True, **changes) -> Training
         dataset=DatasetSnapshot("exp-4", SHA, "exports/exp-4", KIND[method]),
         base_model="Qwen/Qwen2.5-Coder-7B-Instruct",
         adapter=LoraSettings(rank=32, alpha=64, dropout=0.1, target_modules=("q_proj", "v_proj")),
-        quantization=QLoRA(compute_dtype="bfloat16") if qlora else None,
+        quantization=QLoRA() if qlora else None,
         held_out_task_ids=("calc-sub", "calc-add"),
         gate=PromotionGate(min_pass_rate=0.8, max_regression=0.0),
         budget=Budget(gpu_hours=12, money=40.5, currency="EUR"),
@@ -121,7 +121,6 @@ def test_qlora_settings_appear_only_for_qlora():
         "load_in_4bit": True,
         "bnb_4bit_quant_type": "nf4",
         "use_bnb_nested_quant": True,
-        "dtype": "bfloat16",
     }
     lora = yaml.safe_load(render_trl_config(plan(qlora=False)))
     assert not QLORA_KEYS & set(lora)
@@ -184,7 +183,7 @@ BAD = {
     "odd module name": dict(adapter=LoraSettings(target_modules=("q_proj; rm -rf",))),
     "fp4": dict(quantization=QLoRA(quant_type="fp4")),
     "no double quant": dict(quantization=QLoRA(double_quant=False)),
-    "compute dtype": dict(quantization=QLoRA(compute_dtype="int8")),
+    "dtype": dict(dtype="int8"),
     "sha256": dict(dataset=DatasetSnapshot("exp-4", "xyz", "exports/exp-4", ExportKind.DPO)),
     "wrong export kind": dict(dataset=DatasetSnapshot("exp-4", SHA, "e", ExportKind.SFT)),
     "no held-out tasks": dict(held_out_task_ids=()),
@@ -227,3 +226,53 @@ def test_a_plan_is_frozen():
 def test_the_module_docstring_example_runs():
     failures, tried = doctest.testmod(plans_module, report=False)
     assert tried > 0 and failures == 0
+
+
+def test_kto_defaults_to_a_batch_trl_kto_accepts():
+    # TRL's KTOTrainer refuses a per-device batch of 1: its KL estimate pairs each example with
+    # another one from the same batch.
+    config = yaml.safe_load(render_trl_config(plan(Method.KTO)))
+    assert config["per_device_train_batch_size"] >= 2
+
+
+def test_a_kto_batch_of_one_is_refused_as_trl_kto_refuses_it():
+    with pytest.raises(PlanError, match="KTO needs a per-device batch of at least 2"):
+        plan(Method.KTO, hyperparameters=Hyperparameters(per_device_train_batch_size=1))
+
+
+@pytest.mark.parametrize("method", [Method.SFT, Method.DPO, Method.GRPO])
+def test_other_methods_keep_a_batch_of_one(method):
+    config = yaml.safe_load(render_trl_config(plan(method)))
+    assert config["per_device_train_batch_size"] == 1
+
+
+@pytest.mark.parametrize("qlora", [True, False])
+def test_the_model_dtype_is_written_bfloat16_by_default_rather_than_trls_float32(qlora):
+    config = yaml.safe_load(render_trl_config(plan(qlora=qlora)))
+    assert config["dtype"] == "bfloat16"
+
+
+def test_the_model_dtype_is_configurable_and_checked():
+    config = yaml.safe_load(render_trl_config(plan(qlora=False, dtype="float16")))
+    assert config["dtype"] == "float16"
+    with pytest.raises(PlanError, match="dtype int8"):
+        plan(dtype="int8")
+
+
+def test_gradient_checkpointing_is_the_training_argument_and_fsdp_gets_its_own_key():
+    # transformers' TrainingArguments has no activation_checkpointing field (strict TrlParser
+    # refuses unknown keys); its warning is about FSDP, whose fsdp_config takes that key.
+    config = yaml.safe_load(render_trl_config(plan()))
+    assert config["gradient_checkpointing"] is True and "activation_checkpointing" not in config
+    text = render_markdown(plan())
+    assert "`fsdp_config`" in text and "`activation_checkpointing: true`" in text
+    assert "`gradient_checkpointing: false`" in text
+
+
+def test_grpo_plan_says_it_needs_trl_harbor_a_docker_engine_and_the_base_image():
+    text = render_markdown(plan(Method.GRPO))
+    assert "pip install 'trl[harbor]'" in text
+    assert "Docker engine" in text
+    assert "manage.py images export base-images.tar" in text
+    assert "manage.py images load base-images.tar" in text
+    assert "trl[harbor]" not in render_markdown(plan(Method.DPO))

@@ -3,6 +3,8 @@ the same version is refused naming what differs, and the row never changes."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tasks_review.models import AuditEvent
@@ -88,3 +90,11 @@ def test_an_adapter_row_is_immutable(people, repair):
     adapter.artifact_uri = "s3://adapters/elsewhere/1.0"
     with pytest.raises(PermissionError):
         adapter.save()
+
+
+def test_a_local_adapter_whose_adapter_config_has_another_rank_is_refused(people, repair, tmp_path):
+    (tmp_path / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": 8}))
+    with pytest.raises(Invalid, match="registered with rank 16, but its adapter_config.json"):
+        register(people.bob, repair, artifact_uri=f"file://{tmp_path}", rank=16)
+    assert not Adapter.objects.exists()
+    assert register(people.bob, repair, artifact_uri=f"file://{tmp_path}", rank=8).rank == 8

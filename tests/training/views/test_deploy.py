@@ -310,7 +310,10 @@ def test_the_serving_page_and_downloads_follow_the_active_state(client, people, 
         "fallbacks"
     ]
     script = client.get("/training/serving/vllm.sh", query).content.decode()
-    assert "vllm serve qwen-coder --enable-lora --max-lora-rank 16 --lora-modules" in script
+    assert (
+        "vllm serve qwen-coder --port 8000 --enable-lora --max-lora-rank 16 --max-loras 2 "
+        "--lora-modules" in script
+    )
     assert "/models/failing-test-repair-lora-v1.1" in script
     client.post(f"/training/deployments/{second.pk}/kill/")
     names = [
@@ -345,3 +348,18 @@ def test_trajectory_text_is_escaped_on_the_pages(client, people):
     adapter = Adapter.objects.get()
     html = client.get(f"/training/adapters/{adapter.pk}/").content.decode()
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
+
+
+def test_the_default_serving_files_name_no_model_called_base_and_stay_off_the_desks_port(
+    client, people, world, settings
+):
+    settings.TRAJ2ENV_BASE_MODEL = "base"
+    live(world.adapter, people.bob, people.carol)
+    client.force_login(people.carol)
+    script = client.get("/training/serving/vllm.sh").content.decode()
+    assert "vllm serve base" not in script and "--served-model-name base" in script
+    assert "TRAJ2ENV_BASE_MODEL" in script
+    assert ":8000" not in script and "--port 8000" not in script
+    config = yaml.safe_load(client.get("/training/serving/litellm.yaml").content)
+    bases = {m["litellm_params"]["api_base"] for m in config["model_list"]}
+    assert bases and not any(":8000/" in url for url in bases)

@@ -23,9 +23,11 @@ its first registrar, the one the approval rule is about.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, fields
-from urllib.parse import urlsplit
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 SLUG = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -93,6 +95,40 @@ class AdapterVersion:
         """The model name vLLM and LiteLLM serve this version under. Unique per (name, version):
         a version never contains ``-v``, so no other pair can produce the same string."""
         return f"{self.name}-v{self.version}"
+
+
+def local_rank_problem(adapter: AdapterVersion) -> str | None:
+    """Why a ``file://`` adapter's PEFT config disagrees with its registered rank, or None. A
+    folder this host cannot see is not checked: it may exist on the vLLM host alone."""
+    parts = urlsplit(adapter.artifact_uri)
+    if parts.scheme != "file":
+        return None
+    folder = Path(unquote(parts.path))
+    if not folder.is_dir():
+        return None
+    try:
+        config = json.loads((folder / "adapter_config.json").read_text(encoding="utf-8"))
+        r = config["r"]
+        pattern = dict(config.get("rank_pattern") or {})
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return (
+            f"{adapter.key}: {folder} has no adapter_config.json with a LoRA rank r that can be "
+            "read; vLLM loads a PEFT adapter folder"
+        )
+    if r != adapter.rank:
+        return (
+            f"{adapter.key} is registered with rank {adapter.rank}, but its adapter_config.json "
+            f"says r {r}; register a new version with rank {r}"
+        )
+    larger = {m: v for m, v in pattern.items() if isinstance(v, int) and v > adapter.rank}
+    if larger:
+        worst = max(larger.values())
+        return (
+            f"{adapter.key} is registered with rank {adapter.rank}, but its adapter_config.json's "
+            f"rank_pattern gives {', '.join(sorted(larger))} rank {worst}; vLLM needs the largest "
+            f"rank, register a new version with rank {worst}"
+        )
+    return None
 
 
 def version_key(version: str) -> tuple[int, int, int]:

@@ -1,5 +1,7 @@
 import json
 import random
+import re
+from urllib.parse import quote, urlsplit
 
 import pytest
 import yaml
@@ -15,9 +17,12 @@ from tests.training.core.deploy.factories import (
 )
 from training.core.deploy.serving import (
     HEADER,
+    PLACEHOLDER_BASE_MODEL,
     ServedAdapter,
     ServingError,
     adapter_path,
+    default_endpoints,
+    endpoint_port,
     litellm_config,
     litellm_yaml,
     served_adapters,
@@ -211,3 +216,87 @@ def test_litellms_router_loads_the_config_and_falls_back_from_an_adapter_to_its_
             messages=[{"role": "user", "content": "fix the failing test"}],
             mock_testing_fallbacks=True,
         )
+
+
+# -- what vLLM is told beyond the adapters
+
+
+def test_vllm_may_batch_every_adapter_it_loads():
+    # vLLM's --max-loras (default 1) caps the adapters in one batch: with more loaded, requests
+    # for the others wait their turn.
+    command = vllm_command(BASE_MODEL, [served("a-v1"), served("b-v1"), served("c-v1")])
+    assert command[command.index("--max-loras") + 1] == "3"
+    assert "--max-loras" not in vllm_command(BASE_MODEL, [])
+
+
+def test_the_placeholder_base_model_is_not_served_as_a_model_named_base():
+    command = vllm_command(PLACEHOLDER_BASE_MODEL, [served("a-v1", base=PLACEHOLDER_BASE_MODEL)])
+    model = command[2]
+    assert model != "base" and "TRAJ2ENV_BASE_MODEL" in model
+    # Hugging Face ids are [\w.-]+(/[\w.-]+)?: vLLM refuses this one at start, naming it.
+    assert not re.fullmatch(r"[\w.-]+(/[\w.-]+)?", model)
+    # served under the name the route answers and LiteLLM asks for
+    assert command[command.index("--served-model-name") + 1] == PLACEHOLDER_BASE_MODEL
+    assert "--served-model-name" not in vllm_command(BASE_MODEL, [])
+
+
+def test_vllm_listens_on_the_port_its_endpoint_names():
+    command = vllm_command(BASE_MODEL, [], port=8101)
+    assert command[command.index("--port") + 1] == "8101"
+    assert "--port" not in vllm_command(BASE_MODEL, [])
+
+
+def test_default_endpoints_stay_off_the_desks_port():
+    endpoints = default_endpoints(["b-model", "a-model"])
+    assert list(endpoints) == ["a-model", "b-model"]
+    ports = [urlsplit(url).port for url in endpoints.values()]
+    assert len(set(ports)) == 2 and 8000 not in ports
+
+
+# -- a local adapter's rank, as its adapter_config.json says
+
+
+def peft_folder(tmp_path, **config):
+    folder = tmp_path / "repair 1.0"
+    folder.mkdir()
+    (folder / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", **config}))
+    return f"file://{quote(str(folder))}"
+
+
+def test_a_local_adapter_whose_rank_disagrees_with_its_adapter_config_is_refused(tmp_path):
+    uri = peft_folder(tmp_path, r=32)
+    deployments = [active(proposed(adapter(artifact_uri=uri, rank=16)))]
+    with pytest.raises(ServingError, match=r"registered with rank 16.*adapter_config.json.*r 32"):
+        served_adapters(deployments)
+
+
+def test_a_local_adapter_with_a_larger_rank_pattern_is_refused(tmp_path):
+    uri = peft_folder(tmp_path, r=16, rank_pattern={"q_proj": 64})
+    deployments = [active(proposed(adapter(artifact_uri=uri, rank=16)))]
+    with pytest.raises(ServingError, match="rank_pattern.*64"):
+        served_adapters(deployments)
+
+
+def test_a_local_adapter_whose_rank_agrees_is_served(tmp_path):
+    uri = peft_folder(tmp_path, r=16, rank_pattern={"q_proj": 8})
+    (one,) = served_adapters([active(proposed(adapter(artifact_uri=uri, rank=16)))])
+    assert one.rank == 16 and one.path.endswith("/repair 1.0")
+
+
+def test_a_local_adapter_without_a_readable_config_is_refused(tmp_path):
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    deployments = [active(proposed(adapter(artifact_uri=f"file://{folder}", rank=16)))]
+    with pytest.raises(ServingError, match="no adapter_config.json"):
+        served_adapters(deployments)
+
+
+@pytest.mark.parametrize("url, port", [("http://gpu-1:8101/v1", 8101), ("https://gpu/v1", None)])
+def test_an_endpoints_port_is_read_from_its_url(url, port):
+    assert endpoint_port(url) == port
+
+
+@pytest.mark.parametrize("url", ["http://gpu-1:99999/v1", "gpu-1:8000", "ftp://gpu/v1"])
+def test_an_endpoint_that_is_no_http_url_is_refused(url):
+    with pytest.raises(ServingError, match="not an http"):
+        endpoint_port(url)
