@@ -14,6 +14,14 @@ import pytest
 from tasks_review.models import Candidate, TrialRun
 from tests.tasks_review.factories import make_candidate, make_trials
 from tests.tasks_review.test_views_runs import make_run
+from tests.training.loop_factories import (
+    FIXED,
+    behaviour_with,
+    evaluated,
+    fixing,
+    make_trajectory_rollout,
+    tasks_of,
+)
 from tests.trajectories.factories import make_trajectory
 from tests.trajectories.views.test_stepper import FAILING_CHECK, PASSING_CHECK, repair_story
 
@@ -146,6 +154,27 @@ def test_a_step_named_on_the_run_page_opens_on_that_step(page, login, people, wi
     page.wait_for_selector("h1:has-text('Step')")
     assert page.locator("h1").first.inner_text().startswith(f"Step {said} ")
     assert said == FAILING_CHECK + 1
+
+
+def test_the_hook_is_tried_on_a_behaviours_rollouts_from_its_decision_page(
+    page, login, people, screenshot, width
+):
+    """failing-test-repair forbids deleting outside the project: its trial once answered 500."""
+    behaviour = behaviour_with("failing-test-repair", train=1)
+    [task] = tasks_of(behaviour)
+    make_trajectory_rollout(task.candidate, fixing("rm -rf ../other-project"), reward=0.0)
+    make_trajectory_rollout(task.candidate, fixing(), reward=1.0, world=FIXED)
+    evaluated(behaviour)
+    login(people.bob)
+    page.goto(f"/training/behaviours/{behaviour.slug}/decide/")
+    page.click("button:has-text('Test the hook on this behaviour')")
+    trial = f"#behaviour-{behaviour.pk}-hook-trial"
+    page.wait_for_selector(f"{trial} table", timeout=60_000)
+    assert page.locator(f"{trial} .ok-mark").count() == 2
+    page.locator(trial).scroll_into_view_if_needed()
+    cut = clipped(page, f"{trial} th, {trial} td")
+    assert not cut, "\n".join(cut)
+    screenshot(f"hook-trial-{width}")
 
 
 def test_a_missing_page_keeps_the_navigation(page, login, people, screenshot, width):
