@@ -4,6 +4,7 @@ rule, prompt versions compared, the decision form and its history)."""
 
 from __future__ import annotations
 
+import logging
 import subprocess
 from typing import Any
 
@@ -24,6 +25,7 @@ from ..services.decisions import decision_record, evidence_runs
 from ..services.errors import TrainingError
 from .access import status_of
 
+logger = logging.getLogger(__name__)
 can_view = permission_required(VIEW, raise_exception=True)
 can_decide = permission_required(DECIDE, raise_exception=True)
 
@@ -123,6 +125,10 @@ def hook_trial(request: HttpRequest, slug: str) -> HttpResponse:
         # The hook runs as a process per call: a missing interpreter, a timeout or a folder the
         # trial refuses is told on the page, with the button to try again, not a bare 500.
         context = _context(request, behaviour, trial_error=str(error))
+    except Exception:
+        logger.exception("the hook trial of %s failed", behaviour.slug)
+        why = "an unexpected error, logged for the administrators"
+        context = _context(request, behaviour, trial_error=why)
     else:
         context = _context(request, behaviour, trials=trials)
     return render_page(request, "training/decisions/decide.html", context, "trial")

@@ -119,14 +119,23 @@ def test_a_hook_that_forbids_deletions_outside_the_project_is_tried_too(client, 
     assert '<td class="num">1</td>' in failing  # rm -rf ../other-project, refused
 
 
-def test_a_hook_trial_that_cannot_run_says_why_on_the_page(client, people, monkeypatch):
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        (RuntimeError("the hook failed on PreToolUse Edit (exit 1): no python3"), "no python3"),
+        (KeyError("steps"), "an unexpected error, logged for the administrators"),
+    ],
+)
+def test_a_hook_trial_that_cannot_run_says_why_on_the_page(
+    client, people, monkeypatch, error, said
+):
     behaviour = behaviour_with("read-before-edit", train=1)
     [task] = tasks_of(behaviour)
     make_trajectory_rollout(task.candidate, guessing(), reward=0.0)
     evaluated(behaviour)
 
     def broken(*args, **kwargs):
-        raise RuntimeError("the hook failed on PreToolUse Edit (exit 1): no python3")
+        raise error
 
     monkeypatch.setattr("training.selectors.decisions.try_hook", broken)
     client.force_login(people.bob)
@@ -134,7 +143,7 @@ def test_a_hook_trial_that_cannot_run_says_why_on_the_page(client, people, monke
         response = client.post(f"{url(behaviour)}hook-trial/", headers=headers)
         assert response.status_code == 200
         html = response.content.decode()
-        assert "The hook could not be tried" in html and "no python3" in html
+        assert "The hook could not be tried" in html and said in html
         assert "Test the hook on this behaviour" in html  # the button stays, to try again
 
 
