@@ -69,6 +69,9 @@ def q_cluster_limits(prefix: str) -> dict[str, int]:
 DEBUG = env_bool("DEBUG", False)
 # Outside DEBUG the key must be this machine's own: SECRET_KEY, or the file scripts/up.sh writes.
 SECRET_KEY_FILE = VAR_DIR / "secret-key"
+# Where "Test the hook" lays out its project folders: outside /tmp, since the rules let
+# deletions in a temporary folder through, so a trial there would judge `rm -rf ../x` otherwise.
+HOOK_TRIAL_DIR = VAR_DIR / "hook-trials"
 SECRET_KEY = os.environ.get("SECRET_KEY", "").strip()
 if not SECRET_KEY and SECRET_KEY_FILE.is_file():
     SECRET_KEY = SECRET_KEY_FILE.read_text().strip()

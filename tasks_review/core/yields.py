@@ -13,6 +13,8 @@ language until a check is found in it).
 Bucket(trajectories=2, candidates=2, written=1, kept=1, dropped=1)
 >>> y.by_language["unknown"].trajectories, y.top_drops
 (1, (DropCount(reason='no_change', count=2),))
+>>> y.total
+Bucket(trajectories=3, candidates=3, written=1, kept=1, dropped=2)
 """
 
 from __future__ import annotations
@@ -58,6 +60,12 @@ class Yields:
     by_harness: dict[str, Bucket]
     by_language: dict[str, Bucket]
     top_drops: tuple[DropCount, ...]
+
+    @property
+    def total(self) -> Bucket:
+        """The whole run: each candidate and trajectory is in exactly one harness's bucket."""
+        buckets = self.by_harness.values()
+        return Bucket(*(sum(getattr(b, f) for b in buckets) for f in Bucket.__dataclass_fields__))
 
     def to_dict(self) -> dict[str, Any]:
         return {

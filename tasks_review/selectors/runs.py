@@ -58,3 +58,20 @@ def yields(run: PipelineRun) -> Yields:
             for t, harness, language, status, task_dir, reason in rows
         ),
     )
+
+
+def counts(run: PipelineRun, shown: Yields | None = None) -> dict[str, int]:
+    """The run's counters as its page shows them. What a candidate's row decides (written,
+    kept, dropped, ungraded) is counted from the rows, as the yield table counts it: the run's
+    own counters of those are brought up to date only when a stage ends, and mid-run a card
+    said "kept 0" beside a table with 3 kept."""
+    total = (shown or yields(run)).total
+    ungraded = Candidate.objects.filter(run=run, status=Candidate.Status.UNGRADED).count()
+    return {
+        **run.counts,
+        "candidates": total.candidates,
+        "written": total.written,
+        "kept": total.kept,
+        "dropped": total.dropped,
+        "ungraded": ungraded,
+    }

@@ -50,7 +50,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         response = render_fragment(
             request,
             "tasks_review/runs/detail.html#progress",
-            {"run": run, "stages": _stages(run)},
+            {"run": run, "stages": _stages(run), "counts": reads.counts(run)},
             stop_polling=run.finished,
         )
         if run.finished:  # the page's drop lists are reloaded once, when polling stops
@@ -88,6 +88,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             .order_by("id")[:200],
             "ungraded": reads.ungraded(run),
             "yields": yields,
+            "counts": reads.counts(run, yields),
             "yield_tables": [("Harness", yields.by_harness), ("Language", yields.by_language)],
             "llm_use": families.llm_use(run),
             "skipped_families": families.skipped_families(run),

@@ -1,5 +1,7 @@
 """Pipeline run pages: list, live detail, report, re-run and cancel."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -381,3 +383,31 @@ def test_a_run_without_clones_shows_no_clone_section(as_annotator):
     run = make_run(status="done")
     page = as_annotator.get(reverse("runs:detail", args=[run.pk])).content.decode()
     assert f'id="run-{run.pk}-clones"' not in page
+
+
+def test_mid_run_the_count_cards_and_the_yield_table_say_the_same(as_annotator):
+    """The candidates' rows change as each lane verifies; the run's counters once a stage ends."""
+    counts = {**empty_counts(), "trajectories": 2, "candidates": 4, "written": 4, "dropped": 0}
+    run = make_run(status="running", stage="verify", stage_done=3, stage_total=4, counts=counts)
+    t = make_trajectory()
+    for i, status in enumerate(["kept", "kept", "kept", "dropped"]):
+        Candidate.objects.create(
+            run=run, trajectory=t, family="repair", key=f"k{i}", status=status,
+            check_command="pytest", language="python", fail_step=1, pass_step=2,
+            task_dir=f"/tmp/out/t{i}",
+        )  # fmt: skip
+
+    def cards(html: str) -> dict[str, str]:
+        block = html.split('<dl class="counts">')[1].split("</dl>")[0]
+        return dict(re.findall(r"<dt>(\w+)</dt><dd>(\d+)</dd>", block))
+
+    url = reverse("runs:detail", args=[run.pk])
+    html = as_annotator.get(url).content.decode()
+    yield_row = html.split(f'id="run-{run.pk}-yield"')[1].split("<td>python</td>")[1]
+    assert re.findall(r"<td>(\d+)</td>", yield_row.split("</tr>")[0]) == ["1", "4", "4", "3", "1"]
+    shown = cards(html)
+    assert [shown[k] for k in ("candidates", "written", "kept", "dropped")] == ["4", "4", "3", "1"]
+    polled = as_annotator.get(
+        url, headers={"HX-Request": "true", "HX-Target": f"run-{run.pk}-progress"}
+    ).content.decode()
+    assert cards(polled) == cards(html)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 from training.core.buttons import (
     GeneratedHook,
     GitHook,
@@ -194,7 +196,9 @@ def hook_trials(version: BehaviourVersion, hook: GeneratedHook) -> list[TrialRow
     rows = []
     for result in (r for r in chosen if r is not None):
         facts = TrajectoryFacts.from_dict(result.rollout.facts)
-        with tempfile.TemporaryDirectory(prefix="hook-trial-") as folder:
+        home = Path(settings.HOOK_TRIAL_DIR)
+        home.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="hook-trial-", dir=home) as folder:
             # This interpreter, not whatever `python3` PATH finds (a version manager's shim
             # would cost more than the hook itself on every call).
             trial = try_hook(hook, facts, workdir=Path(folder), python=sys.executable, timeout=10)

@@ -4,6 +4,8 @@ rule, prompt versions compared, the decision form and its history)."""
 
 from __future__ import annotations
 
+import logging
+import subprocess
 from typing import Any
 
 from django.contrib.auth.decorators import permission_required
@@ -23,6 +25,7 @@ from ..services.decisions import decision_record, evidence_runs
 from ..services.errors import TrainingError
 from .access import status_of
 
+logger = logging.getLogger(__name__)
 can_view = permission_required(VIEW, raise_exception=True)
 can_decide = permission_required(DECIDE, raise_exception=True)
 
@@ -49,6 +52,7 @@ def _context(
     form: dict[str, str] | None = None,
     notice: str = "",
     trials: list[reads.TrialRow] | None = None,
+    trial_error: str = "",
 ) -> dict[str, Any]:
     version = behaviour.latest_version()
     if version is None:
@@ -78,6 +82,7 @@ def _context(
         "form": form or {},
         "notice": notice,
         "trials": trials,
+        "trial_error": trial_error,
     }
 
 
@@ -114,8 +119,18 @@ def hook_trial(request: HttpRequest, slug: str) -> HttpResponse:
     made = reads.button(reads.spec_of(version))
     if made.hook is None:
         raise Http404(f"{behaviour.slug} has nothing for a hook to refuse")
-    trials = reads.hook_trials(version, made.hook)
-    context = _context(request, behaviour, trials=trials)
+    try:
+        trials = reads.hook_trials(version, made.hook)
+    except (ValueError, RuntimeError, OSError, subprocess.SubprocessError) as error:
+        # The hook runs as a process per call: a missing interpreter, a timeout or a folder the
+        # trial refuses is told on the page, with the button to try again, not a bare 500.
+        context = _context(request, behaviour, trial_error=str(error))
+    except Exception:
+        logger.exception("the hook trial of %s failed", behaviour.slug)
+        why = "an unexpected error, logged for the administrators"
+        context = _context(request, behaviour, trial_error=why)
+    else:
+        context = _context(request, behaviour, trials=trials)
     return render_page(request, "training/decisions/decide.html", context, "trial")
 
 

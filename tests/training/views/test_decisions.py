@@ -103,6 +103,50 @@ def test_the_hook_is_tried_on_the_behaviours_rollouts_and_refuses_the_blind_edit
     assert client.post(f"{url(behaviour)}hook-trial/").status_code == 403
 
 
+def test_a_hook_that_forbids_deletions_outside_the_project_is_tried_too(client, people):
+    """Its trial once needed a folder outside /tmp and answered 500 from the server's own."""
+    behaviour = behaviour_with("failing-test-repair", train=1)
+    [task] = tasks_of(behaviour)
+    make_trajectory_rollout(task.candidate, fixing("rm -rf ../other-project"), reward=0.0)
+    make_trajectory_rollout(task.candidate, fixing(), reward=1.0, world=FIXED)
+    evaluated(behaviour)
+    client.force_login(people.bob)
+    response = client.post(f"{url(behaviour)}hook-trial/", headers=HX)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert html.count("✓ refused every forbidden call") == 2
+    failing = next(r for r in html.split("<tbody>")[1].split("<tr ")[1:] if "failed" in r)
+    assert '<td class="num">1</td>' in failing  # rm -rf ../other-project, refused
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        (RuntimeError("the hook failed on PreToolUse Edit (exit 1): no python3"), "no python3"),
+        (KeyError("steps"), "an unexpected error, logged for the administrators"),
+    ],
+)
+def test_a_hook_trial_that_cannot_run_says_why_on_the_page(
+    client, people, monkeypatch, error, said
+):
+    behaviour = behaviour_with("read-before-edit", train=1)
+    [task] = tasks_of(behaviour)
+    make_trajectory_rollout(task.candidate, guessing(), reward=0.0)
+    evaluated(behaviour)
+
+    def broken(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr("training.selectors.decisions.try_hook", broken)
+    client.force_login(people.bob)
+    for headers in (HX, {}):
+        response = client.post(f"{url(behaviour)}hook-trial/", headers=headers)
+        assert response.status_code == 200
+        html = response.content.decode()
+        assert "The hook could not be tried" in html and said in html
+        assert "Test the hook on this behaviour" in html  # the button stays, to try again
+
+
 def test_a_decision_is_recorded_with_htmx_and_shows_in_the_history(client, people, repair):
     client.force_login(people.bob)
     response = client.post(

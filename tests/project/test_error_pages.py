@@ -1,0 +1,63 @@
+"""404, 403 and 500 are the site's own pages, with its navigation, not Django's bare text; and the
+navigation tells an administrator where people and their roles are managed (Django's admin)."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
+from django.test import override_settings
+from django.urls import include, path, reverse
+
+pytestmark = pytest.mark.django_db
+
+NAV = ('class="mainnav"', ">Trajectories</a>", ">Pipeline runs</a>")
+
+
+def broken(request):
+    raise RuntimeError("a view that breaks")
+
+
+def forbidden(request):
+    raise PermissionDenied
+
+
+urlpatterns = [
+    path("broken/", broken),
+    path("forbidden/", forbidden),
+    path("", include("project.urls")),
+]
+
+
+def has_navigation(html: str) -> bool:
+    return all(part in html for part in NAV) and 'rel="stylesheet"' in html
+
+
+@override_settings(DEBUG=False, ROOT_URLCONF=__name__)
+@pytest.mark.parametrize(
+    ("address", "status", "title"),
+    [
+        ("/trajectories/no-such-page/", 404, "Page not found"),
+        ("/forbidden/", 403, "Not allowed"),
+        ("/broken/", 500, "Server error"),  # rendered without a request context
+    ],
+)
+def test_an_error_is_the_sites_own_page_with_its_navigation(client, people, address, status, title):
+    client.raise_request_exception = False
+    client.force_login(people.eve)
+    response = client.get(address)
+    assert response.status_code == status
+    html = response.content.decode()
+    assert f"<title>{title} · traj2env</title>" in html and has_navigation(html)
+    assert "a view that breaks" not in html  # nothing of an error leaks
+    if status == 403:
+        assert "ask an administrator" in html
+
+
+def test_an_administrator_sees_where_people_and_roles_are_managed(client, people):
+    admin = User.objects.create_superuser(username="root", password="pw-root")
+    client.force_login(admin)
+    html = client.get(reverse("trajectories:list")).content.decode()
+    assert f'<a href="{reverse("admin:auth_user_changelist")}"' in html and ">People</a>" in html
+    client.force_login(people.dave)  # the admin role without a staff account: no admin site
+    assert ">People</a>" not in client.get(reverse("trajectories:list")).content.decode()
