@@ -8,28 +8,17 @@ import json
 from pathlib import Path
 
 import pytest
-from django.db import connections
 
 from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail, tasks_of
-from training.management.commands.export_training import Command
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def run(capsys, monkeypatch):
-    # run_from_argv closes the database connections when it ends, which would end the test's
-    # transaction; the command itself is what is under test.
-    monkeypatch.setattr(connections, "close_all", lambda: None)
-
+def run(manage):
     def do(*args: str) -> tuple[int, str, str]:
-        try:
-            Command().run_from_argv(["manage.py", "export_training", *args])
-            code = 0
-        except SystemExit as exit:
-            code = int(exit.code or 0)
-        out, err = capsys.readouterr()
-        return code, out, err
+        ran = manage("export_training", *args)
+        return ran.code, ran.out, ran.err
 
     return do
 

@@ -1,0 +1,149 @@
+"""What the loop's commands share: `--as USERNAME`, `--json`, and one set of exit codes.
+
+A command is a thin caller of the services the pages call, as a named user, so the same role
+checks (and the two-person rule of deployments) hold in the terminal::
+
+    class Command(LoopCommand):
+        person = "required"          # the service refuses anonymous callers
+
+        def step(self, *, user, **options) -> Done:
+            row = some_service(user=user, ...)       # TrainingError / NotPermitted map to codes
+            return Done({"id": row.pk}, f"row {row.pk} written")
+
+Exit 0 done; 1 refused (the roles, the two-person rule, the row's state) or nothing usable (the
+step had nothing to do: ``Done(..., nothing="why")``); 2 a usage or setup error (an unknown
+user, behaviour or row, input the service calls invalid). With ``--json`` stdout holds one
+object, ``{"error": ...}`` when the step did not run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.management.base import BaseCommand, CommandError
+
+from tasks_review.models import Candidate
+from tasks_review.services.errors import NotPermitted, ReviewError
+from training.models import Behaviour, BehaviourTask
+from training.services.errors import Conflict, TrainingError
+
+EXIT_DONE, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Done:
+    payload: dict[str, Any]  # what --json prints
+    text: str  # what a person reads otherwise
+    nothing: str = ""  # set: the step had nothing to do, and this says why (exit 1)
+
+
+def usage_error(message: str) -> CommandError:
+    return CommandError(message, returncode=EXIT_USAGE)
+
+
+def person(username: str) -> AbstractBaseUser:
+    """The user a command acts as, by the name they log in with."""
+    User = get_user_model()
+    user = User._default_manager.filter(**{User.USERNAME_FIELD: username}).first()
+    if user is None:
+        raise usage_error(f"no user {username!r}: add people in the admin (/admin/)")
+    return user
+
+
+def behaviour_named(slug: str) -> Behaviour:
+    behaviour = Behaviour.objects.filter(slug=slug).first()
+    if behaviour is None:
+        known = ", ".join(Behaviour.objects.values_list("slug", flat=True)) or "none"
+        raise usage_error(f"no behaviour {slug!r} (known: {known})")
+    return behaviour
+
+
+def refused_code(error: Exception) -> int:
+    """Who and when are refusals (1); which and what are usage errors (2)."""
+    return EXIT_REFUSED if isinstance(error, (NotPermitted, Conflict)) else EXIT_USAGE
+
+
+class LoopCommand(BaseCommand):
+    """A step of the loop; subclasses add their arguments and implement ``step``."""
+
+    # "required": --as must name a user; "optional": without it the step runs as the system
+    # (as a worker does); None: the step reads only, no --as.
+    person: Literal["required", "optional"] | None = "optional"
+
+    def add_arguments(self, parser) -> None:
+        if self.person is not None:
+            parser.add_argument(
+                "--as",
+                dest="as_user",
+                metavar="USERNAME",
+                required=self.person == "required",
+                help="act as this user, with their role (as on the pages)",
+            )
+        parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+        self.add_step_arguments(parser)
+
+    def add_step_arguments(self, parser) -> None:
+        pass
+
+    def step(self, *, user: AbstractBaseUser | None, **options: Any) -> Done:
+        raise NotImplementedError
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        as_json = options["json"]
+        try:
+            name = options.pop("as_user", None)
+            user = person(name) if name else None
+            try:
+                done = self.step(user=user, **options)
+            except (TrainingError, ReviewError) as error:
+                raise CommandError(str(error), returncode=refused_code(error)) from None
+        except CommandError as error:
+            if as_json:
+                self.stdout.write(json.dumps({"error": str(error)}, sort_keys=True))
+            raise
+        self.stdout.write(json.dumps(done.payload, sort_keys=True) if as_json else done.text)
+        if done.nothing:
+            raise CommandError(done.nothing, returncode=EXIT_REFUSED)
+
+
+# -- a behaviour's tasks, as people name them ----------------------------------------------------
+
+
+def candidate_ids(tasks: list[str], *, kept: bool) -> list[int]:
+    """Candidate ids for what a person typed: ids as they are, task names looked up."""
+    ids = []
+    for task in tasks:
+        if task.isdigit():
+            ids.append(int(task))
+            continue
+        named = Candidate.objects.filter(task_name=task)
+        if kept:
+            named = named.filter(status=Candidate.Status.KEPT)
+        found = list(named.values_list("pk", flat=True))
+        if not found:
+            raise usage_error(f"no {'kept ' if kept else ''}task named {task!r}")
+        if len(found) > 1:
+            numbers = ", ".join(map(str, found))
+            raise usage_error(f"{len(found)} tasks are named {task!r}; give its id: {numbers}")
+        ids += found
+    return ids
+
+
+def described(tasks: list[BehaviourTask]) -> list[dict[str, Any]]:
+    return [
+        {"candidate": t.candidate_id, "task": t.candidate.task_name, "split": t.split}
+        for t in sorted(tasks, key=lambda t: t.candidate_id)
+    ]
+
+
+def counts(behaviour: Behaviour) -> dict[str, int]:
+    splits = list(behaviour.tasks.values_list("split", flat=True))
+    return {split: splits.count(split) for split in BehaviourTask.Split.values}
+
+
+def counted(tasks: dict[str, int]) -> str:
+    return f"it has {tasks['train']} train and {tasks['held_out']} held-out task(s)"
