@@ -6,25 +6,15 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail
-from training.models import TrainingExport, TrainingPlan
-from training.services.exports import training_export_create, training_export_execute
+from tests.training.loop_factories import written_export
+from training.models import TrainingPlan
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def export(people, tmp_path):
-    behaviour = behaviour_with(train=1, held_out=1)
-    for task in behaviour.tasks.all():
-        pass_and_fail(task)
-    evaluated(behaviour)
-    row = training_export_create(
-        user=people.bob, behaviour_id=behaviour.pk, kind="sft", out_dir=tmp_path / "sft"
-    )
-    done = training_export_execute(export_id=row.pk)
-    assert done.status == TrainingExport.Status.DONE
-    return done
+    return written_export(people.bob, tmp_path / "sft")
 
 
 NEW = ("--method", "sft", "--base-model", "Qwen/Qwen2.5-Coder-7B-Instruct", "--gpu-hours", "8",
