@@ -27,8 +27,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.management.base import BaseCommand, CommandError
 
 from tasks_review.models import Candidate
+from tasks_review.services.audit import iso
 from tasks_review.services.errors import NotPermitted, ReviewError
-from training.models import Behaviour, BehaviourTask
+from training.core.deploy.bucketing import format_percentage
+from training.models import Adapter, Behaviour, BehaviourTask, Deployment
 from training.services.errors import Conflict, TrainingError
 
 EXIT_DONE, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
@@ -147,3 +149,78 @@ def counts(behaviour: Behaviour) -> dict[str, int]:
 
 def counted(tasks: dict[str, int]) -> str:
     return f"it has {tasks['train']} train and {tasks['held_out']} held-out task(s)"
+
+
+# -- adapters and deployments, as people name them -----------------------------------------------
+
+
+def adapter_named(reference: str) -> Adapter:
+    """An adapter by id or by its key, ``NAME@VERSION``."""
+    rows = Adapter.objects.select_related("behaviour")
+    if reference.isdigit():
+        found = rows.filter(pk=int(reference)).first()
+    else:
+        name, _, version = reference.rpartition("@")
+        found = rows.filter(name=name, version=version).first()
+    if found is None:
+        raise usage_error(f"no adapter {reference!r} (give NAME@VERSION or its id)")
+    return found
+
+
+def deployment_named(reference: str) -> Deployment:
+    """A deployment by id, or an adapter's key for that adapter's latest deployment."""
+    if reference.isdigit():
+        found = Deployment.objects.filter(pk=int(reference)).first()
+        if found is None:
+            raise usage_error(f"no deployment {reference}")
+        return found
+    latest = adapter_named(reference).deployments.order_by("-id").first()
+    if latest is None:
+        raise usage_error(f"{reference} has no deployment; propose one first")
+    return latest
+
+
+def deployment_payload(row: Deployment) -> dict[str, Any]:
+    """A deployment as the terminal shows it: its state, rollout per behaviour and last drill."""
+    row = Deployment.objects.select_related("adapter").get(pk=row.pk)
+
+    def shown(bp: int | None) -> str | None:
+        return None if bp is None else format_percentage(bp)
+
+    shares = row.shares.select_related("behaviour").order_by("behaviour__slug")
+    return {
+        "deployment": row.pk,
+        "adapter": row.adapter.key,
+        "state": row.state,
+        "reason": row.reason,
+        "shares": {
+            s.behaviour.slug: {
+                "requested": shown(s.requested),
+                "ceiling": shown(s.ceiling),
+                "live": shown(s.live),
+            }
+            for s in shares
+        },
+        "drill": {
+            "answered_at": iso(row.drill_answered_at),
+            "model": row.drill_model,
+            "adapter": row.drill_adapter or None,
+        }
+        if row.drill_answered_at
+        else None,
+    }
+
+
+def deployment_text(payload: dict[str, Any]) -> str:
+    # A killed deployment keeps its percentages (to be restored), but serves none of them.
+    serving = payload["state"] == Deployment.State.ACTIVE
+    live = ", ".join(
+        f"{slug} {share['live']}"
+        for slug, share in payload["shares"].items()
+        if share["live"] and serving
+    )
+    return (
+        f"deployment {payload['deployment']} ({payload['adapter']}): {payload['state']}"
+        + (f", live on {live}" if live else "")
+        + (f" ({payload['reason']})" if payload["reason"] else "")
+    )
