@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from django.contrib.auth import get_user_model
@@ -30,7 +31,7 @@ from tasks_review.models import Candidate
 from tasks_review.services.audit import iso
 from tasks_review.services.errors import NotPermitted, ReviewError
 from training.core.deploy.bucketing import format_percentage
-from training.models import Adapter, Behaviour, BehaviourTask, Deployment
+from training.models import Adapter, Behaviour, BehaviourTask, Deployment, TrainingExport
 from training.services.errors import Conflict, TrainingError
 
 EXIT_DONE, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
@@ -62,6 +63,19 @@ def behaviour_named(slug: str) -> Behaviour:
         known = ", ".join(Behaviour.objects.values_list("slug", flat=True)) or "none"
         raise usage_error(f"no behaviour {slug!r} (known: {known})")
     return behaviour
+
+
+def export_named(reference: str) -> TrainingExport:
+    """An export by id, or the latest written one into that folder."""
+    if reference.isdigit():
+        found = TrainingExport.objects.filter(pk=int(reference)).first()
+    else:
+        folder = str(Path(reference).expanduser().resolve())
+        rows = TrainingExport.objects.filter(out_dir=folder, status=TrainingExport.Status.DONE)
+        found = rows.order_by("-id").first()
+    if found is None:
+        raise usage_error(f"no written training export {reference!r} (give its folder or id)")
+    return found
 
 
 def refused_code(error: Exception) -> int:

@@ -13,6 +13,7 @@ from tests.training.factories_deploy import (
     gated_world,
     held_out_behaviour,
 )
+from tests.training.loop_factories import written_export
 from training.models import Adapter, Deployment
 
 pytestmark = pytest.mark.django_db
@@ -121,3 +122,13 @@ def test_usage_errors_exit_2_naming_what_is_wrong(manage, people):
         ran = manage("deployment", *args, "--as", "bob", "--json")
         assert ran.code == 2 and message in ran.json["error"], (args, ran.err)
     assert not Deployment.objects.exists()
+
+
+def test_an_adapter_names_the_export_it_was_trained_on_by_its_folder(manage, people, tmp_path):
+    export = written_export(people.bob, tmp_path / "sft")
+    without = [a for a in REGISTER if a not in ("--dataset-sha256", "a" * 64)]
+    ran = manage("adapter_register", *without, "--export", export.out_dir, "--as", "bob")
+    assert ran.code == 0, ran.err
+    assert Adapter.objects.get().dataset_sha256 == export.sha256
+    ran = manage("adapter_register", *without, "--export", str(tmp_path / "no"), "--as", "bob")
+    assert ran.code == 2 and "no written training export" in ran.err

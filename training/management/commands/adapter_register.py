@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from training.management.terminal import Done, LoopCommand, usage_error
+from training.management.terminal import Done, LoopCommand, export_named, usage_error
 from training.services.deploy_adapters import adapter_register
 
 
@@ -29,7 +29,13 @@ class Command(LoopCommand):
         field("--base-model", "the model it adapts", metavar="MODEL")
         field("--artifact-uri", "where the weights are (file://, s3://, hf://...)", metavar="URI")
         field("--artifact-sha256", "the weights' sha256", metavar="SHA256")
-        field("--dataset-sha256", "the training export's sha256 (its manifest)", metavar="SHA256")
+        dataset = parser.add_mutually_exclusive_group(required=True)
+        dataset.add_argument(
+            "--export", metavar="DIR_OR_ID", help="the training export it was trained on"
+        )
+        dataset.add_argument(
+            "--dataset-sha256", metavar="SHA256", help="or that export's sha256, as it is"
+        )
         field("--rank", "the LoRA rank", type=int)
         field("--eval-suite", "the eval it was measured on")
         field("--training-plan", "the plan it was trained by (e.g. plan-7)", metavar="PLAN")
@@ -39,10 +45,15 @@ class Command(LoopCommand):
         if not at:
             raise usage_error(f"{adapter!r} is not NAME@VERSION, e.g. failing-test-repair-lora@1.0")
         names = (
-            "behaviour", "base_model", "artifact_uri", "artifact_sha256", "dataset_sha256",
-            "rank", "eval_suite", "training_plan",
+            "behaviour", "base_model", "artifact_uri", "artifact_sha256", "rank", "eval_suite",
+            "training_plan",
         )  # fmt: skip
         fields = {n: options[n] for n in names}
+        fields["dataset_sha256"] = (
+            export_named(options["export"]).sha256
+            if options["export"]
+            else options["dataset_sha256"]
+        )
         row, created = adapter_register(user=user, name=name, version=version, **fields)
         payload = {
             "adapter": row.pk,

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from training.core.plans import COMPUTE_DTYPES, PlanError, render_markdown, render_trl_config
-from training.management.terminal import Done, LoopCommand, usage_error
-from training.models import TrainingExport, TrainingPlan
+from training.management.terminal import Done, LoopCommand, export_named, usage_error
+from training.models import TrainingPlan
 from training.services.plans import plan_of, training_plan_create
 
 FILES = ("plan.md", "plan.yaml")
@@ -90,23 +90,10 @@ def _create(user: Any, options: dict[str, Any]) -> TrainingPlan:
     given = {name: options[name] for name in OPTIONAL if options[name] is not None}
     return training_plan_create(
         user=user,
-        export_id=_export(options["export"]).pk,
+        export_id=export_named(options["export"]).pk,
         method=options["method"],
         base_model=options["base_model"],
         gpu_hours=options["gpu_hours"],
         money=options["money"],
         **given,
     )
-
-
-def _export(reference: str) -> TrainingExport:
-    """An export by id, or the latest written one into that folder."""
-    if reference.isdigit():
-        found = TrainingExport.objects.filter(pk=int(reference)).first()
-    else:
-        folder = str(Path(reference).expanduser().resolve())
-        rows = TrainingExport.objects.filter(out_dir=folder, status=TrainingExport.Status.DONE)
-        found = rows.order_by("-id").first()
-    if found is None:
-        raise usage_error(f"no written training export {reference!r} (give its folder or id)")
-    return found
