@@ -54,6 +54,8 @@ def person(username: str) -> AbstractBaseUser:
     user = User._default_manager.filter(**{User.USERNAME_FIELD: username}).first()
     if user is None:
         raise usage_error(f"no user {username!r}: add people in the admin (/admin/)")
+    if not user.is_active:  # as on the pages, where an inactive account cannot log in
+        raise CommandError(f"{username} is inactive and may not act", returncode=EXIT_REFUSED)
     return user
 
 

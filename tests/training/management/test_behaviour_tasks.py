@@ -100,3 +100,13 @@ def test_remove_needs_the_tasks_named_and_takes_no_family(manage, people):
     assert ran.code == 2 and "name the tasks to remove" in ran.err
     ran = manage("behaviour_tasks", "remove", behaviour.slug, "1", "--family", "repair")
     assert ran.code == 2 and "--family adds tasks" in ran.err
+
+
+def test_an_inactive_user_may_not_act(manage, people):
+    behaviour = make_behaviour()
+    candidate = make_candidate(trials=False)
+    people.bob.is_active = False
+    people.bob.save()
+    ran = manage("behaviour_tasks", "add", behaviour.slug, str(candidate.pk), "--as", "bob")
+    assert ran.code == 1 and "bob is inactive and may not act" in ran.err
+    assert not behaviour.tasks.exists()

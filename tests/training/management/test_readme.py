@@ -31,6 +31,7 @@ SECTION = "### The loop from the terminal"
 MANAGE = [".venv/bin/python", "manage.py"]
 BASE_MODEL = "Qwen/Qwen2.5-Coder-7B-Instruct"
 SERVED = "failing-test-repair-lora-v1.0"  # what the block's adapter_register serves it as
+HELD_OUT_FRACTION = Behaviour._meta.get_field("held_out_fraction").default
 
 
 def readme_commands() -> list[list[str]]:
@@ -51,7 +52,8 @@ def kept_tasks() -> tuple[list[Candidate], list[Candidate]]:
     held_out: list[Candidate] = []
     while len(train) < 1 or len(held_out) < 2:
         candidate = make_candidate(trials=False)
-        side = train if split_of(candidate.key, "failing-test-repair", 0.3) == "train" else held_out
+        split = split_of(candidate.key, "failing-test-repair", HELD_OUT_FRACTION)
+        side = train if split == "train" else held_out
         if len(side) < (1 if side is train else 2):
             side.append(candidate)
         else:
