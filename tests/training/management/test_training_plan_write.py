@@ -60,6 +60,10 @@ def test_usage_errors_exit_2_naming_what_is_wrong(manage, export, tmp_path):
         (("--export", export.out_dir, "--method", "sft"), "a new plan needs --base-model"),
         (("--export", str(tmp_path / "nowhere"), *NEW), "no written training export"),
         (("--export", export.out_dir, *NEW, "--lora-rank", "0"), "rank"),
+        (
+            ("--export", export.out_dir, *NEW, "--adapter", "qlora", "--dtype", "f8"),
+            "f8 is not one of",
+        ),
         (("--plan", "999"), "no training plan 999"),
     ]
     for args, message in cases:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from training.core.plans import COMPUTE_DTYPES, PlanError, render_markdown, render_trl_config
+from training.core.plans import PlanError, render_markdown, render_trl_config
 from training.management.terminal import Done, LoopCommand, export_named, usage_error
 from training.models import TrainingPlan
 from training.services.plans import plan_of, training_plan_create
@@ -52,7 +52,13 @@ class Command(LoopCommand):
         parser.add_argument("--lora-alpha", type=int)
         parser.add_argument("--lora-dropout", type=float)
         parser.add_argument("--target-modules", nargs="+", metavar="MODULE")
-        parser.add_argument("--compute-dtype", choices=COMPUTE_DTYPES, help="QLoRA's")
+        # The plan rules check the value (and name the choices): one list, in the core.
+        parser.add_argument(
+            "--dtype",
+            dest="compute_dtype",
+            metavar="DTYPE",
+            help="bfloat16 (default), float16 or float32",
+        )
         parser.add_argument("--min-pass-rate", type=float, help="on the held-out tasks, 0 to 1")
         parser.add_argument("--max-regression", type=float, help="below the base agent, 0 to 1")
 
