@@ -12,8 +12,8 @@ checks (and the two-person rule of deployments) hold in the terminal::
 
 Exit 0 done; 1 refused (the roles, the two-person rule, the row's state) or nothing usable (the
 step had nothing to do: ``Done(..., nothing="why")``); 2 a usage or setup error (an unknown
-user, behaviour or row, input the service calls invalid). With ``--json`` stdout holds one
-object, ``{"error": ...}`` when the step did not run.
+user, behaviour or row, input the service calls invalid, a database that fails). With
+``--json`` stdout holds one object, ``{"error": ...}`` when the step did not run.
 """
 
 from __future__ import annotations
@@ -119,6 +119,17 @@ class LoopCommand(BaseCommand):
                 done = self.step(user=user, **options)
             except (TrainingError, ReviewError) as error:
                 raise CommandError(str(error), returncode=refused_code(error)) from None
+            except CommandError:
+                raise
+            except Exception as error:
+                # A broken database or a bug is not a refusal: exit 2, not Python's 1.
+                if options.get("traceback"):
+                    raise
+                what = str(error) or type(error).__name__
+                raise CommandError(
+                    f"unexpected error: {what} (run again with --traceback to see where)",
+                    returncode=EXIT_USAGE,
+                ) from None
         except CommandError as error:
             if as_json:
                 self.stdout.write(json.dumps({"error": str(error)}, sort_keys=True))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pytest
+from django.db import OperationalError
 
 from tasks_review.models import AuditEvent
 from tests.training.factories_deploy import rollouts
@@ -57,3 +58,20 @@ def test_an_annotator_is_refused_with_1_and_an_unknown_behaviour_is_2(manage, pe
     assert not PreferencePair.objects.exists()
     ran = manage("pairs_build", "no-such")
     assert ran.code == 2 and "no behaviour 'no-such'" in ran.err
+
+
+def test_a_database_that_fails_exits_2_in_one_line_not_a_traceback_and_1(
+    manage, people, monkeypatch
+):
+    behaviour = behaviour_with(train=1)
+
+    def locked(**_):
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr("training.management.commands.pairs_build.pairs_build", locked)
+    ran = manage("pairs_build", behaviour.slug, "--json")
+    assert ran.code == 2
+    assert ran.json == {
+        "error": "unexpected error: database is locked (run again with --traceback to see where)"
+    }
+    assert "Traceback" not in ran.err
