@@ -109,16 +109,6 @@ def test_tasks_get_their_split_once_from_a_stable_hash(people):
         row.save()
 
 
-def test_only_kept_tasks_can_serve_a_behaviour(people):
-    behaviour = make_behaviour()
-    written = make_candidate(trials=False, status=Candidate.Status.WRITTEN)
-    with pytest.raises(Invalid, match="not a kept task"):
-        behaviour_tasks_add(user=people.bob, behaviour_id=behaviour.pk, candidate_ids=[written.pk])
-    with pytest.raises(NotFound):
-        behaviour_tasks_add(user=people.bob, behaviour_id=behaviour.pk, candidate_ids=[999999])
-    assert not BehaviourTask.objects.exists()
-
-
 def test_removing_tasks_deletes_them_with_one_audit_row_naming_each_and_its_split(people):
     behaviour = make_behaviour()
     candidates = [make_candidate(trials=False) for _ in range(3)]
@@ -167,3 +157,13 @@ def test_an_annotator_may_not_remove_tasks(people):
         behaviour_tasks_remove(
             user=people.alice, behaviour_id=behaviour.pk, candidate_ids=[candidate.pk]
         )
+
+
+def test_only_kept_tasks_can_serve_a_behaviour(people):
+    behaviour = make_behaviour()
+    written = make_candidate(trials=False, status=Candidate.Status.WRITTEN)
+    with pytest.raises(Invalid, match="not a kept task"):
+        behaviour_tasks_add(user=people.bob, behaviour_id=behaviour.pk, candidate_ids=[written.pk])
+    with pytest.raises(NotFound):
+        behaviour_tasks_add(user=people.bob, behaviour_id=behaviour.pk, candidate_ids=[999999])
+    assert not BehaviourTask.objects.exists()
