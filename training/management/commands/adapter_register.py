@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from training.management.terminal import Done, LoopCommand, export_named, usage_error
+from training.management.loop_commands import Done, LoopCommand, export_named, usage_error
 from training.services.deploy_adapters import adapter_register
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from tasks_review.models import Candidate
-from training.management.terminal import (
+from training.management.loop_commands import (
     Done,
     LoopCommand,
     behaviour_named,

@@ -26,7 +26,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from training.core.deploy.bucketing import parse_percentage
-from training.management.terminal import (
+from training.management.loop_commands import (
     Done,
     LoopCommand,
     adapter_named,

@@ -15,7 +15,7 @@ from typing import Any
 from django.core.management.base import CommandError
 
 from training.core.exports.writer import MANIFEST
-from training.management.terminal import (
+from training.management.loop_commands import (
     EXIT_REFUSED,
     Done,
     LoopCommand,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from training.management.terminal import Done, LoopCommand, behaviour_named
+from training.management.loop_commands import Done, LoopCommand, behaviour_named
 from training.models import Behaviour, BehaviourTask, Rollout
 from training.services.pairs import pairs_build
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from training.core.deploy.serving import ServingError
-from training.management.terminal import Done, LoopCommand, usage_error
+from training.management.loop_commands import Done, LoopCommand, usage_error
 from training.selectors.deploy import base_models, serving_config
 
 FILES = ("vllm.sh", "litellm.yaml")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from training.core.plans import PlanError, render_markdown, render_trl_config
-from training.management.terminal import Done, LoopCommand, export_named, usage_error
+from training.management.loop_commands import Done, LoopCommand, export_named, usage_error
 from training.models import TrainingPlan
 from training.services.plans import plan_of, training_plan_create
 
