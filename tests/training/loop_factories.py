@@ -13,9 +13,10 @@ from tests.training.factories import make_behaviour
 from tests.trajectories.factories import make_trajectory
 from training.core.facts import with_world
 from training.core.stats import split_of
-from training.models import Behaviour, BehaviourTask, EvalRun, Rollout
+from training.models import Behaviour, BehaviourTask, EvalRun, Rollout, TrainingExport
 from training.services.behaviours import behaviour_tasks_add
 from training.services.evals import eval_run_create, eval_run_execute
+from training.services.exports import training_export_create, training_export_execute
 from trajectories.store import DbBlobs
 
 _seq = itertools.count(1)
@@ -113,4 +114,17 @@ def evaluated(behaviour: Behaviour) -> EvalRun:
     run = eval_run_create(user=None, behaviour_id=behaviour.pk)
     done = eval_run_execute(run_id=run.pk)
     assert done is not None and done.status == EvalRun.Status.DONE, done and done.error
+    return done
+
+
+def written_export(user, out_dir, *, held_out: int = 1, kind: str = "sft") -> TrainingExport:
+    """A finished export of a behaviour with one train task (and ``held_out`` held-out ones),
+    every task with a passing and a failing rollout, evaluated: a snapshot a plan can name."""
+    behaviour = behaviour_with(train=1, held_out=held_out)
+    for task in behaviour.tasks.all():
+        pass_and_fail(task)
+    evaluated(behaviour)
+    row = training_export_create(user=user, behaviour_id=behaviour.pk, kind=kind, out_dir=out_dir)
+    done = training_export_execute(export_id=row.pk)
+    assert done is not None and done.status == TrainingExport.Status.DONE, done and done.error
     return done

@@ -75,12 +75,21 @@ def evaluate_suite_file(path: Path) -> tuple[int, dict[str, Any]]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
         return EXIT_BAD_INPUT, {"error": f"cannot read {path}: {error.strerror or error}"}
+    except UnicodeDecodeError as error:
+        where = f"byte 0x{error.object[error.start]:02x} at offset {error.start}"
+        return EXIT_BAD_INPUT, {"error": f"{path} is not UTF-8 text ({where})"}
+    # json and the schema validator both recurse per level: a deep file is bad input, not a crash.
+    too_deep = {"error": f"{path} is nested too deeply to read as a suite"}
     try:
         document = json.loads(text)
+    except RecursionError:
+        return EXIT_BAD_INPUT, too_deep
     except ValueError as error:
         return EXIT_BAD_INPUT, {"error": f"{path} is not JSON: {error}"}
     try:
         report = evaluate_suite(document)
+    except RecursionError:
+        return EXIT_BAD_INPUT, too_deep
     except SuiteError as error:
         return EXIT_BAD_INPUT, {"error": f"{path} is not a valid suite", "problems": error.problems}
     return exit_code(report), report

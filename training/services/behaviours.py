@@ -147,6 +147,47 @@ def behaviour_tasks_add(
     return rows
 
 
+def behaviour_tasks_remove(
+    *, user: AbstractBaseUser | None, behaviour_id: int, candidate_ids: Iterable[int]
+) -> list[BehaviourTask]:
+    """Take tasks out of a behaviour (a task chosen by mistake), with the audit row saying which
+    and in what split; added again, a task gets the same split, since its hash is stable.
+
+    A task with eval results or preference pairs stays: deleting it would erase what was
+    measured and labelled on it (the rows cascade), so the refusal says so."""
+    if user is not None:
+        require(user, EDIT_BEHAVIOUR, "choose a behaviour's tasks")
+    ids = sorted(set(candidate_ids))
+    with transaction.atomic():
+        behaviour = _locked(behaviour_id)
+        tasks = {t.candidate_id: t for t in behaviour.tasks.filter(candidate_id__in=ids)}
+        missing = [i for i in ids if i not in tasks]
+        if missing:
+            raise NotFound(
+                f"candidate {', '.join(map(str, missing))} is not a task of {behaviour.slug}"
+            )
+        used = sorted(
+            t.candidate_id for t in tasks.values() if t.results.exists() or t.pairs.exists()
+        )
+        if used:
+            raise Conflict(
+                f"{len(used)} task{'s have' if len(used) > 1 else ' has'} eval results or "
+                f"preference pairs (candidate {', '.join(map(str, used))}): removing would "
+                "erase them, so they stay"
+            )
+        removed = [tasks[i] for i in ids]
+        BehaviourTask.objects.filter(pk__in=[t.pk for t in removed]).delete()
+        if removed:
+            audit_event_record(
+                actor=user,
+                verb="behaviour.tasks_remove",
+                target=behaviour,
+                before=None,
+                after={"removed": {str(t.candidate_id): t.split for t in removed}},
+            )
+    return removed
+
+
 def _locked(behaviour_id: int) -> Behaviour:
     try:
         return Behaviour.objects.select_for_update().get(pk=behaviour_id)

@@ -75,3 +75,30 @@ def test_a_suite_that_is_not_json_exits_2_and_says_why(tmp_path):
     path.write_text("{not json")
     code, payload = evaluate("--suite", str(path))
     assert code == 2 and "not JSON" in payload["error"]
+
+
+def test_a_suite_that_is_not_utf8_exits_2_with_one_line_saying_so(tmp_path):
+    path = tmp_path / "suite.json"
+    path.write_bytes(b'\xff\xfe{"tasks": []}')
+    code, payload = evaluate("--suite", str(path))
+    assert code == 2
+    assert payload["error"] == f"{path} is not UTF-8 text (byte 0xff at offset 0)"
+
+
+@pytest.mark.parametrize("depth", [3_000, 100_000])
+def test_a_suite_nested_too_deeply_exits_2_with_one_line_saying_so(tmp_path, depth):
+    path = tmp_path / "suite.json"
+    path.write_text('{"tasks": ' + "[" * depth + "]" * depth + "}")
+    code, payload = evaluate("--suite", str(path))
+    assert code == 2
+    assert payload["error"] == f"{path} is nested too deeply to read as a suite"
+
+
+def test_an_eval_that_breaks_exits_2_not_the_gate_failed_1(capsys):
+    behaviour = make_behaviour(tasks=1)
+    rollout = make_rollout(behaviour.tasks.get().candidate, repaired(), agent="oracle")
+    type(rollout).objects.filter(pk=rollout.pk).update(facts={"not": "facts"})
+    code, payload = evaluate("--behaviour", behaviour.slug)
+    assert code == 2
+    assert payload["error"].startswith(f"eval run {payload['eval_run']} failed: ")
+    assert "Traceback" not in capsys.readouterr().err

@@ -8,28 +8,18 @@ import json
 from pathlib import Path
 
 import pytest
-from django.db import connections
 
 from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail, tasks_of
-from training.management.commands.export_training import Command
+from training.models import TrainingExport
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def run(capsys, monkeypatch):
-    # run_from_argv closes the database connections when it ends, which would end the test's
-    # transaction; the command itself is what is under test.
-    monkeypatch.setattr(connections, "close_all", lambda: None)
-
+def run(manage):
     def do(*args: str) -> tuple[int, str, str]:
-        try:
-            Command().run_from_argv(["manage.py", "export_training", *args])
-            code = 0
-        except SystemExit as exit:
-            code = int(exit.code or 0)
-        out, err = capsys.readouterr()
-        return code, out, err
+        ran = manage("export_training", *args)
+        return ran.code, ran.out, ran.err
 
     return do
 
@@ -78,3 +68,26 @@ def test_bad_input_exits_2_naming_what_is_wrong(run, behaviour, tmp_path):
     (tmp_path / "taken.txt").write_text("x")
     code, _out, err = run("--kind", "sft", "--behaviour", behaviour.slug, "--out", str(tmp_path))
     assert code == 2 and "not an empty folder" in err
+
+
+def test_json_names_the_export_and_as_needs_the_export_role(manage, behaviour, tmp_path):
+    ran = manage(
+        "export_training", "--kind", "sft", "--behaviour", behaviour.slug, "--out",
+        str(tmp_path / "a"), "--as", "bob", "--json",
+    )  # fmt: skip
+    assert ran.code == 0, ran.err
+    export = TrainingExport.objects.get()
+    assert export.created_by.username == "bob"
+    assert ran.json == {
+        "export": export.pk,
+        "kind": "sft",
+        "behaviour": behaviour.slug,
+        "out_dir": str(tmp_path / "a"),
+        "manifest": str(tmp_path / "a" / "manifest.json"),
+        "sha256": export.sha256,
+    }
+    ran = manage(
+        "export_training", "--kind", "sft", "--behaviour", behaviour.slug, "--out",
+        str(tmp_path / "b"), "--as", "alice", "--json",
+    )  # fmt: skip
+    assert ran.code == 1 and "export" in ran.json["error"]

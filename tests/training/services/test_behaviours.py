@@ -7,6 +7,7 @@ import pytest
 from tasks_review.models import AuditEvent, Candidate
 from tests.tasks_review.factories import make_candidate
 from tests.training.factories import make_behaviour
+from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail, tasks_of
 from training.core.catalogue import catalogue
 from training.core.stats import split_of
 from training.models import Behaviour, BehaviourTask, BehaviourVersion
@@ -14,6 +15,7 @@ from training.services.behaviours import (
     behaviour_catalogue_seed,
     behaviour_create,
     behaviour_tasks_add,
+    behaviour_tasks_remove,
     behaviour_version_create,
 )
 from training.services.errors import Conflict, Invalid, NotFound, NotPermitted
@@ -105,6 +107,56 @@ def test_tasks_get_their_split_once_from_a_stable_hash(people):
     row.split = "train" if row.split == "held_out" else "held_out"
     with pytest.raises(PermissionError, match="never moves"):
         row.save()
+
+
+def test_removing_tasks_deletes_them_with_one_audit_row_naming_each_and_its_split(people):
+    behaviour = make_behaviour()
+    candidates = [make_candidate(trials=False) for _ in range(3)]
+    ids = [c.pk for c in candidates]
+    added = behaviour_tasks_add(user=people.bob, behaviour_id=behaviour.pk, candidate_ids=ids)
+    splits = {str(t.candidate_id): t.split for t in added}
+    removed = behaviour_tasks_remove(
+        user=people.bob, behaviour_id=behaviour.pk, candidate_ids=ids[:2]
+    )
+    assert sorted(t.candidate_id for t in removed) == ids[:2]
+    assert list(behaviour.tasks.values_list("candidate_id", flat=True)) == ids[2:]
+    event = AuditEvent.objects.get(verb="behaviour.tasks_remove")
+    assert event.actor == people.bob and event.target_id == str(behaviour.pk)
+    assert event.after == {"removed": {k: splits[k] for k in map(str, ids[:2])}}
+
+
+def test_removing_a_task_that_is_not_the_behaviours_is_refused_and_removes_nothing(people):
+    behaviour = make_behaviour()
+    mine, other = make_candidate(trials=False), make_candidate(trials=False)
+    behaviour_tasks_add(user=people.bob, behaviour_id=behaviour.pk, candidate_ids=[mine.pk])
+    with pytest.raises(NotFound, match=f"candidate {other.pk} is not a task of"):
+        behaviour_tasks_remove(
+            user=people.bob, behaviour_id=behaviour.pk, candidate_ids=[mine.pk, other.pk]
+        )
+    assert behaviour.tasks.count() == 1
+    assert not AuditEvent.objects.filter(verb="behaviour.tasks_remove").exists()
+
+
+def test_a_task_with_eval_results_or_pairs_is_kept_since_they_are_the_record(people):
+    behaviour = behaviour_with(train=1)
+    [task] = tasks_of(behaviour)
+    pass_and_fail(task)
+    evaluated(behaviour)
+    with pytest.raises(Conflict, match="1 task has eval results or preference pairs"):
+        behaviour_tasks_remove(
+            user=people.bob, behaviour_id=behaviour.pk, candidate_ids=[task.candidate_id]
+        )
+    assert behaviour.tasks.count() == 1
+
+
+def test_an_annotator_may_not_remove_tasks(people):
+    behaviour = make_behaviour()
+    candidate = make_candidate(trials=False)
+    behaviour_tasks_add(user=people.bob, behaviour_id=behaviour.pk, candidate_ids=[candidate.pk])
+    with pytest.raises(NotPermitted):
+        behaviour_tasks_remove(
+            user=people.alice, behaviour_id=behaviour.pk, candidate_ids=[candidate.pk]
+        )
 
 
 def test_only_kept_tasks_can_serve_a_behaviour(people):

@@ -1,7 +1,8 @@
 """`manage.py evaluate`: score a behaviour's rollouts, or a suite written for the trainer seed.
 
-Prints one JSON object with --json (a short summary otherwise). Exit 0 when the gate passes, 1
-when it fails, 2 on bad input (the message names what is wrong).
+Prints one JSON object with --json (a short summary otherwise). Exit 0 when the gate passes; 1
+when it fails (a rollout or task failed, or nothing was scored); 2 on an error: bad input (the
+message names what is wrong) or an eval that broke (the run is marked failed with the reason).
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from training.core.suite import (
     EXIT_GATE_PASSED,
     evaluate_suite_file,
 )
-from training.models import Behaviour
+from training.models import Behaviour, EvalRun
 from training.services.errors import TrainingError
 from training.services.evals import eval_run_create, eval_run_execute
+
+EXIT_ERROR = EXIT_BAD_INPUT  # bad input and a broken eval: both are not the gate's verdict
 
 
 class Command(BaseCommand):
@@ -63,7 +66,12 @@ class Command(BaseCommand):
             )
         except TrainingError as error:
             return EXIT_BAD_INPUT, {"error": str(error)}
-        done = eval_run_execute(run_id=run.pk)
+        try:
+            done = eval_run_execute(run_id=run.pk)
+        except Exception:
+            # The service marked the run failed with the reason; a gate that failed exits 1.
+            error = EvalRun.objects.values_list("error", flat=True).get(pk=run.pk)
+            return EXIT_ERROR, {"error": f"eval run {run.pk} failed: {error}", "eval_run": run.pk}
         if done is None:  # cannot happen for a run created just now, unless a worker took it
             return EXIT_BAD_INPUT, {"error": f"eval run {run.pk} was taken by another worker"}
         summary = {"eval_run": done.pk, **done.summary}
@@ -84,7 +92,7 @@ class Command(BaseCommand):
 
 
 def _reason(code: int, payload: dict[str, Any]) -> str:
-    if code == EXIT_BAD_INPUT:
+    if code == EXIT_ERROR:
         problems = "".join(f"\n  {p}" for p in payload.get("problems", []))
         return f"{payload.get('error', 'bad input')}{problems}"
     if code == EXIT_GATE_FAILED:
