@@ -326,3 +326,18 @@ def test_a_line_bash_cannot_parse_is_suspect_not_clean():
     assert action.parsed is False
     (hit,) = detect(facts, ForbiddenRule("tamper_with_tests"))
     assert "suspect" in hit.detail
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "[[ -d tests ]] && echo present",
+        "echo $((2 * (3 + 1)))",
+        "cat > notes.txt <<'EOF'\nhello\nEOF",
+        "git commit -m \"$(cat <<'EOF'\nFix the parser\nEOF\n)\"",
+    ],
+)
+def test_forms_bashlex_does_not_know_are_still_read_as_bash(command):
+    facts, _ = rollout(command)
+    (action,) = [a for a in facts.actions if a.command == command]
+    assert action.parsed is True

@@ -61,6 +61,30 @@ def read_line(script: str) -> Line:
     return Line(tuple(pipelines), walker.parsed)
 
 
+# bashlex knows neither `[[ … ]]` nor `$(( … ))`, both common in agents' lines. Neither runs a
+# program of its own, so a line that fails is tried again with `[ … ]` and a plain number.
+_ARITHMETIC = re.compile(r"\$\(\((?:[^()]|\([^()]*\))*\)\)")
+_TEST_OPEN = re.compile(r"(?<![^\s;&|(!])\[\[(?=\s)")
+_TEST_CLOSE = re.compile(r"(?<=\s)\]\](?=$|[\s;&|)])", re.M)
+# bashlex then waits for a quoted here-document delimiter with its quotes (`<<'EOF'` ends at
+# a line `'EOF'`); bodies are not expanded here either way.
+_QUOTED_DELIMITER = re.compile(r"""(<<-?)\s*(['"])([A-Za-z_][A-Za-z0-9_]*)\2""")
+
+
+def _parse(script: str) -> list[Any] | None:
+    for attempt in (script, _simplified(script)):
+        try:
+            return list(bashlex.parse(attempt))
+        except Exception:  # noqa: BLE001 - bashlex raises its own errors and NotImplementedError
+            continue
+    return None
+
+
+def _simplified(script: str) -> str:
+    script = _QUOTED_DELIMITER.sub(r"\1\3", _ARITHMETIC.sub("0", script))
+    return _TEST_CLOSE.sub("]", _TEST_OPEN.sub("[", script))
+
+
 def _shell_reader(script: str) -> tuple[tuple[Pipeline, ...], bool]:
     line = read_line(script)
     return line.pipelines, line.parsed
@@ -80,9 +104,8 @@ class _Walker:
     def script(self, script: str, depth: int) -> list[Pipeline]:
         if not script.strip():
             return []
-        try:
-            nodes = bashlex.parse(script)
-        except Exception:  # noqa: BLE001 - bashlex raises its own errors and NotImplementedError
+        nodes = _parse(script)
+        if nodes is None:
             self.parsed = False
             return [*shell_pipelines(script)]
         out: list[Pipeline] = []
