@@ -367,15 +367,21 @@ def _grade_held(
             counts["ungraded"] += 1
             continue
         Rollout.objects.filter(pk=rollout.pk).update(
-            reward=result.reward, grade=Rollout.Grade.GRADED, grade_detail=detail
+            reward=result.reward, grade=Rollout.Grade.GRADED, grade_detail=_kept(rollout) | detail
         )
         counts["graded"] += 1
 
 
 def _ungraded(rollout: Rollout, why: str) -> None:
     Rollout.objects.filter(pk=rollout.pk).update(
-        reward=None, grade=Rollout.Grade.UNGRADED, grade_detail={"reason": why}
+        reward=None, grade=Rollout.Grade.UNGRADED, grade_detail=_kept(rollout) | {"reason": why}
     )
+
+
+def _kept(rollout: Rollout) -> dict[str, Any]:
+    """What a grade keeps of the import's detail: the rollout a named duplicate repeats."""
+    detail = rollout.grade_detail or {}
+    return {"duplicate_of": detail["duplicate_of"]} if "duplicate_of" in detail else {}
 
 
 def rollout_regrade_again(*, user: AbstractBaseUser, rollout_id: int) -> Rollout:

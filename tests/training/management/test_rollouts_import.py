@@ -102,6 +102,7 @@ def test_a_repeated_trial_name_never_overwrites_an_evaluated_rollout(jobs, tmp_p
     )
     duplicate = Rollout.objects.exclude(pk=first.pk).get()
     assert duplicate.trial_name == "repair-1__a (2)"
+    assert duplicate.grade_detail["duplicate_of"] == first.pk
     # The same folder again leaves the evaluated rollout as it was, and says why.
     code, out = rollouts_import(str(jobs), "--json")
     assert json.loads(out)["skipped"][0]["reason"] == "already_evaluated"
