@@ -92,3 +92,33 @@ def _segment(part: str) -> str:
             out.append(re.escape(c))
         i += 1
     return "".join(out)
+
+
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+def has_glob(word: str) -> bool:
+    """Whether a shell word holds a pattern bash expands against the files (``*``, ``?``,
+    ``[``)."""
+    return _GLOB_CHARS.search(word) is not None
+
+
+def shell_glob_match(pattern: str, path: str) -> bool:
+    """Whether bash's pathname expansion of ``pattern`` would produce ``path``.
+
+    Unlike a spec glob: a pattern stays segment for segment (``**`` is ``*`` without
+    ``globstar``), and a leading ``.`` is matched only by a leading ``.``: ``~/*`` does not
+    reach ``~/.aws``.
+
+    >>> shell_glob_match("~/.aws/*", "~/.aws/credentials"), shell_glob_match("~/*", "~/.env")
+    (True, False)
+    """
+    wanted, given = pattern.rstrip("/").split("/"), path.rstrip("/").split("/")
+    if len(wanted) != len(given):
+        return False
+    for part, name in zip(wanted, given, strict=True):
+        if name.startswith(".") and not part.startswith(".") and part != name:
+            return False
+        if re.fullmatch(_segment(part.replace("**", "*")), name, re.DOTALL) is None:
+            return False
+    return True

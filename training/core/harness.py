@@ -12,7 +12,8 @@ Scoring follows the trainer seed's harness with our stricter rules (TRAINER-HARN
   it gives, after the previous expected action's match when ``order_required``. So an edit
   made before the required read leaves the edit unmatched: a two-action spec scores 0.5.
 - Evidence is read from the replay and the world, never from the transcript: a check that
-  exited 0 after the last edit, a file's final state, the verified reward.
+  exited 0 after the last edit (a test run also showing, in its output, that a test executed),
+  a file's final state, the verified reward.
 - score = (matched actions + matched evidence) / (expected actions + evidence), three decimals.
 - Any forbidden action scores 0. So does ``self_report_only``: the final message claims
   success and the spec asks for evidence, none of which matched.
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trajectories.core.blobs import BlobStore
-from trajectories.core.replay.model import Status
+from trajectories.core.replay.model import CheckKind, Status
 from trajectories.core.replay.programs import basename, unwrap
 
 from .claims import claims_success
@@ -210,6 +211,8 @@ def action_matches(item: ExpectedAction, action: Action) -> tuple[bool, str | No
 def _shell_matches(item: ExpectedAction, action: Action) -> bool:
     if item.check is not None and (action.check is None or action.check.kind != item.check):
         return False
+    if item.check is not None and item.outcome is not None and not _executed(action):
+        return False  # "run the tests" is not met by a run that ran none
     if item.outcome == "passed" and action.exit_code != 0:
         return False
     if item.outcome == "failed" and (action.exit_code is None or action.exit_code == 0):
@@ -264,15 +267,20 @@ def _check_passed(item: CheckPassed, facts: TrajectoryFacts) -> EvidenceResult:
     ]
     after = [a for a in candidates if last_edit is None or a.event > last_edit]
     for action in after:
-        if action.exit_code == 0 and (item.allow_masked or not _masked(action)):
+        if (
+            action.exit_code == 0
+            and (item.allow_masked or not _masked(action))
+            and _executed(action)
+        ):
             return EvidenceResult(item.label, item.kind, True, action.step, action.event)
     if after:
         last = after[-1]
-        note = (
-            "its exit status was masked by a pipe"
-            if last.exit_code == 0
-            else f"it exited {last.exit_code if last.exit_code is not None else 'unknown'}"
-        )
+        if last.exit_code != 0:
+            note = f"it exited {last.exit_code if last.exit_code is not None else 'unknown'}"
+        elif not _executed(last):
+            note = "its output shows no test executed"
+        else:
+            note = "its exit status was masked by a pipe"
         return EvidenceResult(
             item.label,
             item.kind,
@@ -296,6 +304,15 @@ def _check_passed(item: CheckPassed, facts: TrajectoryFacts) -> EvidenceResult:
 
 def _masked(action: Action) -> bool:
     return action.check is not None and action.check.masked
+
+
+def _executed(action: Action) -> bool:
+    """A test check counts only when its output shows a test executed: exit 0 alone is also
+    what ``pytest --collect-only``, ``--help`` and ``-k nomatch`` give."""
+    check = action.check
+    if check is None or check.kind is not CheckKind.TEST:
+        return True
+    return check.ran is not None and check.ran > 0
 
 
 def _file_state(item: FileState, facts: TrajectoryFacts, blobs: BlobStore | None) -> EvidenceResult:

@@ -31,6 +31,8 @@ from training.core.harbor.jobs import JobTrial, read_jobs, task_digest
 from training.core.harbor.regrade import Grader, TaskGrader
 from training.core.sandbox import SandboxGrader
 from trajectories.claiming import DOCKER, claim, dead
+from trajectories.core import formats
+from trajectories.core.blobs import sha256_hex
 from trajectories.heartbeat import Heartbeat
 from trajectories.models import Trajectory
 from trajectories.services import ingest_run_create, ingest_run_execute
@@ -78,7 +80,9 @@ def _claim(import_id: int) -> bool:
 def rollout_import_execute(*, import_id: int) -> RolloutImport | None:
     """Read the jobs folder into rollouts; None when the row is gone or another worker has it.
 
-    Re-importing a folder updates its rollouts (trial names are unique) and adds nothing twice.
+    Re-importing a folder updates its rollouts not yet evaluated and adds nothing twice; an
+    evaluated rollout is never overwritten, and a trial name another folder already used
+    becomes a rollout of its own, ``NAME (2)``, naming the one it repeats.
     """
     if not _claim(import_id):
         return None
@@ -143,12 +147,31 @@ def _import_trial(row: RolloutImport, trial: JobTrial, kept: _KeptTasks) -> int 
             "reason": "unknown_task",
             "detail": f"{trial.task_name or 'no task name'}: not a kept task of this installation",
         }
-    trajectory = _ingest_agent_log(trial)
-    facts = _facts(trajectory, trial, candidate)
+    existing = Rollout.objects.filter(trial_name=trial.trial_name).first()
+    name = trial.trial_name
+    if existing is not None and (existing.trial_dir != str(trial.folder) or _evaluated(existing)):
+        if existing.trial_dir == str(trial.folder):
+            return {
+                "reason": "already_evaluated",
+                "detail": f"rollout {existing.pk} of this trial was evaluated: kept as it is",
+            }
+        # Another jobs folder reused the trial name: a rollout of its own, never an overwrite.
+        name = _duplicate_name(trial.trial_name)
+    trajectory, log = _ingest_agent_log(trial)
+    facts = _facts(trajectory, log, trial, candidate)
     agent = trial.agent
     kwargs = agent.kwargs or {}
+    problems = list(trial.problems)
+    if log is not None and trajectory is None:
+        problems.append(
+            "its agent log repeats the session of another trial's log: linked to no "
+            "trajectory, its facts read from its own file"
+        )
+    detail: dict[str, Any] = {"problems": problems} if problems else {}
+    if name != trial.trial_name and existing is not None:
+        detail["duplicate_of"] = existing.pk
     rollout, _created = Rollout.objects.update_or_create(
-        trial_name=trial.trial_name,
+        trial_name=name,
         defaults={
             "candidate": candidate,
             "trajectory": trajectory,
@@ -162,26 +185,55 @@ def _import_trial(row: RolloutImport, trial: JobTrial, kept: _KeptTasks) -> int 
             "harbor_reward": trial.reward,
             "reward": None,
             "grade": Rollout.Grade.PENDING,
-            "grade_detail": {"problems": list(trial.problems)} if trial.problems else {},
+            "grade_detail": detail,
             "facts": facts.to_dict() if facts else None,
         },
     )
     return rollout.pk
 
 
-def _ingest_agent_log(trial: JobTrial) -> Trajectory | None:
-    """The trial's agent trajectory, ingested like any other (the same bytes twice add nothing)."""
+def _evaluated(rollout: Rollout) -> bool:
+    return rollout.grade == Rollout.Grade.GRADED or rollout.results.exists()
+
+
+def _duplicate_name(name: str) -> str:
+    """``name (2)``, ``name (3)`` …: the first such name no rollout has."""
+    n = 2
+    while Rollout.objects.filter(trial_name=f"{name} ({n})").exists():
+        n += 1
+    return f"{name} ({n})"
+
+
+def _ingest_agent_log(trial: JobTrial) -> tuple[Trajectory | None, Path | None]:
+    """The trial's agent trajectory, ingested like any other (the same bytes twice add
+    nothing), and the log it came from. Only a trajectory made from this trial's own bytes is
+    its: the ingest files a log repeating another's session id as that session's twin, and
+    the rollout must not take the other trial's actions for its own."""
     for path in (*trial.trajectories, *trial.sessions):
         run = ingest_run_create(paths=[path])
         summary = ingest_run_execute(run_id=run.pk)
         ids = (summary.trajectory_ids + summary.duplicate_ids) if summary else []
-        if ids:
-            return Trajectory.objects.get(pk=ids[0])
-    return None
+        if not ids:
+            continue
+        trajectory = Trajectory.objects.select_related("source").get(pk=ids[0])
+        try:
+            own = trajectory.source.sha256 == sha256_hex(formats.read_bytes(path))
+        except formats.IngestError:
+            own = False
+        return (trajectory if own else None), path
+    return None, None
+
+
+def _own_log(path: Path) -> formats.Loaded | None:
+    try:
+        loaded = formats.load(path)
+    except formats.IngestError:
+        return None
+    return loaded if isinstance(loaded, formats.Loaded) else None
 
 
 def _facts(
-    trajectory: Trajectory | None, trial: JobTrial, candidate: Candidate
+    trajectory: Trajectory | None, log: Path | None, trial: JobTrial, candidate: Candidate
 ) -> TrajectoryFacts | None:
     """What the harness scores: the replay of what the agent did, in the world it left behind."""
     blobs = DbBlobs()
@@ -193,6 +245,10 @@ def _facts(
         atif = json.loads(trajectory.atif.content())
         side = json.loads(trajectory.side_data.content()) if trajectory.side_data else {}
         facts = facts_of(atif, side, root=trajectory.cwd or None, blobs=blobs, context=context)
+    elif log is not None and (loaded := _own_log(log)) is not None:
+        facts = facts_of(
+            loaded.atif, loaded.side_data, root=loaded.meta.cwd, blobs=blobs, context=context
+        )
     else:
         # An agent that left no log (Harbor's nop): nothing it did can earn an action.
         facts = TrajectoryFacts(
@@ -311,15 +367,21 @@ def _grade_held(
             counts["ungraded"] += 1
             continue
         Rollout.objects.filter(pk=rollout.pk).update(
-            reward=result.reward, grade=Rollout.Grade.GRADED, grade_detail=detail
+            reward=result.reward, grade=Rollout.Grade.GRADED, grade_detail=_kept(rollout) | detail
         )
         counts["graded"] += 1
 
 
 def _ungraded(rollout: Rollout, why: str) -> None:
     Rollout.objects.filter(pk=rollout.pk).update(
-        reward=None, grade=Rollout.Grade.UNGRADED, grade_detail={"reason": why}
+        reward=None, grade=Rollout.Grade.UNGRADED, grade_detail=_kept(rollout) | {"reason": why}
     )
+
+
+def _kept(rollout: Rollout) -> dict[str, Any]:
+    """What a grade keeps of the import's detail: the rollout a named duplicate repeats."""
+    detail = rollout.grade_detail or {}
+    return {"duplicate_of": detail["duplicate_of"]} if "duplicate_of" in detail else {}
 
 
 def rollout_regrade_again(*, user: AbstractBaseUser, rollout_id: int) -> Rollout:

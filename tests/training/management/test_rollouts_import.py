@@ -83,3 +83,74 @@ def test_importing_the_same_folder_again_adds_nothing_twice(jobs):
     assert rollouts_import(str(jobs))[0] == 0
     assert rollouts_import(str(jobs))[0] == 0
     assert Rollout.objects.count() == 1 and RolloutImport.objects.count() == 2
+
+
+def test_a_repeated_trial_name_never_overwrites_an_evaluated_rollout(jobs, tmp_path):
+    make_candidate(trials=False, task_name=TASK, task_dir="")
+    assert rollouts_import(str(jobs))[0] == 0
+    first = Rollout.objects.get()
+    Rollout.objects.filter(pk=first.pk).update(reward=1.0, grade=Rollout.Grade.GRADED)
+    again = tmp_path / "again"
+    write_trial(again / "repair-1__a", files={"verifier/reward.txt": "0", **COLLECTED})
+    code, out = rollouts_import(str(again), "--json")
+    assert code == 0
+    first.refresh_from_db()
+    assert (first.reward, first.grade, first.trial_dir) == (
+        1.0,
+        "graded",
+        str(jobs / "repair-1__a"),
+    )
+    duplicate = Rollout.objects.exclude(pk=first.pk).get()
+    assert duplicate.trial_name == "repair-1__a (2)"
+    assert duplicate.grade_detail["duplicate_of"] == first.pk
+    # The same folder again leaves the evaluated rollout as it was, and says why.
+    code, out = rollouts_import(str(jobs), "--json")
+    assert json.loads(out)["skipped"][0]["reason"] == "already_evaluated"
+    assert Rollout.objects.count() == 2
+
+
+def test_a_repeated_session_id_does_not_link_a_rollout_to_another_trials_log(tmp_path):
+    make_candidate(trials=False, task_name=TASK, task_dir="")
+
+    def session(command: str) -> str:
+        lines = [
+            {
+                "type": "user",
+                "sessionId": "s-1",
+                "uuid": "u1",
+                "cwd": "/app",
+                "timestamp": "2026-11-30T12:00:00Z",
+                "message": {"role": "user", "content": "fix the parser"},
+            },
+            {
+                "type": "assistant",
+                "sessionId": "s-1",
+                "uuid": "u2",
+                "parentUuid": "u1",
+                "cwd": "/app",
+                "timestamp": "2026-11-30T12:00:01Z",
+                "message": {
+                    "role": "assistant",
+                    "model": "m",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": "t1",
+                            "name": "Bash",
+                            "input": {"command": command},
+                        }
+                    ],
+                },
+            },
+        ]
+        return "".join(json.dumps(line) + "\n" for line in lines)
+
+    log = "agent/sessions/projects/-app/s-1.jsonl"
+    for name, command in (("repair-1__a", "ls"), ("repair-1__b", "rm -rf tests")):
+        files = {"verifier/reward.txt": "1", log: session(command), **COLLECTED}
+        write_trial(tmp_path / "jobs" / name, files=files)
+    assert rollouts_import(str(tmp_path / "jobs"))[0] == 0
+    a, b = Rollout.objects.order_by("trial_name")
+    assert a.trajectory is not None and b.trajectory != a.trajectory
+    commands = [action.get("c") for action in b.facts["actions"]]
+    assert commands == ["rm -rf tests"]

@@ -86,11 +86,14 @@ class HookConfig:
 
 @dataclass(frozen=True, slots=True)
 class _Facts:
-    """The part of ``TrajectoryFacts`` a detector reads: the root, the actions, the context."""
+    """The part of ``TrajectoryFacts`` a detector reads: the root, the actions, the context
+    (a hook knows no final files: the tree is what the calls named)."""
 
     root: str
     actions: tuple[Action, ...]
     context: TaskContext
+    final_files: tuple[str, ...] = ()
+    deleted: frozenset[str] = frozenset()
 
 
 def forbidden_reasons(

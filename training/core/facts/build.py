@@ -19,7 +19,7 @@ from typing import Any
 from trajectories.core.blobs import BlobStore
 from trajectories.core.replay import ChangeKind, ReplayResult, ShellCommand, replay
 from trajectories.core.replay.calls import collect_calls
-from trajectories.core.replay.model import Event, is_tree, tree_dir
+from trajectories.core.replay.model import CheckKind, Event, is_tree, tree_dir
 from trajectories.core.replay.paths import Paths
 from trajectories.core.replay.results import Outcome, content_text, tool_status
 from trajectories.core.replay.tools import (
@@ -37,8 +37,10 @@ from trajectories.core.replay.tools import (
 )
 
 from ..spec import ActionKind
+from .bash import read_line
+from .executed import tests_executed
 from .model import Action, CheckFact, FinalFile, TaskContext, TrajectoryFacts
-from .shell import is_focused, shell_pipelines, shell_reads
+from .shell import is_focused, shell_reads
 
 # The claim of success sits in the closing lines; the whole of a long final message is not
 # worth storing for 10,000 trajectories.
@@ -229,7 +231,8 @@ def _shell_action(
     changed: Changed,
 ) -> Action:
     writes, edits, deletes = changed
-    pipelines = shell_pipelines(command.command)
+    line = read_line(command.command)
+    pipelines = line.pipelines
     failed = command.exit_code is not None and command.exit_code != 0
     reads = () if failed else shell_reads(pipelines, command.cwd_abs, paths)
     check = None
@@ -239,6 +242,7 @@ def _shell_action(
             runner=command.check.runner,
             masked=command.check.masked,
             focused=is_focused(command.check.segment),
+            ran=tests_executed(command.output) if command.check.kind is CheckKind.TEST else None,
         )
     return Action(
         kind=ActionKind.SHELL,
@@ -255,4 +259,5 @@ def _shell_action(
         cwd=command.cwd_abs,
         exit_code=command.exit_code,
         check=check,
+        parsed=line.parsed,
     )

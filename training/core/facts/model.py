@@ -32,6 +32,9 @@ class CheckFact:
     runner: str
     masked: bool = False  # the recorded exit status is not the check's own
     focused: bool = False
+    # Tests its output shows were executed (pytest's "3 passed", node's "# tests 3" ...); 0
+    # when it shows none ran (--collect-only, -k nomatch), None when it shows nothing.
+    ran: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,9 @@ class Action:
     cwd: str | None = None  # absolute working directory of a shell command, when known
     exit_code: int | None = None
     check: CheckFact | None = None
+    # False when bash's grammar could not read the command line: what it does is uncertain,
+    # and the forbidden detectors read it word by word, as suspect.
+    parsed: bool = True
 
     @property
     def changes(self) -> bool:
@@ -218,6 +224,10 @@ def _action_dict(action: Action) -> dict[str, Any]:
     if action.check is not None:
         check = action.check
         out["ck"] = [str(check.kind), check.runner, int(check.masked), int(check.focused)]
+        if check.ran is not None:
+            out["ck"].append(check.ran)
+    if not action.parsed:
+        out["np"] = 1
     return out
 
 
@@ -239,10 +249,17 @@ def _action_from(data: Mapping[str, Any]) -> Action:
         cwd=data.get("cwd"),
         exit_code=data.get("x"),
         check=(
-            CheckFact(CheckKind(check[0]), check[1], bool(check[2]), bool(check[3]))
+            CheckFact(
+                CheckKind(check[0]),
+                check[1],
+                bool(check[2]),
+                bool(check[3]),
+                check[4] if len(check) > 4 else None,
+            )
             if check
             else None
         ),
+        parsed=not data.get("np"),
     )
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -136,34 +137,47 @@ def read_jobs(root: Path, *, project_dir: str = PROJECT_DIR) -> list[JobTrial]:
     found: list[JobTrial] = []
     for dirpath, dirnames, _ in os.walk(root, onerror=lambda _: None):
         folder = Path(dirpath)
-        if _trial_name(folder) is not None:
-            found.append(read_trial(folder, project_dir=project_dir))
+        if _trial_name(folder, root) is not None:
+            found.append(read_trial(folder, project_dir=project_dir, root=root))
             dirnames.clear()
             continue
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
     return sorted(found, key=lambda trial: trial.folder)
 
 
-def read_trial(folder: Path, *, project_dir: str = PROJECT_DIR) -> JobTrial:
-    """One trial folder; what cannot be read is recorded in ``problems``."""
+def read_trial(
+    folder: Path, *, project_dir: str = PROJECT_DIR, root: Path | None = None
+) -> JobTrial:
+    """One trial folder; what cannot be read is recorded in ``problems``.
+
+    Nothing is read from outside ``root`` (the jobs folder given; the trial folder itself by
+    default): a symlink that leaves it is refused. Nothing but regular files is opened: a
+    FIFO or a device would block the reader or stream for ever, so it is skipped. Either way
+    the reason is a problem on the trial.
+    """
     paths = TrialPaths(Path(folder).absolute())
-    problems: list[str] = []
-    result = _model(paths.result_path, TrialResult, problems)
-    config = result.config if result else _model(paths.config_path, TrialConfig, problems)
+    jail = Path(root if root is not None else folder).absolute()
+    refused = _refusals(paths.trial_dir, jail)
+    problems: list[str] = list(refused)
+    result = _model(paths.result_path, TrialResult, problems, jail)
+    config = result.config if result else _model(paths.config_path, TrialConfig, problems, jail)
     if result is None and not paths.result_path.exists():
         problems.insert(0, "no result.json: the trial did not finish")
-    ingest = harbor_trial(paths.result_path) if paths.result_path.is_file() else None
+    ingest = harbor_trial(paths.result_path) if _readable(paths.result_path, jail) else None
     if ingest is not None and ingest.root != paths.trial_dir:
         ingest = None  # a folder further up, not this trial
-    file_rewards = _file_rewards(paths, _step_names(result), problems)
+    file_rewards = _file_rewards(paths, _step_names(result), problems, jail)
     rewards = _rewards(result)
-    reward = ingest.reward if ingest else rewards.get("reward", file_rewards.get("reward"))
+    # The ingest's reader opens the reward files itself: with any entry refused, only what
+    # was read here counts.
+    trusted = ingest if ingest and not refused else None
+    reward = trusted.reward if trusted else rewards.get("reward", file_rewards.get("reward"))
     if reward is None and result is not None and not result.recorded_exceptions():
         problems.append("the verifier gave no reward")
-    app_dir = _collected(paths, project_dir)
+    app_dir = _collected(paths, project_dir, jail)
     if app_dir is None:
         problems.append(f"no collected {project_dir}: Harbor collected no such artifact")
-    trajectories, sessions, logs = _agent_files(paths)
+    trajectories, sessions, logs = _agent_files(paths, jail)
     return JobTrial(
         folder=paths.trial_dir,
         trial_name=(result.trial_name if result else None)
@@ -173,7 +187,7 @@ def read_trial(folder: Path, *, project_dir: str = PROJECT_DIR) -> JobTrial:
         or (result.task_name if result else None)
         or (_task_path_name(config) if config else None),
         task_path=str(config.task.path) if config and config.task.path else None,
-        task_digest=_lock_digest(paths),
+        task_digest=_lock_digest(paths, jail),
         task_checksum=result.task_checksum if result else None,
         agent=_agent(result, config),
         reward=reward,
@@ -192,21 +206,83 @@ def read_trial(folder: Path, *, project_dir: str = PROJECT_DIR) -> JobTrial:
     )
 
 
-def _trial_name(folder: Path) -> str | None:
+def _refusals(trial_dir: Path, jail: Path) -> list[str]:
+    """Why entries of a trial folder are not read: symlinks leaving the jobs folder, FIFOs,
+    sockets and devices. The collected project's own contents are the grader's to judge."""
+    found: list[str] = []
+    collected = trial_dir / "artifacts"
+    for dirpath, dirnames, filenames in os.walk(trial_dir):
+        here = Path(dirpath)
+        for name in [*dirnames, *filenames]:
+            path = here / name
+            reason = _refusal(path, jail)
+            if reason is not None:
+                found.append(f"{path.relative_to(trial_dir)} {reason}")
+        if here == collected:
+            dirnames.clear()  # artifacts/app itself was screened; what is inside it is /app's
+    return found
+
+
+def _refusal(path: Path, jail: Path) -> str | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISLNK(info.st_mode) and not _inside(path, jail):
+        return "is a symlink that leaves the jobs folder: refused"
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None  # a dangling link: nothing to read, nothing refused
+    if stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode):
+        return None
+    kind = (
+        "a FIFO"
+        if stat.S_ISFIFO(info.st_mode)
+        else "a socket"
+        if stat.S_ISSOCK(info.st_mode)
+        else "a device"
+    )
+    return f"is {kind}, not a file: skipped"
+
+
+def _inside(path: Path, jail: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(jail.resolve())
+    except (OSError, RuntimeError):
+        return False
+
+
+def _readable(path: Path, jail: Path) -> bool:
+    """A regular file inside the jobs folder: the only kind opened here (``os.stat``, which
+    never opens, decides; opening a FIFO would block)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and _inside(path, jail)
+
+
+def _directory(path: Path, jail: Path) -> bool:
+    return path.is_dir() and _inside(path, jail)
+
+
+def _trial_name(folder: Path, jail: Path) -> str | None:
     for name in ("result.json", "config.json"):
-        data = _json(folder / name)
+        data = _json(folder / name, jail)
         if isinstance(data, dict) and isinstance(data.get("trial_name"), str):
             return data["trial_name"]
-    linked = harbor_trial(folder / "result.json") if (folder / "result.json").is_file() else None
+    result = folder / "result.json"
+    linked = harbor_trial(result) if _readable(result, jail) else None
     if linked is not None and linked.root == folder.absolute():
         return linked.trial  # a fork's result.json without trial_name, beside trial outputs
     return None
 
 
 def _model[M: (TrialResult, TrialConfig)](
-    path: Path, model: type[M], problems: list[str]
+    path: Path, model: type[M], problems: list[str], jail: Path
 ) -> M | None:
-    if not path.is_file():
+    if not _readable(path, jail):
         return None
     try:
         with warnings.catch_warnings():
@@ -228,21 +304,25 @@ def _step_names(result: TrialResult | None) -> list[str]:
     return [step.step_name for step in (result.step_results or [])] if result else []
 
 
-def _file_rewards(paths: TrialPaths, steps: list[str], problems: list[str]) -> dict[str, float]:
+def _file_rewards(
+    paths: TrialPaths, steps: list[str], problems: list[str], jail: Path
+) -> dict[str, float]:
     """reward.json (flat key -> number) or reward.txt (one number), as Harbor's verifier reads
     them; a multi-step trial's come from its last step (in result.json's order) that has them."""
     folders = [paths.verifier_dir]
-    if paths.steps_dir.is_dir():
+    if _directory(paths.steps_dir, jail):
         on_disk = sorted(p.name for p in paths.steps_dir.iterdir())
         ordered = [n for n in steps if n in on_disk] + [n for n in on_disk if n not in steps]
         folders += [paths.step_verifier_dir(name) for name in reversed(ordered)]
     for folder in folders:
-        data = _json(folder / "reward.json")
+        data = _json(folder / "reward.json", jail)
         if isinstance(data, dict):
             numbers = {k: float(v) for k, v in data.items() if _finite(v)}
             if len(numbers) != len(data):
                 problems.append(f"{folder.name}/reward.json has values that are not numbers")
             return numbers
+        if not _readable(folder / "reward.txt", jail):
+            continue
         try:
             text = (folder / "reward.txt").read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError):
@@ -299,16 +379,17 @@ def _task_path_name(config: TrialConfig) -> str | None:
     return PurePosixPath(str(path)).name if path else None
 
 
-def _lock_digest(paths: TrialPaths) -> str | None:
-    lock = _json(paths.lock_path)
+def _lock_digest(paths: TrialPaths, jail: Path) -> str | None:
+    lock = _json(paths.lock_path, jail)
     task = lock.get("task") if isinstance(lock, dict) else None
     digest = task.get("digest") if isinstance(task, dict) else None
     return digest if isinstance(digest, str) else None
 
 
-def _collected(paths: TrialPaths, project_dir: str) -> Path | None:
-    """Where Harbor's artifact collection put ``project_dir``, by its manifest when it has one."""
-    entries = _json(paths.artifacts_manifest_path)
+def _collected(paths: TrialPaths, project_dir: str, jail: Path) -> Path | None:
+    """Where Harbor's artifact collection put ``project_dir``, by its manifest when it has one;
+    never a folder outside the trial's (a symlinked ``artifacts/app`` is not the world)."""
+    entries = _json(paths.artifacts_manifest_path, jail)
     for raw in entries if isinstance(entries, list) else []:
         try:
             entry = ArtifactManifestEntry.model_validate(raw)
@@ -319,24 +400,27 @@ def _collected(paths: TrialPaths, project_dir: str) -> Path | None:
             if where.is_dir() and where.is_relative_to(paths.trial_dir.resolve()):
                 return where
     fallback = paths.host_artifact_path("main", project_dir)
-    return fallback if fallback.is_dir() else None
+    inside = _inside(fallback, paths.trial_dir) and _inside(fallback, jail)
+    return fallback if fallback.is_dir() and inside else None
 
 
-def _agent_files(paths: TrialPaths) -> tuple[tuple[Path, ...], tuple[Path, ...], tuple[Path, ...]]:
+def _agent_files(
+    paths: TrialPaths, jail: Path
+) -> tuple[tuple[Path, ...], tuple[Path, ...], tuple[Path, ...]]:
     folders = [paths.agent_dir]
-    if paths.steps_dir.is_dir():
+    if _directory(paths.steps_dir, jail):
         folders += sorted(p / "agent" for p in paths.steps_dir.iterdir())
     trajectories: list[Path] = []
     sessions: list[Path] = []
     logs: list[Path] = []
     for folder in folders:
-        if not folder.is_dir():
+        if not _directory(folder, jail):
             continue
         main = folder / "trajectory.json"
-        if main.is_file():
+        if _readable(main, jail):
             trajectories.append(main)
         for path in sorted(folder.rglob("*")):
-            if path.is_symlink() or not path.is_file() or path == main:
+            if path.is_symlink() or not _readable(path, jail) or path == main:
                 continue
             if path.name.startswith("trajectory") and path.suffix == ".json":
                 trajectories.append(path)
@@ -347,7 +431,9 @@ def _agent_files(paths: TrialPaths) -> tuple[tuple[Path, ...], tuple[Path, ...],
     return tuple(trajectories), tuple(sessions), tuple(logs)
 
 
-def _json(path: Path) -> Any:
+def _json(path: Path, jail: Path) -> Any:
+    if not _readable(path, jail):
+        return None
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):

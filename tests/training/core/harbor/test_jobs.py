@@ -260,3 +260,56 @@ def test_openclaw_multi_step_trials_take_their_rewards_from_the_step_verifier(co
         assert trial.folder / "steps" / "run" / "agent" / "trajectory.json" in trial.trajectories
         assert [p.parent.name for p in trial.sessions] == ["openclaw-sessions"]
     assert [t.reward for t in trials] == [0.4075, 0.7524]
+
+
+# -- a jobs folder that points elsewhere ---------------------------------------------------------
+
+
+def test_a_collected_app_symlinked_out_of_the_jobs_folder_is_refused_with_the_reason(tmp_path):
+    host = tmp_path / "host"
+    (host / "src").mkdir(parents=True)
+    (host / "src" / "secret.py").write_text("TOKEN = 'x'\n")
+    folder = write_trial(tmp_path / "jobs" / "job" / "repair-1__a")
+    (folder / "artifacts").mkdir()
+    (folder / "artifacts" / "app").symlink_to(host)
+    (trial,) = read_jobs(tmp_path / "jobs")
+    assert trial.app_dir is None
+    assert "artifacts/app is a symlink that leaves the jobs folder: refused" in trial.problems
+
+
+def test_files_symlinked_out_of_the_jobs_folder_are_never_read(tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "reward.txt").write_text("1\n")
+    (outside / "s.jsonl").write_text("{}\n")
+    folder = write_trial(tmp_path / "jobs" / "repair-1__b", reward=None)
+    (folder / "verifier").mkdir()
+    (folder / "verifier" / "reward.txt").symlink_to(outside / "reward.txt")
+    (folder / "agent").symlink_to(outside)
+    (trial,) = read_jobs(tmp_path / "jobs")
+    assert trial.file_rewards == {} and trial.reward is None and trial.sessions == ()
+    assert "verifier/reward.txt is a symlink that leaves the jobs folder: refused" in (
+        trial.problems
+    )
+    assert "agent is a symlink that leaves the jobs folder: refused" in trial.problems
+
+
+def test_a_fifo_in_a_trial_folder_is_skipped_with_the_reason_and_never_opened(tmp_path):
+    import os
+    import threading
+
+    folder = write_trial(tmp_path / "jobs" / "repair-1__c", reward=None)
+    (folder / "verifier").mkdir()
+    fifo = folder / "verifier" / "reward.txt"
+    os.mkfifo(fifo)
+    found: list = []
+    reader = threading.Thread(target=lambda: found.extend(read_jobs(tmp_path / "jobs")))
+    reader.start()
+    reader.join(timeout=20)
+    if reader.is_alive():  # release the blocked open so the test run can end, then fail
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join()
+        pytest.fail("reading the jobs folder opened the FIFO and blocked")
+    (trial,) = found
+    assert "verifier/reward.txt is a FIFO, not a file: skipped" in trial.problems
+    assert trial.file_rewards == {}
