@@ -14,7 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from tasks_review.selectors.reviewable import reservation_minutes
+from tasks_review.selectors.reviewable import hold_seconds
 from tasks_review.services import holds
 from tasks_review.services.audit import audit_event_record
 from tasks_review.services.errors import Reserved
@@ -50,7 +50,7 @@ def _check_workable(pair: PreferencePair, user: AbstractBaseUser) -> None:
 
 def _reserve(pair: PreferencePair, user: AbstractBaseUser, now: datetime) -> PreferencePair:
     try:
-        return holds.reserve(pair, user, now, minutes=reservation_minutes())
+        return holds.reserve(pair, user, now, seconds=hold_seconds())
     except Reserved as refused:
         raise Conflict(str(refused)) from None
 
@@ -58,7 +58,8 @@ def _reserve(pair: PreferencePair, user: AbstractBaseUser, now: datetime) -> Pre
 def pair_reserve(
     *, user: AbstractBaseUser, pair_id: int, now: datetime | None = None
 ) -> PreferencePair:
-    """Hold a pair for RESERVATION_MINUTES so nobody else labels it meanwhile."""
+    """Hold a pair for HOLD_SECONDS (or renew one's hold) so nobody else labels it meanwhile;
+    the page renews it while open and gives it back when left."""
     require(user, LABEL, "label preference pairs")
     now = now or timezone.now()
     with transaction.atomic():
@@ -95,10 +96,11 @@ def pair_reserve_next(
 
 
 def pair_release(
-    *, user: AbstractBaseUser, pair_id: int, now: datetime | None = None
+    *, user: AbstractBaseUser, pair_id: int, left: bool = False, now: datetime | None = None
 ) -> PreferencePair:
     """Give a pair back: its holder may, and so may someone who decides about behaviours
-    (recorded as an override), say when a colleague left one held."""
+    (recorded as an override), say when a colleague left one held. ``left``: the page gave it
+    back as its tab closed or navigated away."""
     require(user, LABEL, "label preference pairs")
     now = now or timezone.now()
     with transaction.atomic():
@@ -107,7 +109,7 @@ def pair_release(
             raise Conflict(f"pair {pair.pk} is not reserved")
         if pair.reserved_by_id != user.pk:
             require(user, DECIDE, "release another labeller's pair")
-        holds.release(pair, user, now, why="released")
+        holds.release(pair, user, now, why=holds.LEFT if left else "released")
         return pair
 
 

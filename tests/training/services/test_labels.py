@@ -72,7 +72,7 @@ def test_the_conditional_update_refuses_a_claim_that_lost_the_race(people, pairs
         reserved_by=people.alice, reserved_until=timezone.now() + timedelta(minutes=5)
     )
     with pytest.raises(Reserved):
-        holds.reserve(stale, people.bob, timezone.now(), minutes=15)
+        holds.reserve(stale, people.bob, timezone.now(), seconds=60)
     assert PreferencePair.objects.get(pk=stale.pk).reserved_by == people.alice
 
 
