@@ -11,15 +11,17 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from ..models import Candidate, Review
+from ..models import Candidate, DeskSetting, Review
 from ..roles import REVIEW
+from . import desk_settings
 
 # Only candidates the pipeline wrote or kept (verified) are worth a human's time.
 REVIEWABLE = (Candidate.Status.KEPT, Candidate.Status.WRITTEN)
 
 
 def reviews_needed() -> int:
-    return int(settings.TRAJ2ENV["REVIEWS_PER_CANDIDATE"])
+    """Set by an admin in the app (desk settings), else TRAJ2ENV_REVIEWS_PER_CANDIDATE."""
+    return desk_settings.value(DeskSetting.Key.REVIEWS_PER_CANDIDATE)
 
 
 def hold_seconds() -> int:

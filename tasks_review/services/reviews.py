@@ -12,6 +12,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from ..models import Candidate, Review
@@ -68,6 +69,13 @@ def _review_row(review: Review) -> dict[str, Any]:
     }
 
 
+def _status_after(decisions: list[str], needed: int) -> ReviewStatus:
+    """Pending until ``needed`` reviews are in; then decided if they agree, else disputed."""
+    if len(decisions) < needed:
+        return ReviewStatus.PENDING
+    return OUTCOME[Decision(decisions[0])] if len(set(decisions)) == 1 else ReviewStatus.DISPUTED
+
+
 def _settle(candidate: Candidate, status: ReviewStatus) -> None:
     # A decision ends the decider's hold, so the next reviewer can take the candidate at once.
     Candidate.objects.filter(pk=candidate.pk).update(
@@ -117,13 +125,7 @@ def review_submit(
         decisions = list(
             candidate.reviews.filter(is_adjudication=False).values_list("decision", flat=True)
         )
-        status = ReviewStatus.PENDING
-        if len(decisions) >= reviewable.reviews_needed():
-            status = (
-                OUTCOME[Decision(decisions[0])]
-                if len(set(decisions)) == 1
-                else (ReviewStatus.DISPUTED)
-            )
+        status = _status_after(decisions, reviewable.reviews_needed())
         _settle(candidate, status)
         audit_event_record(
             actor=user,
@@ -194,3 +196,37 @@ def review_adjudicate(
             },
         )
         return review
+
+
+def candidates_settle(*, user: AbstractBaseUser, needed: int) -> list[int]:
+    """Settle the pending candidates that have ``needed`` reviews already (after an admin
+    lowered the number), each audited as ``review.settle``; the caller checked the role."""
+    with_reviews = (
+        reviewable.reviewable()
+        .filter(review_status=ReviewStatus.PENDING)
+        .annotate(independent=Count("reviews", filter=Q(reviews__is_adjudication=False)))
+        .filter(independent__gte=needed)
+    )
+    settled = []
+    for pk in with_reviews.values_list("pk", flat=True):
+        candidate = candidate_locked(pk)
+        decisions = list(
+            candidate.reviews.filter(is_adjudication=False).values_list("decision", flat=True)
+        )
+        status = _status_after(decisions, needed)
+        if candidate.review_status != ReviewStatus.PENDING or status == ReviewStatus.PENDING:
+            continue  # decided since the query ran
+        _settle(candidate, status)
+        audit_event_record(
+            actor=user,
+            verb="review.settle",
+            target=candidate,
+            before={"review_status": ReviewStatus.PENDING.value, "reviews": len(decisions)},
+            after={
+                "review_status": status.value,
+                "reviews": len(decisions),
+                "reviews_needed": needed,
+            },
+        )
+        settled.append(pk)
+    return settled

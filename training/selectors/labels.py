@@ -15,6 +15,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from tasks_review.core.agreement import Undefined
+from tasks_review.models import DeskSetting
+from tasks_review.selectors import desk_settings
 from tasks_review.selectors.reviewable import free_q, held_q
 from tasks_review.selectors.reviewer_agreement import Agreement, agreement_over
 
@@ -30,7 +32,8 @@ WORDING = {
 
 
 def labels_needed() -> int:
-    return int(settings.TRAJ2ENV["LABELS_PER_PAIR"])
+    """Set by an admin in the app (desk settings), else TRAJ2ENV_LABELS_PER_PAIR."""
+    return desk_settings.value(DeskSetting.Key.LABELS_PER_PAIR)
 
 
 def labelled_by(user: AbstractBaseUser) -> Exists:

@@ -9,14 +9,18 @@ them and recorded with the label. Every write checks the role and audits in its 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Count
 from django.utils import timezone
 
+from tasks_review.models import DeskSetting
 from tasks_review.selectors.reviewable import hold_seconds
 from tasks_review.services import holds
 from tasks_review.services.audit import audit_event_record
+from tasks_review.services.desk_settings import desk_setting_change
 from tasks_review.services.errors import Reserved
 
 from ..models import PairLabel, PreferencePair
@@ -173,3 +177,30 @@ def pair_label_submit(
             },
         )
         return label
+
+
+def labels_per_pair_set(*, user: AbstractBaseUser, value: Any) -> DeskSetting:
+    """Change how many labels a pair needs (desk settings); a lower number completes at once
+    the open pairs that already have that many, each audited as ``preference_pair.complete``."""
+    with transaction.atomic():
+        row = desk_setting_change(user=user, key=DeskSetting.Key.LABELS_PER_PAIR, value=value)
+        enough = (
+            PreferencePair.objects.filter(status=PreferencePair.Status.OPEN)
+            .annotate(count=Count("labels"))
+            .filter(count__gte=row.value)
+        )
+        for pk, count in enough.values_list("pk", "count"):
+            pair = pair_locked(pk)
+            if pair.status != PreferencePair.Status.OPEN:
+                continue  # completed since the query ran
+            PreferencePair.objects.filter(pk=pk).update(
+                status=PreferencePair.Status.COMPLETE, reserved_by=None, reserved_until=None
+            )
+            audit_event_record(
+                actor=user,
+                verb="preference_pair.complete",
+                target=pair,
+                before={"status": pair.status, "labels": count},
+                after={"status": "complete", "labels": count, "labels_needed": row.value},
+            )
+        return row
