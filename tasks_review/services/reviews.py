@@ -15,6 +15,9 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from trajectories.core import limits
+from trajectories.core.limits import echo
+
 from ..models import Candidate, Review
 from ..roles import ADJUDICATE, REVIEW
 from ..selectors import reviewable
@@ -40,7 +43,7 @@ def _validated(decision: str, reason: str, comment: str) -> tuple[Decision, Reas
     try:
         chosen = Decision(decision)
     except ValueError:
-        raise InvalidDecision(f"unknown decision {decision!r}") from None
+        raise InvalidDecision(f"unknown decision {echo(decision)}") from None
     if not reason and chosen == Decision.ACCEPT:
         reason = Reason.GOOD
     if not reason:
@@ -48,7 +51,7 @@ def _validated(decision: str, reason: str, comment: str) -> tuple[Decision, Reas
     try:
         why = Reason(reason)
     except ValueError:
-        raise InvalidDecision(f"unknown reason {reason!r}") from None
+        raise InvalidDecision(f"unknown reason {echo(reason)}") from None
     allowed = ACCEPT_REASONS if chosen == Decision.ACCEPT else PROBLEM_REASONS
     if why not in allowed:
         if chosen == Decision.ACCEPT:
@@ -56,6 +59,9 @@ def _validated(decision: str, reason: str, comment: str) -> tuple[Decision, Reas
                 f"an accept cannot give the reason “{why.label}” (use Good task, or Other)"
             )
         raise InvalidDecision(f"{chosen.label.lower()} needs a problem, not “{why.label}”")
+    problem = limits.too_long("the comment", comment.strip(), limits.COMMENT)
+    if problem:
+        raise InvalidDecision(problem)
     if why == Reason.OTHER and not comment.strip():
         raise InvalidDecision("the reason Other needs a comment saying what it is")
     return chosen, why

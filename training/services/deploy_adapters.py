@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 
 from tasks_review.services.audit import audit_event_record
 from training.core.deploy.adapters import AdapterError, AdapterVersion, registration_conflicts
+from trajectories.core.limits import echo
 
 from ..models import Adapter, Behaviour
 from ..roles import REGISTER_ADAPTER
@@ -36,7 +37,7 @@ def adapter_register(
     require(user, REGISTER_ADAPTER, "register adapters")
     row = Behaviour.objects.filter(slug=behaviour).first()
     if row is None:
-        raise NotFound(f"no behaviour {behaviour!r}; add it before registering its adapters")
+        raise NotFound(f"no behaviour {echo(behaviour)}; add it before registering its adapters")
     try:
         candidate = AdapterVersion(
             name=name.strip(),
@@ -52,7 +53,9 @@ def adapter_register(
             registrar=user.get_username(),
         )
     except AdapterError as error:
-        raise Invalid(f"{error.field.replace('_', ' ')}: {error.message}") from None
+        problems = {field: message for field, message in error.problems}
+        said = "; ".join(f"{field.replace('_', ' ')}: {why}" for field, why in problems.items())
+        raise Invalid(said, fields=problems) from None
     try:
         with transaction.atomic():
             existing = (

@@ -22,6 +22,7 @@ from tasks_review.services import holds
 from tasks_review.services.audit import audit_event_record
 from tasks_review.services.desk_settings import desk_setting_change
 from tasks_review.services.errors import Reserved
+from trajectories.core.limits import echo
 
 from ..models import PairLabel, PreferencePair
 from ..roles import DECIDE, LABEL
@@ -133,7 +134,7 @@ def pair_label_submit(
     if choice not in CHOICES:
         raise Invalid("choose A, B or tie")
     if tag and tag not in PairLabel.Tag.values:
-        raise Invalid(f"unknown rationale tag {tag!r}")
+        raise Invalid(f"unknown rationale tag {echo(tag)}")
     now = now or timezone.now()
     with transaction.atomic():
         pair = pair_locked(pair_id)

@@ -31,6 +31,7 @@ from training.core.harbor.jobs import JobTrial, read_jobs, task_digest
 from training.core.harbor.regrade import Grader, TaskGrader
 from training.core.sandbox import SandboxGrader
 from trajectories.claiming import DOCKER, claim, dead
+from trajectories.core import limits
 from trajectories.heartbeat import Heartbeat
 from trajectories.models import Trajectory
 from trajectories.services import ingest_run_create, ingest_run_execute
@@ -48,9 +49,13 @@ MAX_WORLD_BYTES = 50 << 20
 def rollout_import_create(*, user: AbstractBaseUser | None, path: str | Path) -> RolloutImport:
     if user is not None:
         require(user, RUN_EVAL, "import rollouts")
+    problem = limits.too_long("the folder", str(path), limits.PATH)
+    if problem:
+        raise Invalid(problem)
     folder = Path(path).expanduser()
     if not folder.is_dir():
-        raise Invalid(f"{folder} is not a folder (give the jobs folder `harbor run -o` wrote)")
+        shown = limits.echo(str(folder))
+        raise Invalid(f"{shown} is not a folder (give the jobs folder `harbor run -o` wrote)")
     with transaction.atomic():
         row = RolloutImport.objects.create(
             path=str(folder.resolve()), created_by=user if _known(user) else None

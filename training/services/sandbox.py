@@ -40,6 +40,7 @@ from training.core.sandbox import (
     verify_sandbox_task,
 )
 from trajectories.claiming import DOCKER, claim
+from trajectories.core import limits
 from trajectories.heartbeat import Heartbeat
 
 from ..models import Behaviour, SandboxTask
@@ -83,6 +84,9 @@ def sandbox_task_import(
         require(user, IMPORT_SANDBOX, "import sandbox tasks")
         if behaviour_id is not None:
             require(user, EDIT_BEHAVIOUR, "choose a behaviour's tasks")
+    problem = limits.too_long("the folder", str(path), limits.PATH)
+    if problem:
+        raise Invalid(problem)
     folder = Path(path).expanduser()
     try:
         spec = read_sandbox_task(folder)

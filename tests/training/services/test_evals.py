@@ -93,3 +93,10 @@ def test_starting_a_run_needs_the_role_and_a_sane_k(people):
         eval_run_create(user=people.alice, behaviour_id=behaviour.pk)
     with pytest.raises(Invalid):
         eval_run_create(user=people.bob, behaviour_id=behaviour.pk, k=0)
+
+
+def test_an_agent_name_over_its_column_is_refused_in_words(people):
+    behaviour = make_behaviour()
+    with pytest.raises(Invalid, match="agent is 204,800 characters long; at most 100"):
+        eval_run_create(user=people.bob, behaviour_id=behaviour.pk, agent="a" * 204_800)
+    assert not EvalRun.objects.exists()

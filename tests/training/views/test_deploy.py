@@ -246,8 +246,40 @@ def test_registering_on_the_page_then_again_changes_nothing(client, people):
     refused = client.post("/training/adapters/new/", registration(rank="32"))
     assert refused.status_code == 409 and "(rank differ)" in refused.content.decode()
     invalid = client.post("/training/adapters/new/", registration(version="v2"))
-    assert invalid.status_code == 422 and "version: use N, N.N or N.N.N" in invalid.content.decode()
+    assert invalid.status_code == 422
+    assert "<strong>version</strong>: use N, N.N or N.N.N" in invalid.content.decode()
     assert Adapter.objects.count() == 1
+
+
+def test_the_adapter_form_shows_every_field_error_at_once_and_quotes_long_values_short(
+    client, people
+):
+    held_out_behaviour(REPAIR, tasks=1)
+    client.force_login(people.bob)
+    response = client.post(
+        "/training/adapters/new/",
+        registration(
+            version="v2",
+            rank="sixteen",
+            dataset_sha256="nope",
+            training_plan="p" * 204_800,
+            artifact_uri="ftp://" + "a" * 204_800,
+        ),
+    )
+    html = response.content.decode()
+    assert response.status_code == 422 and "5 fields need fixing" in html
+    for shown in (
+        "<strong>version</strong>: use N, N.N or N.N.N",
+        "<strong>rank</strong>: &#x27;sixteen&#x27; is not a whole number",
+        "<strong>dataset sha256</strong>: must be 64 lowercase hexadecimal digits",
+        "<strong>training plan</strong>: is 204,800 characters long; at most 200 are allowed",
+        "<strong>artifact uri</strong>: is 204,806 characters long; at most 1,000 are allowed",
+    ):
+        assert shown in html
+    errors = html[html.index('class="form-error"') : html.index("</ul>")]
+    assert len(errors) < 2_000  # no value comes back whole in the errors
+    assert 'name="version" required maxlength="20" aria-invalid="true"' in html
+    assert not Adapter.objects.exists()
 
 
 def test_the_adapter_page_previews_the_gate_and_proposes_a_deployment(client, people, world):
