@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
 from project.htmx import render_fragment, render_page, wants_fragment
-from trajectories.display import Capped, Fields, shown_text
+from trajectories.display import Capped, Fields, moment, shown_text
 
 from ..models import AuditEvent, Candidate, DatasetExport, Review, TrialRun
 from ..roles import ADJUDICATE, AUDIT, EXPORT, REVIEW
@@ -464,7 +464,9 @@ def _changes(event: AuditEvent) -> list[tuple[str, str, str, bool]]:
 def _json(value: Any) -> str:
     if value is None:
         return "none"
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        return str(moment(value))  # a stored ISO time ("reserved_until") shown to the second
+    return json.dumps(value, ensure_ascii=False)
 
 
 # -- export ----------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from training.core.spec import BehaviourSpec, load_spec
 from training.core.stats import Outcome, Split, aggregate
 from trajectories.claiming import claim
 from trajectories.core import limits
+from trajectories.core.failures import said
 from trajectories.core.memory import collector_paused
 from trajectories.heartbeat import Heartbeat
 from trajectories.store import DbBlobs
@@ -96,7 +97,7 @@ def eval_run_execute(*, run_id: int) -> EvalRun | None:
     except Exception as error:
         EvalRun.objects.filter(pk=run.pk).update(
             status=EvalRun.Status.FAILED,
-            error=f"{type(error).__name__}: {error}",
+            error=said(error),
             finished_at=timezone.now(),
         )
         raise

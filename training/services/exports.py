@@ -24,6 +24,7 @@ from django.utils import timezone
 from tasks_review.services.audit import audit_event_record
 from training.core.exports import BadExportInput, ExportRefused, task_dir_name, write_export
 from trajectories.claiming import claim
+from trajectories.core.failures import said
 from trajectories.core.limits import echo
 from trajectories.heartbeat import Heartbeat
 
@@ -130,10 +131,10 @@ def training_export_execute(*, export_id: int) -> TrainingExport | None:
     except ExportRefused as refused:
         fields = {"status": Status.REFUSED, "refusal_code": refused.code, "refusal": refused.reason}
     except (BadExportInput, OSError) as error:
-        fields = {"status": Status.FAILED, "error": f"{type(error).__name__}: {error}"}
+        fields = {"status": Status.FAILED, "error": said(error)}
     except Exception as error:
         log.exception("training export %s failed", export_id)
-        _finish(export, {"status": Status.FAILED, "error": f"{type(error).__name__}: {error}"})
+        _finish(export, {"status": Status.FAILED, "error": said(error)})
         raise
     else:
         fields = {

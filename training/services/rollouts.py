@@ -32,6 +32,7 @@ from training.core.harbor.regrade import Grader, TaskGrader
 from training.core.sandbox import SandboxGrader
 from trajectories.claiming import DOCKER, claim, dead
 from trajectories.core import limits
+from trajectories.core.failures import said
 from trajectories.heartbeat import Heartbeat
 from trajectories.models import Trajectory
 from trajectories.services import ingest_run_create, ingest_run_execute
@@ -105,7 +106,7 @@ def rollout_import_execute(*, import_id: int) -> RolloutImport | None:
         log.exception("rollout import %s failed", import_id)
         RolloutImport.objects.filter(pk=row.pk).update(
             status=RolloutImport.Status.FAILED,
-            error=f"{type(exc).__name__}: {exc}"[:2000],
+            error=said(exc)[:2000],
             finished_at=timezone.now(),
         )
         raise

@@ -41,6 +41,7 @@ from training.core.sandbox import (
 )
 from trajectories.claiming import DOCKER, claim
 from trajectories.core import limits
+from trajectories.core.failures import said
 from trajectories.heartbeat import Heartbeat
 
 from ..models import Behaviour, SandboxTask
@@ -204,7 +205,7 @@ def sandbox_task_verify(*, task_id: int, engine: Engine | None = None) -> Sandbo
             result = verify_sandbox_task(row.task_dir, run_id=f"sandbox-{row.pk}", engine=engine)
     except Exception as exc:
         log.exception("sandbox task %s: the trial matrix failed", task_id)
-        _finish(row, S.UNGRADED, [f"harness error: {type(exc).__name__}: {exc}"[:2000]], {})
+        _finish(row, S.UNGRADED, [f"harness error: {said(exc)}"[:2000]], {})
         raise
     return _record(row, result)
 

@@ -3,6 +3,8 @@ actions swapped in place, refusals in words with 403/409/422, adapters, serving,
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 
@@ -92,6 +94,21 @@ def test_approving_swaps_the_deployment_in_place_with_the_drill_recorded(client,
     assert f'id="activate-{d.pk}"' in body  # drilled, so it may be activated now
     d.refresh_from_db()
     assert d.state == Deployment.State.APPROVED
+
+
+def test_the_drill_names_the_base_model_once_and_its_time_to_the_second(client, people, world):
+    d = proposed(world.adapter, people.bob)
+    client.force_login(people.carol)
+    body = client.post(f"/training/deployments/{d.pk}/approve/").content.decode()
+    body = client.get(f"/training/deployments/{d.pk}/").content.decode()
+    drill = body[body.index('class="drill"') :].split("</dd>")[0]
+    assert re.search(
+        r"answered the base model <code>[^<]+</code> at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", drill
+    )
+    Deployment.objects.filter(pk=d.pk).update(drill_model="base")  # the placeholder's name
+    body = client.get(f"/training/deployments/{d.pk}/").content.decode()
+    drill = body[body.index('class="drill"') :].split("</dd>")[0]
+    assert "the base model at " in drill and "<code>base</code>" not in drill
 
 
 def test_approving_without_htmx_redirects_to_the_page(client, people, world):
