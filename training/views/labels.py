@@ -53,6 +53,8 @@ def queue(request: HttpRequest) -> HttpResponse:
     behaviour = _scope(request)
     now = timezone.now()
     buildable = Behaviour.objects.filter(tasks__split=BehaviourTask.Split.TRAIN).distinct()
+    left = reads.workable(request.user, now, behaviour.pk if behaviour else None).count()
+    done = bool(request.GET.get("done"))
     return render_page(
         request,
         "training/labels/queue.html",
@@ -62,9 +64,10 @@ def queue(request: HttpRequest) -> HttpResponse:
             "agreement": reads.label_agreement(behaviour.pk if behaviour else None),
             "needed": reads.labels_needed(),
             "buildable": buildable.order_by("slug") if request.user.has_perm(EXPORT) else [],
-            "done": bool(request.GET.get("done")),
-            "held": _held_note(request, behaviour) if request.GET.get("done") else "",
-            "left": reads.workable(request.user, now, behaviour.pk if behaviour else None).count(),
+            "done": done,
+            # With nothing free the next button is off: say who holds what instead.
+            "held": _held_note(request, behaviour) if done or not left else "",
+            "left": left,
         },
     )
 

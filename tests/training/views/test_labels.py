@@ -164,6 +164,8 @@ def test_the_next_pair_with_everything_held_says_who_holds_what_until_when(clien
     html = client.get(response["Location"]).content.decode()
     assert "2 pairs are held by others" in html
     assert f"#{pairs[0].pk} by bob until" in html and f"#{pairs[1].pk} by dave until" in html
+    queue = client.get("/training/labels/").content.decode()  # the next button is off: said here
+    assert "Nothing is free for you right now. 2 pairs are held by others" in queue
 
 
 def test_reserving_a_pair_is_a_post(client, people, pairs):
