@@ -268,8 +268,10 @@ TRAJ2ENV = {
     "REVIEWS_PER_CANDIDATE": env_int("TRAJ2ENV_REVIEWS_PER_CANDIDATE", 1, minimum=1),
     # How many labellers' verdicts a preference pair needs before theirs are shown and count.
     "LABELS_PER_PAIR": env_int("TRAJ2ENV_LABELS_PER_PAIR", 2, minimum=1),
-    # How long opening a candidate (or a preference pair) reserves it for that person.
-    "RESERVATION_MINUTES": env_int("TRAJ2ENV_RESERVATION_MINUTES", 15, minimum=1),
+    # How long opening a candidate (or a preference pair) holds it for that person. The page
+    # renews the hold every quarter of this while it is visible and in use, and gives it back
+    # when left, so an abandoned tab frees its item within this long.
+    "HOLD_SECONDS": env_int("TRAJ2ENV_HOLD_SECONDS", 120, minimum=20),
     # How often a running job stamps its row; a row silent for 4 beats belongs to a dead worker.
     "HEARTBEAT_SECONDS": env_int("TRAJ2ENV_HEARTBEAT_SECONDS", 30, minimum=1),
     # Every few minutes each app queues again the jobs a broker lost (trajectories.redelivery:

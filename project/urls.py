@@ -4,12 +4,14 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 
 import training.urls_deploy
+from project import desk_settings
 from project.views import ThrottledLoginView
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="trajectories:list", permanent=False)),
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("settings/", desk_settings.page, name="desk_settings"),
     path("trajectories/", include("trajectories.urls")),
     path("runs/", include("tasks_review.urls")),
     path("review/", include("tasks_review.urls_review")),

@@ -349,3 +349,27 @@ class DatasetExport(models.Model):
 
     def __str__(self) -> str:
         return f"export {self.pk} ({self.status}, {self.task_count} tasks)"
+
+
+class DeskSetting(models.Model):
+    """A number of the desk an admin changes in the app (the settings page), used from the next
+    request on; without a row the environment variable's value (``settings.TRAJ2ENV``) stands.
+    The keys are both floors' (a preference pair's labels are the training floor's): one table,
+    one page, one audited change."""
+
+    class Key(models.TextChoices):
+        REVIEWS_PER_CANDIDATE = "REVIEWS_PER_CANDIDATE", "Reviews per candidate"
+        LABELS_PER_PAIR = "LABELS_PER_PAIR", "Labels per preference pair"
+
+    key = models.CharField(max_length=40, choices=Key, unique=True)
+    value = models.PositiveSmallIntegerField()
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    changed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["key"]
+
+    def __str__(self) -> str:
+        return f"{self.key} = {self.value}"

@@ -52,7 +52,7 @@ ROLE_PERMISSIONS: dict[str, list[str]] = {
         + _LOOP
         + _PROPOSE
         + _OPERATE
-        + ["training.manage_api_clients"]
+        + ["training.manage_api_clients", "tasks_review.change_desksetting"]
     ),
 }
 
@@ -78,5 +78,6 @@ def sync_role_permissions(**_: object) -> None:
 REVIEW = "tasks_review.review_candidate"
 ADJUDICATE = "tasks_review.adjudicate_candidate"
 EXPORT = "tasks_review.export_dataset"
+CHANGE_SETTINGS = "tasks_review.change_desksetting"
 AUDIT = "tasks_review.view_audit"
 RUN_PIPELINE = "tasks_review.run_pipeline"

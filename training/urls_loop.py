@@ -25,6 +25,7 @@ urlpatterns = [
     path("labels/pairs/<int:pk>/reserve/", labels.reserve, name="reserve"),
     path("labels/pairs/<int:pk>/label/", labels.label, name="label"),
     path("labels/pairs/<int:pk>/skip/", labels.skip, name="skip"),
+    path("labels/pairs/<int:pk>/release/", labels.release, name="release"),
     path("exports/", exports.export_list, name="exports"),
     path("exports/<int:pk>/", exports.export_detail, name="export"),
     path("exports/<int:pk>/manifest.json", exports.export_manifest, name="export_manifest"),

@@ -21,9 +21,11 @@ import posixpath
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from pygments import highlight
@@ -50,6 +52,26 @@ JSON = JsonLexer(stripnl=False)
 
 _BLOCK = HtmlFormatter(cssclass="hl", wrapcode=True)
 _NUMBERED = HtmlFormatter(cssclass="hl", wrapcode=True, linenos="inline")
+
+
+# An ISO 8601 moment as a string (ATIF step timestamps, audit rows' JSON): date, then a time.
+_ISO_MOMENT = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
+
+
+def moment(value: Any) -> Any:
+    """A moment as people read it, to the second in the desk's time zone: ``2026-12-03
+    13:40:12 UTC`` for a datetime or an ISO 8601 string (microseconds and offsets are machine
+    detail); anything else comes back as it was."""
+    if isinstance(value, str) and _ISO_MOMENT.match(value):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return value
+    if not isinstance(value, datetime):
+        return value
+    if timezone.is_naive(value):
+        return value.strftime("%Y-%m-%d %H:%M:%S")
+    return timezone.localtime(value).strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
 def highlighted(

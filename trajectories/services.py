@@ -24,6 +24,8 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from trajectories.core.failures import said
+
 from .claiming import claim
 from .core import formats, sessions
 from .core import replay as core_replay
@@ -584,7 +586,7 @@ def replay_compute(*, trajectory_id: int) -> Replay | None:
         log.exception("replay of trajectory %s failed", trajectory_id)
         Trajectory.objects.filter(id=trajectory_id).update(
             status=Trajectory.Status.REPLAY_FAILED,
-            replay_error=f"{type(exc).__name__}: {exc}"[:2000],
+            replay_error=said(exc)[:2000],
         )
         return None
     return replay

@@ -37,6 +37,8 @@ from typing import Any
 
 import jsonschema
 
+from trajectories.core.failures import said
+
 CACHE_FORMAT = 1
 MAX_ANSWER_CHARS = 200_000
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*)\n\s*```\s*$", re.DOTALL)
@@ -220,7 +222,7 @@ class LlmClient:
         except litellm.ContentPolicyViolationError as exc:
             raise LlmFailure(FailureKind.REFUSED, _short(exc)) from exc
         except Exception as exc:  # LiteLLM maps every provider's errors onto its own classes
-            raise LlmFailure(FailureKind.ERROR, f"{type(exc).__name__}: {_short(exc)}") from exc
+            raise LlmFailure(FailureKind.ERROR, " ".join(said(exc).split())[:300]) from exc
         usage = _usage(response, config.model, key, time.monotonic() - started)
         return Answer(_value(response, question, usage), usage)
 

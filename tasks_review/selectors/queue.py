@@ -13,7 +13,7 @@ from django.db.models.functions import Coalesce
 from trajectories.models import Trajectory
 
 from ..models import Candidate, Review
-from .reviewable import REVIEWABLE, free_q, reviewable, reviewed_by
+from .reviewable import REVIEWABLE, free_q, held_q, reviewable, reviewed_by
 
 # Review buckets, each a tab on the queue. "todo" is what is left for this reviewer to do.
 BUCKETS: dict[str, str] = {
@@ -190,6 +190,15 @@ def workable(
     qs = _narrowed(reviewable(), filters or QueueFilters())
     qs = _bucket(qs, "todo", user).filter(free_q(now) | Q(reserved_by=user.pk))
     return qs.order_by("id")
+
+
+def held_by_others(
+    user: AbstractBaseUser, now: datetime, filters: QueueFilters | None = None
+) -> QuerySet[Candidate]:
+    """Candidates this user could decide but for someone else's hold, soonest free first: what
+    "Review next" names when nothing is free."""
+    qs = _bucket(_narrowed(reviewable(), filters or QueueFilters()), "todo", user)
+    return qs.filter(held_q(user, now)).select_related("reserved_by").order_by("reserved_until")
 
 
 def neighbours(

@@ -39,6 +39,10 @@ class ExportRefused(ReviewError):
     pass
 
 
+class InvalidSetting(ReviewError):
+    """A desk setting that does not exist, or a value outside its bounds (422)."""
+
+
 def require(user: AbstractBaseUser, perm: str, action: str) -> None:
     """Views check roles too; a script or a worker calling a service must not slip past."""
     if not user.is_authenticated or not user.has_perm(perm):

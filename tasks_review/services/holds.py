@@ -22,6 +22,9 @@ from ..selectors.reviewable import free_q, held_by, held_by_other
 from .audit import audit_event_record, audit_type, iso
 from .errors import Reserved, ReviewError
 
+# Why a hold ended when its page gave it back as the tab closed or navigated away.
+LEFT = "left the page"
+
 # How many rows reserve_next tries before giving up: each miss is a race lost to another person.
 ATTEMPTS = 20
 
@@ -49,12 +52,12 @@ def refuse_if_held(row: Any, user: AbstractBaseUser, now: datetime) -> None:
         raise Reserved(f"{_name(row)} {row.pk} is reserved by {row.reserved_by} until {until}")
 
 
-def reserve[Row: Model](row: Row, user: AbstractBaseUser, now: datetime, *, minutes: int) -> Row:
-    """Hold ``row`` for ``minutes``, or renew one's own hold; refused with ``Reserved`` when
+def reserve[Row: Model](row: Row, user: AbstractBaseUser, now: datetime, *, seconds: int) -> Row:
+    """Hold ``row`` for ``seconds``, or renew one's own hold; refused with ``Reserved`` when
     someone else holds it. Holding one row of a kind frees the others this person held."""
     model = type(row)
     held: Any = row
-    until = now + timedelta(minutes=minutes)
+    until = now + timedelta(seconds=seconds)
     before = holding(held, now)
     renewal = held_by(held, user, now)
     # The conditional update is the guard against a race between two people: only one of two
@@ -74,7 +77,7 @@ def reserve[Row: Model](row: Row, user: AbstractBaseUser, now: datetime, *, minu
     ):
         release(other, user, now, why="moved on")
     held.reserved_by, held.reserved_until = user, until
-    if not renewal:  # extending one's own reservation on every page open is not news
+    if not renewal:  # the page's heartbeat renewing one's own hold is not news
         audit_event_record(
             actor=user,
             verb=f"{audit_type(row)}.reserve",

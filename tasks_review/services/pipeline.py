@@ -39,6 +39,7 @@ from tasks_review.services.verification import (
 )
 from trajectories.claiming import DOCKER, claim, dead
 from trajectories.core import replay as core_replay
+from trajectories.core.failures import said
 from trajectories.heartbeat import Heartbeat, beat_seconds
 from trajectories.models import Trajectory
 from trajectories.selectors import replay_inputs
@@ -226,7 +227,7 @@ def _stages(run: _Run, *, queued: bool) -> tuple[PipelineRun | None, int]:
         status = PipelineRun.Status.CANCELLED
     except Exception as exc:
         log.exception("pipeline run %s failed", run_id)
-        status, error = PipelineRun.Status.FAILED, f"{type(exc).__name__}: {exc}"
+        status, error = PipelineRun.Status.FAILED, said(exc)
     return _finish(run, status, error), 0
 
 

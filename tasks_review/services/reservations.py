@@ -89,7 +89,7 @@ def _check_workable(candidate: Candidate, user: AbstractBaseUser) -> None:
 
 
 def _reserve(candidate: Candidate, user: AbstractBaseUser, now: datetime) -> Candidate:
-    return holds.reserve(candidate, user, now, minutes=reviewable.reservation_minutes())
+    return holds.reserve(candidate, user, now, seconds=reviewable.hold_seconds())
 
 
 def _release(candidate: Candidate, user: AbstractBaseUser, now: datetime, *, why: str) -> None:
@@ -99,7 +99,8 @@ def _release(candidate: Candidate, user: AbstractBaseUser, now: datetime, *, why
 def candidate_reserve(
     *, user: AbstractBaseUser, candidate_id: int, now: datetime | None = None
 ) -> Candidate:
-    """Hold a candidate for RESERVATION_MINUTES so nobody else works it meanwhile."""
+    """Hold a candidate for HOLD_SECONDS (or renew one's hold) so nobody else works it
+    meanwhile; the desk renews it while open and gives it back when left."""
     require(user, REVIEW, "review candidates")
     now = now or timezone.now()
     with transaction.atomic():
@@ -136,10 +137,11 @@ def candidate_reserve_next(
 
 
 def candidate_release(
-    *, user: AbstractBaseUser, candidate_id: int, now: datetime | None = None
+    *, user: AbstractBaseUser, candidate_id: int, left: bool = False, now: datetime | None = None
 ) -> Candidate:
     """Give a candidate back. The holder may; a reviewer who adjudicates may release someone
-    else's (recorded as an override), say when a colleague left one held."""
+    else's (recorded as an override), say when a colleague left one held. ``left``: the desk
+    gave it back as its tab closed or navigated away."""
     require(user, REVIEW, "review candidates")
     now = now or timezone.now()
     with transaction.atomic():
@@ -148,5 +150,5 @@ def candidate_release(
             raise NotReserved(f"candidate {candidate.pk} is not reserved")
         if candidate.reserved_by_id != user.pk:
             require(user, ADJUDICATE, "release another reviewer's reservation")
-        _release(candidate, user, now, why="released")
+        _release(candidate, user, now, why=holds.LEFT if left else "released")
         return candidate

@@ -12,7 +12,11 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Count, Q
 from django.utils import timezone
+
+from trajectories.core import limits
+from trajectories.core.limits import echo
 
 from ..models import Candidate, Review
 from ..roles import ADJUDICATE, REVIEW
@@ -39,7 +43,7 @@ def _validated(decision: str, reason: str, comment: str) -> tuple[Decision, Reas
     try:
         chosen = Decision(decision)
     except ValueError:
-        raise InvalidDecision(f"unknown decision {decision!r}") from None
+        raise InvalidDecision(f"unknown decision {echo(decision)}") from None
     if not reason and chosen == Decision.ACCEPT:
         reason = Reason.GOOD
     if not reason:
@@ -47,7 +51,7 @@ def _validated(decision: str, reason: str, comment: str) -> tuple[Decision, Reas
     try:
         why = Reason(reason)
     except ValueError:
-        raise InvalidDecision(f"unknown reason {reason!r}") from None
+        raise InvalidDecision(f"unknown reason {echo(reason)}") from None
     allowed = ACCEPT_REASONS if chosen == Decision.ACCEPT else PROBLEM_REASONS
     if why not in allowed:
         if chosen == Decision.ACCEPT:
@@ -55,6 +59,9 @@ def _validated(decision: str, reason: str, comment: str) -> tuple[Decision, Reas
                 f"an accept cannot give the reason “{why.label}” (use Good task, or Other)"
             )
         raise InvalidDecision(f"{chosen.label.lower()} needs a problem, not “{why.label}”")
+    problem = limits.too_long("the comment", comment.strip(), limits.COMMENT)
+    if problem:
+        raise InvalidDecision(problem)
     if why == Reason.OTHER and not comment.strip():
         raise InvalidDecision("the reason Other needs a comment saying what it is")
     return chosen, why
@@ -66,6 +73,13 @@ def _review_row(review: Review) -> dict[str, Any]:
         "decision": review.decision,
         "reason": review.reason,
     }
+
+
+def _status_after(decisions: list[str], needed: int) -> ReviewStatus:
+    """Pending until ``needed`` reviews are in; then decided if they agree, else disputed."""
+    if len(decisions) < needed:
+        return ReviewStatus.PENDING
+    return OUTCOME[Decision(decisions[0])] if len(set(decisions)) == 1 else ReviewStatus.DISPUTED
 
 
 def _settle(candidate: Candidate, status: ReviewStatus) -> None:
@@ -117,13 +131,7 @@ def review_submit(
         decisions = list(
             candidate.reviews.filter(is_adjudication=False).values_list("decision", flat=True)
         )
-        status = ReviewStatus.PENDING
-        if len(decisions) >= reviewable.reviews_needed():
-            status = (
-                OUTCOME[Decision(decisions[0])]
-                if len(set(decisions)) == 1
-                else (ReviewStatus.DISPUTED)
-            )
+        status = _status_after(decisions, reviewable.reviews_needed())
         _settle(candidate, status)
         audit_event_record(
             actor=user,
@@ -194,3 +202,37 @@ def review_adjudicate(
             },
         )
         return review
+
+
+def candidates_settle(*, user: AbstractBaseUser, needed: int) -> list[int]:
+    """Settle the pending candidates that have ``needed`` reviews already (after an admin
+    lowered the number), each audited as ``review.settle``; the caller checked the role."""
+    with_reviews = (
+        reviewable.reviewable()
+        .filter(review_status=ReviewStatus.PENDING)
+        .annotate(independent=Count("reviews", filter=Q(reviews__is_adjudication=False)))
+        .filter(independent__gte=needed)
+    )
+    settled = []
+    for pk in with_reviews.values_list("pk", flat=True):
+        candidate = candidate_locked(pk)
+        decisions = list(
+            candidate.reviews.filter(is_adjudication=False).values_list("decision", flat=True)
+        )
+        status = _status_after(decisions, needed)
+        if candidate.review_status != ReviewStatus.PENDING or status == ReviewStatus.PENDING:
+            continue  # decided since the query ran
+        _settle(candidate, status)
+        audit_event_record(
+            actor=user,
+            verb="review.settle",
+            target=candidate,
+            before={"review_status": ReviewStatus.PENDING.value, "reviews": len(decisions)},
+            after={
+                "review_status": status.value,
+                "reviews": len(decisions),
+                "reviews_needed": needed,
+            },
+        )
+        settled.append(pk)
+    return settled

@@ -20,6 +20,7 @@ from tasks_review.core.trials.matrix import Cancelled, verify_task
 from tasks_review.core.trials.model import MatrixResult, MatrixStatus, TrialStatus
 from tasks_review.models import Candidate, TrialRun
 from trajectories.claiming import DOCKER, claim
+from trajectories.core.failures import said
 from trajectories.heartbeat import Heartbeat
 
 log = logging.getLogger(__name__)
@@ -112,7 +113,7 @@ def candidate_verify(
         result = MatrixResult(
             task_dir=candidate.task_dir,
             status=MatrixStatus.UNGRADED,
-            reasons=(f"harness error: {type(exc).__name__}: {exc}",),
+            reasons=(f"harness error: {said(exc)}",),
         )
     _record(candidate, result)
     return Candidate.objects.filter(id=candidate_id).first()

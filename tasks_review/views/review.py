@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
 from project.htmx import render_fragment, render_page, wants_fragment
-from trajectories.display import Capped, Fields, shown_text
+from trajectories.display import Capped, Fields, moment, shown_text
 
 from ..models import AuditEvent, Candidate, DatasetExport, Review, TrialRun
 from ..roles import ADJUDICATE, AUDIT, EXPORT, REVIEW
@@ -82,7 +82,8 @@ def queue(request: HttpRequest) -> HttpResponse:
             "sorts": [(key, label) for key, (label, _) in queue_reads.SORTS.items()],
             "now": timezone.now(),
             "needed": reviewable.reviews_needed(),
-            "minutes": reviewable.reservation_minutes(),
+            "hold": reviewable.hold_length(),
+            "held": _held_note(request, filters) if request.GET.get("done") else "",
             "reasons": REASONS,
         },
         "results",
@@ -99,6 +100,11 @@ def next_candidate(request: HttpRequest) -> HttpResponse:
     if candidate is None:
         return redirect(_with_query(reverse("review:queue"), {**filters.query(), "done": "1"}))
     return redirect(candidate_url(candidate.pk, filters))
+
+
+def _held_note(request: HttpRequest, filters: queue_reads.QueueFilters) -> str:
+    held = queue_reads.held_by_others(request.user, timezone.now(), filters)
+    return reviewable.held_note(held, "candidate")
 
 
 # -- one candidate ---------------------------------------------------------------------------------
@@ -174,13 +180,17 @@ def _hold_context(
     filters: queue_reads.QueueFilters,
     now: datetime,
 ) -> dict[str, Any]:
-    """Who holds the candidate, as its hold banner shows it."""
+    """Who holds the candidate, as its hold banner shows it, and how the page renews its own
+    hold (a beat while in use) and gives it back on leaving."""
+    release_url = reverse("review:release", args=[candidate.pk])
     return {
         "candidate": candidate,
         "held_by_me": reviewable.held_by(candidate, request.user, now),
         "held_by_other": reviewable.held_by_other(candidate, request.user, now),
         "reserve": False,
         "reserve_url": _with_query(reverse("review:reserve", args=[candidate.pk]), filters.query()),
+        "beat": reviewable.hold_beat_seconds(),
+        "leave_url": _with_query(release_url, {"left": "1"}),
         "query": urlencode(filters.query()),
     }
 
@@ -248,7 +258,7 @@ def _after_decision(
         response = render_fragment(
             request,
             "tasks_review/review/candidate.html#empty",
-            {"queue_url": empty_url, "notice": notice},
+            {"queue_url": empty_url, "notice": notice, "held": _held_note(request, filters)},
         )
         return push_url(response, empty_url)
     url = candidate_url(next_pk, filters)
@@ -322,13 +332,18 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
 @can_review
 @require_POST
 def release(request: HttpRequest, pk: int) -> HttpResponse:
+    """Give the candidate back: the banner's button, or (``?left=1``) the beacon the desk sends
+    as its tab closes or navigates away, which reads no answer."""
     filters = queue_reads.QueueFilters.from_query(request.GET)
+    left = request.GET.get("left") == "1"
     try:
-        reservations.candidate_release(user=request.user, candidate_id=pk)
+        reservations.candidate_release(user=request.user, candidate_id=pk, left=left)
     except NotPermitted:
         raise
     except ReviewError as exc:
-        return _refused(request, pk, filters, exc)
+        return HttpResponse(status=409) if left else _refused(request, pk, filters, exc)
+    if left:
+        return HttpResponse(status=204)
     return redirect(_with_query(reverse("review:queue"), filters.query()))
 
 
@@ -449,7 +464,9 @@ def _changes(event: AuditEvent) -> list[tuple[str, str, str, bool]]:
 def _json(value: Any) -> str:
     if value is None:
         return "none"
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        return str(moment(value))  # a stored ISO time ("reserved_until") shown to the second
+    return json.dumps(value, ensure_ascii=False)
 
 
 # -- export ----------------------------------------------------------------------------------------

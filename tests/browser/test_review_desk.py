@@ -228,3 +228,32 @@ def screenshot_page(page, name: str) -> None:
 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def _until(check, seconds: float = 15.0) -> bool:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.25)
+    return False
+
+
+def test_an_open_desk_renews_its_short_hold_and_gives_it_back_on_leaving(
+    page, login, people, settings
+):
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "HOLD_SECONDS": 20}  # a beat every 5 s
+    [c] = some_candidates(1)
+    login(people.bob)
+    page.goto(f"/review/candidates/{c.pk}/")
+    page.wait_for_selector(".banner-mine")
+    first = Candidate.objects.get(pk=c.pk).reserved_until
+    page.mouse.move(40, 40)  # someone is on the page
+    assert _until(lambda: Candidate.objects.get(pk=c.pk).reserved_until > first)
+    assert AuditEvent.objects.filter(verb="candidate.reserve").count() == 1  # renewals are quiet
+    page.goto("/review/")  # leaving: the page's beacon gives the candidate back
+    assert _until(lambda: Candidate.objects.get(pk=c.pk).reserved_by_id is None)
+    [left] = AuditEvent.objects.filter(verb="candidate.release")
+    assert left.after["why"] == "left the page"

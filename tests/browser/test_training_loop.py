@@ -59,8 +59,9 @@ def current_pair(page) -> str | None:
 
 
 def held_on_screen(page) -> None:
-    """Wait for the pair's hold to come back: the answered banner posts nothing more."""
-    page.wait_for_selector(".pairdesk .hold:not([hx-post]) .banner-mine")
+    """Wait for the pair's hold to come back: the answered banner takes no hold on load (it
+    renews it on its beat)."""
+    page.wait_for_selector('.pairdesk .hold[hx-trigger="hold-beat"] .banner-mine')
 
 
 def press_and_wait(page, key: str) -> None:

@@ -48,6 +48,7 @@ def make_trajectory(*, steps: list[dict] | None = None, **fields) -> Trajectory:
             message=s.get("message", ""),
             tool_calls=s.get("tool_calls", []),
             observations=(s.get("observation") or {}).get("results", []),
+            timestamp=s.get("timestamp", ""),
         )
         for i, s in enumerate(steps)
     )

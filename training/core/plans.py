@@ -51,6 +51,7 @@ from typing import Any
 import yaml
 
 from training.core.exports.items import ExportKind
+from trajectories.core.words import with_article
 
 
 class Method(StrEnum):
@@ -205,10 +206,8 @@ def _problems(plan: TrainingPlan) -> list[str]:
     if not re.fullmatch(r"[0-9a-f]{64}", d.sha256):
         p.append("the dataset snapshot's sha256 must be 64 lowercase hex digits")
     if METHOD_DATA[plan.method] is not d.kind:
-        p.append(
-            f"{plan.method.value} trains on a {METHOD_DATA[plan.method].value} export, "
-            f"not {d.kind.value}"
-        )
+        wanted = with_article(METHOD_DATA[plan.method].value.upper())
+        p.append(f"{plan.method.value} trains on {wanted} export, not {d.kind.value}")
     a = plan.adapter
     if not 1 <= a.rank <= 1024:
         p.append(f"LoRA rank {a.rank} is outside 1..1024")

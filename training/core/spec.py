@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 from jsonschema import Draft202012Validator
 
+from trajectories.core.limits import echo
 from trajectories.core.replay.model import CheckKind
 
 SCHEMA_PATH = Path(__file__).with_name("behaviour.schema.json")
@@ -253,9 +254,10 @@ def schema_problems(validator: Draft202012Validator, document: Any) -> list[str]
         if "propertyNames" in error.schema_path:
             # The if/then restrictions name the key and why it may not be there.
             why = error.schema.get("description") if isinstance(error.schema, Mapping) else None
-            message = f"{error.instance!r} is not allowed here" + (f": {why}" if why else "")
+            message = f"{echo(error.instance)} is not allowed here" + (f": {why}" if why else "")
         else:
-            message = error.message
+            # jsonschema quotes the whole value ("'xxxx…' is too long"): quote it short.
+            message = error.message.replace(repr(error.instance), echo(error.instance))
         order = [f"{p:09d}" if isinstance(p, int) else p for p in error.absolute_path]
         problems.append((order, f"{where}: {message}"))
     problems.sort(key=lambda item: item[0])

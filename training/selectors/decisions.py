@@ -28,6 +28,7 @@ from training.core.buttons import (
 from training.core.facts import TrajectoryFacts
 from training.core.spec import BehaviourSpec, load_spec
 from training.core.stats import GroupStats, Outcome, aggregate
+from trajectories.core.words import with_article
 
 from ..models import Behaviour, BehaviourVersion, Decision, EvalResult, EvalRun
 
@@ -138,7 +139,7 @@ def ladder(run: EvalRun | None, made: Button, decision: Decision | None = None) 
 
 def _best(what: str, groups: Sequence[GroupStats], field: int) -> str:
     if not groups:
-        return f"No rollouts with a {what} in the latest eval run."
+        return f"No rollouts with {with_article(what)} in the latest eval run."
     best = max(groups, key=lambda g: g.pass_at_1)
     return (
         f"Best {what} {best.key[field]!s}: pass@1 {best.pass_at_1:.0%} over {best.rollouts} "

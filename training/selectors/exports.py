@@ -66,6 +66,35 @@ def _item(
     )
 
 
+def _counted(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _absent(export: TrainingExport, candidate_ids: list[int]) -> tuple[str, ...]:
+    """Why the export's tasks give fewer rollouts than they have, in words, for a refusal when
+    none is left (the core says "no sft rows for …: <these>")."""
+    split = "chosen" if export.task_ids else "train"
+    if not candidate_ids:
+        return (f"it has no {split} tasks",)
+    rollouts = Rollout.objects.filter(candidate_id__in=candidate_ids)
+    graded = rollouts.filter(grade=Rollout.Grade.GRADED)
+    said = []
+    if not graded.exists():
+        tasks = _counted(len(candidate_ids), f"{split} task has", f"{split} tasks have")
+        said.append(f"its {tasks} no graded rollouts (import and grade them on the rollouts page)")
+    without = graded.filter(trajectory__isnull=True).count()
+    if without:
+        rollouts_have = _counted(without, "graded rollout has", "graded rollouts have")
+        said.append(f"{rollouts_have} no agent trajectory (nop, or a sandbox solve.sh)")
+    waiting = rollouts.filter(grade__in=(Rollout.Grade.PENDING, Rollout.Grade.GRADING)).count()
+    if waiting:
+        said.append(f"{_counted(waiting, 'rollout is', 'rollouts are')} not graded yet")
+    ungraded = rollouts.filter(grade=Rollout.Grade.UNGRADED).count()
+    if ungraded:
+        said.append(f"{_counted(ungraded, 'rollout', 'rollouts')} could not be graded")
+    return tuple(said)
+
+
 def export_request(export: TrainingExport) -> ExportRequest:
     tasks = {t.candidate_id: t for t in export_tasks(export)}
     run = latest_done_run(export.version_id)
@@ -104,12 +133,18 @@ def export_request(export: TrainingExport) -> ExportRequest:
         r.pk: _item(r, tasks[r.candidate_id], export, results.get(r.pk))
         for r in rollouts.order_by("id")
     }
+    request["absent"] = _absent(export, list(tasks))
     if export.kind != TrainingExport.Kind.DPO:
         request["items"] = tuple(items.values())
         return ExportRequest(**request)
 
     pairs = []
     rows = PairRow.objects.filter(behaviour=export.behaviour, task__in=tasks.values())
+    if not rows.exists():
+        request["absent"] = (
+            "no pairs were built for its tasks (build them on the preference labels page)",
+            *request["absent"],
+        )
     for pair in rows.prefetch_related("labels").order_by("id"):
         chosen = preference(pair, list(pair.labels.all()))
         if chosen is None or chosen.chosen not in items or chosen.rejected not in items:

@@ -15,7 +15,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from tasks_review.core.agreement import Undefined
-from tasks_review.selectors.reviewable import free_q
+from tasks_review.models import DeskSetting
+from tasks_review.selectors import desk_settings
+from tasks_review.selectors.reviewable import free_q, held_q
 from tasks_review.selectors.reviewer_agreement import Agreement, agreement_over
 
 from ..models import PairLabel, PreferencePair
@@ -30,7 +32,8 @@ WORDING = {
 
 
 def labels_needed() -> int:
-    return int(settings.TRAJ2ENV["LABELS_PER_PAIR"])
+    """Set by an admin in the app (desk settings), else TRAJ2ENV_LABELS_PER_PAIR."""
+    return desk_settings.value(DeskSetting.Key.LABELS_PER_PAIR)
 
 
 def labelled_by(user: AbstractBaseUser) -> Exists:
@@ -42,14 +45,22 @@ def workable(
 ) -> QuerySet[PreferencePair]:
     """Open pairs this labeller has not labelled and nobody else holds, in the order they were
     built (the most informative first)."""
-    qs = (
-        PreferencePair.objects.filter(status=PreferencePair.Status.OPEN)
-        .exclude(labelled_by(user))
-        .filter(free_q(now) | Q(reserved_by=user.pk))
-    )
-    if behaviour_id is not None:
-        qs = qs.filter(behaviour_id=behaviour_id)
+    qs = _unlabelled(user, behaviour_id).filter(free_q(now) | Q(reserved_by=user.pk))
     return qs.order_by("id")
+
+
+def held_by_others(
+    user: AbstractBaseUser, now: datetime, behaviour_id: int | None = None
+) -> QuerySet[PreferencePair]:
+    """Open pairs this labeller could label but for someone else's hold, soonest free first:
+    what "Label the next pair" names when nothing is free."""
+    qs = _unlabelled(user, behaviour_id).filter(held_q(user, now))
+    return qs.select_related("reserved_by").order_by("reserved_until")
+
+
+def _unlabelled(user: AbstractBaseUser, behaviour_id: int | None) -> QuerySet[PreferencePair]:
+    qs = PreferencePair.objects.filter(status=PreferencePair.Status.OPEN).exclude(labelled_by(user))
+    return qs if behaviour_id is None else qs.filter(behaviour_id=behaviour_id)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from tasks_review.services.audit import audit_event_record
 from training.core.catalogue import catalogue
 from training.core.spec import BehaviourSpec, SpecError, load_spec
 from training.core.stats import split_of
+from trajectories.core import limits
 
 from ..models import Behaviour, BehaviourTask, BehaviourVersion
 from ..roles import EDIT_BEHAVIOUR
@@ -26,6 +27,10 @@ from .errors import Conflict, Invalid, NotFound, require
 def _validated(document: Mapping[str, Any] | str) -> tuple[BehaviourSpec, dict[str, Any]]:
     """The spec as core loads it, and the document to store (with no version number: rows carry
     that)."""
+    if isinstance(document, str):
+        problem = limits.too_long("the spec", document, limits.SPEC)
+        if problem:
+            raise Invalid(problem)
     try:
         spec = load_spec(document)
     except SpecError as error:
@@ -66,6 +71,9 @@ def behaviour_version_create(
 ) -> BehaviourVersion:
     """Editing makes the next version; results already recorded keep pointing at theirs."""
     require(user, EDIT_BEHAVIOUR, "edit behaviours")
+    problem = limits.too_long("the note", note.strip(), limits.TITLE)
+    if problem:
+        raise Invalid(problem)
     loaded, document = _validated(spec)
     with transaction.atomic():
         behaviour = _locked(behaviour_id)

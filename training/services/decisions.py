@@ -7,6 +7,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from tasks_review.services.audit import audit_event_record
+from trajectories.core import limits
 
 from ..models import Behaviour, Decision, EvalRun
 from ..roles import DECIDE
@@ -22,6 +23,9 @@ def _validated(kind: str, method: str, adapter: str, rationale: str) -> tuple[Ki
         raise Invalid("choose what to do: prompt, script, train or human review") from None
     if not rationale.strip():
         raise Invalid("say why: a decision needs its rationale")
+    problem = limits.too_long("the rationale", rationale.strip(), limits.COMMENT)
+    if problem:
+        raise Invalid(problem)
     if chosen == Kind.TRAIN:
         if method not in Decision.Method.values:
             raise Invalid("a train decision names its method: SFT, DPO, KTO or RFT")

@@ -25,6 +25,7 @@ from tasks_review.services.errors import NotPermitted
 from training.core.deploy import states
 from training.core.deploy.bucketing import format_percentage, subject_inside
 from training.core.deploy.budget import BudgetCap, BudgetError
+from trajectories.core import limits
 
 from ..models import Adapter, ApiClient, Behaviour, Deployment, DeploymentApproval, DeploymentShare
 from ..roles import APPROVE_DEPLOYMENT, OPERATE_DEPLOYMENT, PROPOSE_DEPLOYMENT
@@ -257,6 +258,7 @@ def deployment_rollback(*, user: AbstractBaseUser, deployment_id: int, reason: s
     """Take the deployment out as rolled back and re-activate the version it replaced; then
     drill that one. Returns the re-activated deployment."""
     require(user, OPERATE_DEPLOYMENT, "roll back deployments")
+    _refuse_long(reason)
     with transaction.atomic():
         row = locked_deployment(deployment_id)
         d = deployment_core(row)
@@ -275,9 +277,18 @@ def deployment_rollback(*, user: AbstractBaseUser, deployment_id: int, reason: s
 
 def deployment_retire(*, user: AbstractBaseUser, deployment_id: int, reason: str) -> Deployment:
     require(user, OPERATE_DEPLOYMENT, "retire deployments")
+    _refuse_long(reason)
     return _transition(
         user, deployment_id, "deployment.retire", lambda d: states.retire(d, reason=reason.strip())
     )
+
+
+def _refuse_long(reason: str) -> None:
+    """A reason over the limit is refused, not cut. A kill's is not checked: the kill switch
+    works whatever its request says."""
+    problem = limits.too_long("the reason", reason.strip(), limits.COMMENT)
+    if problem:
+        raise Invalid(problem)
 
 
 # -- one transition, one transaction -------------------------------------------------------------

@@ -17,6 +17,7 @@ from training.core.deploy.adapters import (
     local_rank_problem,
     registration_conflicts,
 )
+from trajectories.core.limits import echo
 
 from ..models import Adapter, Behaviour
 from ..roles import REGISTER_ADAPTER
@@ -41,7 +42,7 @@ def adapter_register(
     require(user, REGISTER_ADAPTER, "register adapters")
     row = Behaviour.objects.filter(slug=behaviour).first()
     if row is None:
-        raise NotFound(f"no behaviour {behaviour!r}; add it before registering its adapters")
+        raise NotFound(f"no behaviour {echo(behaviour)}; add it before registering its adapters")
     try:
         candidate = AdapterVersion(
             name=name.strip(),
@@ -57,9 +58,11 @@ def adapter_register(
             registrar=user.get_username(),
         )
     except AdapterError as error:
-        raise Invalid(f"{error.field.replace('_', ' ')}: {error.message}") from None
+        problems = {field: message for field, message in error.problems}
+        said = "; ".join(f"{field.replace('_', ' ')}: {why}" for field, why in problems.items())
+        raise Invalid(said, fields=problems) from None
     if problem := local_rank_problem(candidate):
-        raise Invalid(f"rank: {problem}")
+        raise Invalid(f"rank: {problem}", fields={"rank": problem})
     try:
         with transaction.atomic():
             existing = (

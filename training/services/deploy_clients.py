@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from tasks_review.services.audit import audit_event_record
+from trajectories.core.limits import echo
 
 from ..models import ApiClient
 from ..roles import MANAGE_API_CLIENTS
@@ -43,7 +44,7 @@ def api_client_create(*, user: AbstractBaseUser | None, name: str) -> tuple[ApiC
                 after={"name": name, "key": key},
             )
     except IntegrityError:
-        raise Conflict(f"an API client named {name!r} exists; pick another name") from None
+        raise Conflict(f"an API client named {echo(name)} exists; pick another name") from None
     return client, token
 
 

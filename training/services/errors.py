@@ -15,7 +15,12 @@ class TrainingError(Exception):
 
 
 class Invalid(TrainingError):
-    """Input that does not make sense (a spec the schema refuses, a task that is not kept): 422."""
+    """Input that does not make sense (a spec the schema refuses, a task that is not kept): 422.
+    ``fields``: why each form field at fault is refused, for a form to show them all at once."""
+
+    def __init__(self, message: str, *, fields: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.fields = fields or {}
 
 
 class Conflict(TrainingError):

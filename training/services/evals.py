@@ -20,6 +20,8 @@ from training.core.harness import evaluate
 from training.core.spec import BehaviourSpec, load_spec
 from training.core.stats import Outcome, Split, aggregate
 from trajectories.claiming import claim
+from trajectories.core import limits
+from trajectories.core.failures import said
 from trajectories.core.memory import collector_paused
 from trajectories.heartbeat import Heartbeat
 from trajectories.store import DbBlobs
@@ -45,6 +47,9 @@ def eval_run_create(
         require(user, RUN_EVAL, "start eval runs")
     if k < 1:
         raise Invalid(f"k must be at least 1, not {k}")
+    problem = limits.too_long("the agent", agent, EvalRun._meta.get_field("agent").max_length or 0)
+    if problem:
+        raise Invalid(problem)
     behaviour = Behaviour.objects.filter(pk=behaviour_id).first()
     if behaviour is None:
         raise NotFound(f"behaviour {behaviour_id} does not exist")
@@ -92,7 +97,7 @@ def eval_run_execute(*, run_id: int) -> EvalRun | None:
     except Exception as error:
         EvalRun.objects.filter(pk=run.pk).update(
             status=EvalRun.Status.FAILED,
-            error=f"{type(error).__name__}: {error}",
+            error=said(error),
             finished_at=timezone.now(),
         )
         raise

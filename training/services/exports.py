@@ -24,6 +24,8 @@ from django.utils import timezone
 from tasks_review.services.audit import audit_event_record
 from training.core.exports import BadExportInput, ExportRefused, task_dir_name, write_export
 from trajectories.claiming import claim
+from trajectories.core.failures import said
+from trajectories.core.limits import echo
 from trajectories.heartbeat import Heartbeat
 
 from ..models import Behaviour, TrainingExport
@@ -63,7 +65,7 @@ def training_export_create(
     if user is not None:
         require(user, EXPORT, "write training exports")
     if kind not in TrainingExport.Kind.values:
-        raise Invalid(f"unknown export kind {kind!r}: choose {', '.join(TrainingExport.Kind)}")
+        raise Invalid(f"unknown export kind {echo(kind)}: choose {', '.join(TrainingExport.Kind)}")
     behaviour = Behaviour.objects.filter(pk=behaviour_id).first()
     if behaviour is None:
         raise NotFound(f"behaviour {behaviour_id} does not exist")
@@ -129,10 +131,10 @@ def training_export_execute(*, export_id: int) -> TrainingExport | None:
     except ExportRefused as refused:
         fields = {"status": Status.REFUSED, "refusal_code": refused.code, "refusal": refused.reason}
     except (BadExportInput, OSError) as error:
-        fields = {"status": Status.FAILED, "error": f"{type(error).__name__}: {error}"}
+        fields = {"status": Status.FAILED, "error": said(error)}
     except Exception as error:
         log.exception("training export %s failed", export_id)
-        _finish(export, {"status": Status.FAILED, "error": f"{type(error).__name__}: {error}"})
+        _finish(export, {"status": Status.FAILED, "error": said(error)})
         raise
     else:
         fields = {

@@ -9,15 +9,20 @@ them and recorded with the label. Every write checks the role and audits in its 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Count
 from django.utils import timezone
 
-from tasks_review.selectors.reviewable import reservation_minutes
+from tasks_review.models import DeskSetting
+from tasks_review.selectors.reviewable import hold_seconds
 from tasks_review.services import holds
 from tasks_review.services.audit import audit_event_record
+from tasks_review.services.desk_settings import desk_setting_change
 from tasks_review.services.errors import Reserved
+from trajectories.core.limits import echo
 
 from ..models import PairLabel, PreferencePair
 from ..roles import DECIDE, LABEL
@@ -50,7 +55,7 @@ def _check_workable(pair: PreferencePair, user: AbstractBaseUser) -> None:
 
 def _reserve(pair: PreferencePair, user: AbstractBaseUser, now: datetime) -> PreferencePair:
     try:
-        return holds.reserve(pair, user, now, minutes=reservation_minutes())
+        return holds.reserve(pair, user, now, seconds=hold_seconds())
     except Reserved as refused:
         raise Conflict(str(refused)) from None
 
@@ -58,7 +63,8 @@ def _reserve(pair: PreferencePair, user: AbstractBaseUser, now: datetime) -> Pre
 def pair_reserve(
     *, user: AbstractBaseUser, pair_id: int, now: datetime | None = None
 ) -> PreferencePair:
-    """Hold a pair for RESERVATION_MINUTES so nobody else labels it meanwhile."""
+    """Hold a pair for HOLD_SECONDS (or renew one's hold) so nobody else labels it meanwhile;
+    the page renews it while open and gives it back when left."""
     require(user, LABEL, "label preference pairs")
     now = now or timezone.now()
     with transaction.atomic():
@@ -95,10 +101,11 @@ def pair_reserve_next(
 
 
 def pair_release(
-    *, user: AbstractBaseUser, pair_id: int, now: datetime | None = None
+    *, user: AbstractBaseUser, pair_id: int, left: bool = False, now: datetime | None = None
 ) -> PreferencePair:
     """Give a pair back: its holder may, and so may someone who decides about behaviours
-    (recorded as an override), say when a colleague left one held."""
+    (recorded as an override), say when a colleague left one held. ``left``: the page gave it
+    back as its tab closed or navigated away."""
     require(user, LABEL, "label preference pairs")
     now = now or timezone.now()
     with transaction.atomic():
@@ -107,7 +114,7 @@ def pair_release(
             raise Conflict(f"pair {pair.pk} is not reserved")
         if pair.reserved_by_id != user.pk:
             require(user, DECIDE, "release another labeller's pair")
-        holds.release(pair, user, now, why="released")
+        holds.release(pair, user, now, why=holds.LEFT if left else "released")
         return pair
 
 
@@ -127,7 +134,7 @@ def pair_label_submit(
     if choice not in CHOICES:
         raise Invalid("choose A, B or tie")
     if tag and tag not in PairLabel.Tag.values:
-        raise Invalid(f"unknown rationale tag {tag!r}")
+        raise Invalid(f"unknown rationale tag {echo(tag)}")
     now = now or timezone.now()
     with transaction.atomic():
         pair = pair_locked(pair_id)
@@ -171,3 +178,30 @@ def pair_label_submit(
             },
         )
         return label
+
+
+def labels_per_pair_set(*, user: AbstractBaseUser, value: Any) -> DeskSetting:
+    """Change how many labels a pair needs (desk settings); a lower number completes at once
+    the open pairs that already have that many, each audited as ``preference_pair.complete``."""
+    with transaction.atomic():
+        row = desk_setting_change(user=user, key=DeskSetting.Key.LABELS_PER_PAIR, value=value)
+        enough = (
+            PreferencePair.objects.filter(status=PreferencePair.Status.OPEN)
+            .annotate(count=Count("labels"))
+            .filter(count__gte=row.value)
+        )
+        for pk, count in enough.values_list("pk", "count"):
+            pair = pair_locked(pk)
+            if pair.status != PreferencePair.Status.OPEN:
+                continue  # completed since the query ran
+            PreferencePair.objects.filter(pk=pk).update(
+                status=PreferencePair.Status.COMPLETE, reserved_by=None, reserved_until=None
+            )
+            audit_event_record(
+                actor=user,
+                verb="preference_pair.complete",
+                target=pair,
+                before={"status": pair.status, "labels": count},
+                after={"status": "complete", "labels": count, "labels_needed": row.value},
+            )
+        return row

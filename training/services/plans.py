@@ -21,6 +21,7 @@ from training.core.plans import (
     QLoRA,
     TrainingPlan,
 )
+from trajectories.core.limits import echo
 
 from ..models import Behaviour, BehaviourTask, TrainingExport
 from ..models import TrainingPlan as PlanRow
@@ -97,9 +98,9 @@ def training_plan_create(
     if snapshot.status != TrainingExport.Status.DONE:
         raise Invalid(f"export {snapshot.pk} is {snapshot.status}: a plan needs a written export")
     if method not in PlanRow.Method.values:
-        raise Invalid(f"unknown method {method!r}: choose SFT, DPO, KTO or RFT / GRPO")
+        raise Invalid(f"unknown method {echo(method)}: choose SFT, DPO, KTO or RFT / GRPO")
     if adapter not in PlanRow.Adapter.values:
-        raise Invalid(f"unknown adapter {adapter!r}: choose LoRA or QLoRA")
+        raise Invalid(f"unknown adapter {echo(adapter)}: choose LoRA or QLoRA")
     row = PlanRow(
         behaviour=snapshot.behaviour,
         version=snapshot.version,

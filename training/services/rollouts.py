@@ -31,8 +31,9 @@ from training.core.harbor.jobs import JobTrial, read_jobs, task_digest
 from training.core.harbor.regrade import Grader, TaskGrader
 from training.core.sandbox import SandboxGrader
 from trajectories.claiming import DOCKER, claim, dead
-from trajectories.core import formats
+from trajectories.core import formats, limits
 from trajectories.core.blobs import sha256_hex
+from trajectories.core.failures import said
 from trajectories.heartbeat import Heartbeat
 from trajectories.models import Trajectory
 from trajectories.services import ingest_run_create, ingest_run_execute
@@ -50,9 +51,13 @@ MAX_WORLD_BYTES = 50 << 20
 def rollout_import_create(*, user: AbstractBaseUser | None, path: str | Path) -> RolloutImport:
     if user is not None:
         require(user, RUN_EVAL, "import rollouts")
+    problem = limits.too_long("the folder", str(path), limits.PATH)
+    if problem:
+        raise Invalid(problem)
     folder = Path(path).expanduser()
     if not folder.is_dir():
-        raise Invalid(f"{folder} is not a folder (give the jobs folder `harbor run -o` wrote)")
+        shown = limits.echo(str(folder))
+        raise Invalid(f"{shown} is not a folder (give the jobs folder `harbor run -o` wrote)")
     with transaction.atomic():
         row = RolloutImport.objects.create(
             path=str(folder.resolve()), created_by=user if _known(user) else None
@@ -104,7 +109,7 @@ def rollout_import_execute(*, import_id: int) -> RolloutImport | None:
         log.exception("rollout import %s failed", import_id)
         RolloutImport.objects.filter(pk=row.pk).update(
             status=RolloutImport.Status.FAILED,
-            error=f"{type(exc).__name__}: {exc}"[:2000],
+            error=said(exc)[:2000],
             finished_at=timezone.now(),
         )
         raise

@@ -40,6 +40,8 @@ from training.core.sandbox import (
     verify_sandbox_task,
 )
 from trajectories.claiming import DOCKER, claim
+from trajectories.core import limits
+from trajectories.core.failures import said
 from trajectories.heartbeat import Heartbeat
 
 from ..models import Behaviour, SandboxTask
@@ -83,6 +85,9 @@ def sandbox_task_import(
         require(user, IMPORT_SANDBOX, "import sandbox tasks")
         if behaviour_id is not None:
             require(user, EDIT_BEHAVIOUR, "choose a behaviour's tasks")
+    problem = limits.too_long("the folder", str(path), limits.PATH)
+    if problem:
+        raise Invalid(problem)
     folder = Path(path).expanduser()
     try:
         spec = read_sandbox_task(folder)
@@ -200,7 +205,7 @@ def sandbox_task_verify(*, task_id: int, engine: Engine | None = None) -> Sandbo
             result = verify_sandbox_task(row.task_dir, run_id=f"sandbox-{row.pk}", engine=engine)
     except Exception as exc:
         log.exception("sandbox task %s: the trial matrix failed", task_id)
-        _finish(row, S.UNGRADED, [f"harness error: {type(exc).__name__}: {exc}"[:2000]], {})
+        _finish(row, S.UNGRADED, [f"harness error: {said(exc)}"[:2000]], {})
         raise
     return _record(row, result)
 

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from project.htmx import render_page, wants_fragment
+from trajectories.core.limits import echo
 
 from .. import tasks
 from ..core.spec import SpecError, load_spec
@@ -188,7 +189,7 @@ def behaviour_eval_start(request: HttpRequest, slug: str) -> HttpResponse:
     behaviour = _behaviour(slug)
     version_raw, k_raw = request.POST.get("version", ""), request.POST.get("k", "1").strip()
     if not k_raw.lstrip("-").isdigit() or int(k_raw) > MAX_K:
-        message = f"k must be a whole number from 1 to {MAX_K}, not {k_raw!r}."
+        message = f"k must be a whole number from 1 to {MAX_K}, not {echo(k_raw)}."
         return _detail_refused(request, behaviour, message, status=422, at="eval")
     try:
         run = eval_run_create(

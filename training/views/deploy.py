@@ -26,6 +26,7 @@ from project.htmx import render_page, wants_fragment
 from tasks_review.services.errors import NotPermitted
 from training.core.deploy import serving, states
 from training.core.deploy.bucketing import format_percentage, parse_percentage
+from trajectories.core.limits import echo
 
 from ..models import Adapter, ApiClient, Behaviour, Deployment
 from ..models.deploy import DEFAULT_THRESHOLDS
@@ -312,6 +313,7 @@ def adapter_new(request: HttpRequest) -> HttpResponse:
     behaviours = Behaviour.objects.order_by("slug")
     if request.method == "POST":
         form = {k: request.POST.get(k, "").strip() for k in ADAPTER_FIELDS}
+        rank = form["rank"]
         try:
             adapter, created = adapter_register(
                 user=request.user,
@@ -324,14 +326,22 @@ def adapter_new(request: HttpRequest) -> HttpResponse:
                 dataset_sha256=form["dataset_sha256"],
                 artifact_uri=form["artifact_uri"],
                 artifact_sha256=form["artifact_sha256"],
-                rank=_optional(form, "rank", int) or 0,
+                # Not a number: registered as 0, refused with the other fields' problems.
+                rank=int(rank) if rank.isdigit() else 0,
             )
         except (TrainingError, NotPermitted) as error:
+            problems = dict(getattr(error, "fields", {}))
+            if "rank" in problems and rank and not rank.isdigit():
+                problems["rank"] = f"{echo(rank)} is not a whole number"
+            context = {
+                "form": form,
+                "behaviours": behaviours,
+                "error": "" if problems else str(error),
+                "problems": [(f.replace("_", " "), why) for f, why in problems.items()],
+                "invalid": set(problems),
+            }
             return render_page(
-                request,
-                "training/deploy/adapter_new.html",
-                {"form": form, "behaviours": behaviours, "error": str(error)},
-                status=status_of(error),
+                request, "training/deploy/adapter_new.html", context, status=status_of(error)
             )
         messages.success(
             request,
@@ -433,7 +443,7 @@ def _optional(post: Mapping[str, str], field: str, parse: Callable[[str], Any]) 
     try:
         return parse(text)
     except (ValueError, InvalidOperation):
-        raise Invalid(f"{field.replace('_', ' ')}: {text!r} is not a number") from None
+        raise Invalid(f"{field.replace('_', ' ')}: {echo(text)} is not a number") from None
 
 
 # -- serving and API clients ---------------------------------------------------------------------

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
 from project.htmx import render_fragment, render_page, wants_fragment
-from tasks_review.selectors.reviewable import held_by, held_by_other
+from tasks_review.selectors.reviewable import held_by, held_by_other, held_note, hold_beat_seconds
 
 from ..models import Behaviour, BehaviourTask, PairLabel, PreferencePair
 from ..roles import EXPORT, LABEL
@@ -53,6 +53,8 @@ def queue(request: HttpRequest) -> HttpResponse:
     behaviour = _scope(request)
     now = timezone.now()
     buildable = Behaviour.objects.filter(tasks__split=BehaviourTask.Split.TRAIN).distinct()
+    left = reads.workable(request.user, now, behaviour.pk if behaviour else None).count()
+    done = bool(request.GET.get("done"))
     return render_page(
         request,
         "training/labels/queue.html",
@@ -62,10 +64,17 @@ def queue(request: HttpRequest) -> HttpResponse:
             "agreement": reads.label_agreement(behaviour.pk if behaviour else None),
             "needed": reads.labels_needed(),
             "buildable": buildable.order_by("slug") if request.user.has_perm(EXPORT) else [],
-            "done": bool(request.GET.get("done")),
-            "left": reads.workable(request.user, now, behaviour.pk if behaviour else None).count(),
+            "done": done,
+            # With nothing free the next button is off: say who holds what instead.
+            "held": _held_note(request, behaviour) if done or not left else "",
+            "left": left,
         },
     )
+
+
+def _held_note(request: HttpRequest, behaviour: Behaviour | None) -> str:
+    held = reads.held_by_others(request.user, timezone.now(), behaviour.pk if behaviour else None)
+    return held_note(held, "pair")
 
 
 @permission_required(EXPORT, raise_exception=True)
@@ -134,13 +143,16 @@ def _context(
 def _hold_context(
     request: HttpRequest, pair: PreferencePair, behaviour: Behaviour | None, now: datetime
 ) -> dict[str, Any]:
-    """Who holds the pair, as its hold banner shows it."""
+    """Who holds the pair, as its hold banner shows it, and how the page renews its own hold
+    (a beat while in use) and gives it back on leaving."""
     return {
         "pair": pair,
         "held_by_me": held_by(pair, request.user, now),
         "held_by_other": held_by_other(pair, request.user, now),
         "reserve": False,
         "reserve_url": _with_scope(reverse("loop:reserve", args=[pair.pk]), behaviour),
+        "beat": hold_beat_seconds(),
+        "leave_url": reverse("loop:release", args=[pair.pk]),
     }
 
 
@@ -196,9 +208,8 @@ def _next(request: HttpRequest, after: int, notice: str) -> HttpResponse:
         empty = _with_scope(reverse("loop:labels"), behaviour)
         if not wants_fragment(request):
             return redirect(empty)
-        response = render_fragment(
-            request, f"{TEMPLATE}#empty", {"queue_url": empty, "notice": notice}
-        )
+        context = {"queue_url": empty, "notice": notice, "held": _held_note(request, behaviour)}
+        response = render_fragment(request, f"{TEMPLATE}#empty", context)
         return push_url(response, empty)
     url = _with_scope(reverse("loop:pair", args=[following.pk]), behaviour)
     if not wants_fragment(request):
@@ -226,6 +237,18 @@ def label(request: HttpRequest, pk: int) -> HttpResponse:
         context = _context(request, _pair(pk), _scope(request), error=str(error))
         return render_page(request, TEMPLATE, context, "pair", status=status_of(error))
     return _next(request, pk, f"Pair #{pk} labelled.")
+
+
+@can_label
+@require_POST
+def release(request: HttpRequest, pk: int) -> HttpResponse:
+    """The beacon the page sends as its tab closes or navigates away: the hold goes back at
+    once instead of when it runs out. Nothing reads the answer."""
+    try:
+        labels.pair_release(user=request.user, pair_id=pk, left=True)
+    except TrainingError as error:
+        return HttpResponse(status=status_of(error))
+    return HttpResponse(status=204)
 
 
 @can_label

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from trajectories.core.blobs import BlobStore
+from trajectories.core.failures import said
 from trajectories.core.replay import ReplayResult, StateIndex
 
 from ..mining.candidate import RepairCandidate
@@ -87,7 +88,7 @@ def _failed(family: str, position: int, exc: Exception) -> Drop:
         family=family,
         stage="mine",
         reason=DropReason.MINER_FAILED,
-        detail=f"{type(exc).__name__}: {exc}{at}"[:2000],
+        detail=f"{said(exc)}{at}"[:2000],
         fail_command_index=-1 - position,
         pass_command_index=-1 - position,
         fail_step_index=-1,

@@ -26,6 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from trajectories.core.failures import said
+
 from ..docker import Engine, InfraError
 from ..docker import labels as lbl
 from ..pool import run_each
@@ -215,7 +217,7 @@ def _harness_error(task: PreparedTask, error: Exception) -> MatrixResult:
     return MatrixResult(
         task_dir=str(task.spec.task_dir),
         status=MatrixStatus.UNGRADED,
-        reasons=(f"harness error: {type(error).__name__}: {error}",),
+        reasons=(f"harness error: {said(error)}",),
     )
 
 

@@ -20,14 +20,14 @@ pytestmark = pytest.mark.django_db
 # -- reservations ----------------------------------------------------------------------------------
 
 
-def test_opening_reserves_for_the_configured_minutes_and_audits_it(people, settings):
-    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "RESERVATION_MINUTES": 7}
+def test_opening_holds_for_the_configured_seconds_and_audits_it(people, settings):
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "HOLD_SECONDS": 45}
     c = make_candidate()
     now = timezone.now()
     reservations.candidate_reserve(user=people.alice, candidate_id=c.pk, now=now)
     c.refresh_from_db()
     assert c.reserved_by == people.alice
-    assert c.reserved_until == now + timedelta(minutes=7)
+    assert c.reserved_until == now + timedelta(seconds=45)
     [event] = events("candidate.reserve", c)
     assert event.actor == people.alice
     assert event.before == {"reserved_by": None, "reserved_until": None}
@@ -65,15 +65,29 @@ def test_the_conditional_update_refuses_a_claim_that_lost_the_race(people):
     assert Candidate.objects.get(pk=c.pk).reserved_by == people.alice
 
 
-def test_reopening_ones_own_reservation_extends_it_without_a_new_audit_row(people):
+def test_an_opened_candidate_is_held_briefly_so_an_abandoned_tab_frees_it_soon(people):
+    """Auto-advance opens the next candidate for a reviewer; nobody renewing it (a closed or
+    hidden tab) must not lock teammates out for long."""
+    c = make_candidate()
+    now = timezone.now()
+    reservations.candidate_reserve(user=people.alice, candidate_id=c.pk, now=now)
+    c.refresh_from_db()
+    assert c.reserved_until <= now + timedelta(minutes=2)
+    later = now + timedelta(minutes=2, seconds=1)
+    reservations.candidate_reserve(user=people.bob, candidate_id=c.pk, now=later)
+    assert Candidate.objects.get(pk=c.pk).reserved_by == people.bob
+
+
+def test_renewing_ones_own_hold_extends_it_without_a_new_audit_row(people, settings):
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "HOLD_SECONDS": 120}
     c = make_candidate()
     first = timezone.now()
     reservations.candidate_reserve(user=people.alice, candidate_id=c.pk, now=first)
     reservations.candidate_reserve(
-        user=people.alice, candidate_id=c.pk, now=first + timedelta(minutes=3)
+        user=people.alice, candidate_id=c.pk, now=first + timedelta(seconds=30)
     )
     c.refresh_from_db()
-    assert c.reserved_until == first + timedelta(minutes=18)
+    assert c.reserved_until == first + timedelta(seconds=150)
     assert len(events("candidate.reserve", c)) == 1
 
 

@@ -240,3 +240,23 @@ def test_people_without_the_review_role_cannot_reserve_or_decide(people, who):
     with pytest.raises(errors.NotPermitted):
         reviews.review_adjudicate(user=user, candidate_id=c.pk, decision="accept")
     assert not AuditEvent.objects.exists()
+
+
+def test_a_200_kb_comment_is_refused_in_words_and_nothing_is_stored(people):
+    c = make_candidate()
+    with pytest.raises(errors.InvalidDecision, match="comment is 204,800 characters long"):
+        reviews.review_submit(
+            user=people.alice,
+            candidate_id=c.pk,
+            decision="reject",
+            reason="other",
+            comment="c" * 204_800,
+        )
+    assert not Review.objects.exists()
+
+
+def test_an_unknown_decision_is_quoted_short_however_long_it_is(people):
+    c = make_candidate()
+    with pytest.raises(errors.InvalidDecision) as refused:
+        reviews.review_submit(user=people.alice, candidate_id=c.pk, decision="d" * 204_800)
+    assert len(str(refused.value)) < 200 and "(204,800 characters)" in str(refused.value)

@@ -117,3 +117,15 @@ def test_the_audit_log_pages(people, client):
     assert len(shown(first)) == 50 and "Page 1 of 3" in first.content.decode()
     last = client.get("/review/audit/?page=3", headers=HX)
     assert len(shown(last)) == 20
+
+
+def test_times_in_an_events_before_and_after_are_shown_to_the_second(people, client, history):
+    client.force_login(people.bob)
+    html = client.get("/review/audit/?verb=candidate.reserve").content.decode()
+    [until] = AuditEvent.objects.filter(verb="candidate.reserve").values_list(
+        "after__reserved_until", flat=True
+    )
+    assert re.search(r"\.\d{6}", until)  # stored as ISO 8601 with microseconds
+    assert until not in html
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", html)
+    assert not re.search(r"\d\d:\d\d:\d\d\.\d", html)

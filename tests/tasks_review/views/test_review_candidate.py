@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.utils import timezone
 
 from tasks_review.models import AuditEvent, Candidate, Review, TrialRun
 from tasks_review.services import reservations, reviews
@@ -123,7 +124,8 @@ def test_the_reserve_post_holds_the_candidate_and_answers_its_banner(people, cli
     c.refresh_from_db()
     assert c.reserved_by == people.alice
     html = response.content.decode()
-    assert html.strip().startswith(f'<div id="hold-{c.pk}" class="hold">')  # no second post
+    assert html.strip().startswith(f'<div id="hold-{c.pk}" class="hold"')
+    assert 'hx-trigger="load"' not in html  # no second take; the heartbeat renews it instead
     assert "Reserved for you until" in html and "<html" not in html
     assert f'action="/review/candidates/{c.pk}/release/?language=python"' in html
     assert AuditEvent.objects.filter(verb="candidate.reserve", target_id=str(c.pk)).count() == 1
@@ -149,6 +151,33 @@ def test_a_second_reviewers_reserve_post_sees_the_hold(people, client):
     c.refresh_from_db()
     assert c.reserved_by == people.alice  # bob's post took nothing
     assert AuditEvent.objects.filter(actor=people.bob).count() == 0
+
+
+def test_the_held_banner_renews_the_hold_on_a_heartbeat_and_gives_it_back_on_leaving(
+    people, client
+):
+    c = make_candidate()
+    client.force_login(people.alice)
+    html = client.post(f"/review/candidates/{c.pk}/reserve/", headers=HX).content.decode()
+    assert f'hx-post="/review/candidates/{c.pk}/reserve/"' in html
+    assert 'hx-trigger="hold-beat"' in html and 'data-hold-beat="30"' in html
+    release = f"/review/candidates/{c.pk}/release/?left=1"
+    assert f'data-hold-release="{release}"' in html
+    client.post(release)  # what the page's beacon posts as the tab closes
+    c.refresh_from_db()
+    assert c.reserved_by is None
+    [event] = AuditEvent.objects.filter(verb="candidate.release")
+    assert event.after["why"] == "left the page"
+
+
+def test_a_renewal_that_finds_the_hold_lapsed_and_taken_shows_the_new_holder(people, client):
+    c = make_candidate()
+    client.force_login(people.alice)
+    client.post(f"/review/candidates/{c.pk}/reserve/", headers=HX)
+    Candidate.objects.filter(pk=c.pk).update(reserved_until=timezone.now())  # the tab slept
+    reservations.candidate_reserve(user=people.bob, candidate_id=c.pk)
+    html = client.post(f"/review/candidates/{c.pk}/reserve/", headers=HX).content.decode()
+    assert "Reserved by <strong>bob</strong>" in html and "hold-beat" not in html
 
 
 def test_reserving_is_a_post(as_annotator):

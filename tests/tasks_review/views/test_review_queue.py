@@ -3,7 +3,10 @@ results fragment with and without HX-Request."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from django.utils import timezone
 
 from tasks_review.models import Candidate
 from tasks_review.services import reservations
@@ -117,6 +120,20 @@ def test_review_next_with_nothing_left_says_so(people, client):
     response = client.post("/review/next/")
     assert response["Location"] == "/review/?done=1"
     assert "Nothing is left for you" in client.get(response["Location"]).content.decode()
+
+
+def test_review_next_with_everything_held_says_who_holds_what_until_when(people, client):
+    first, second = make_candidate(), make_candidate()
+    reservations.candidate_reserve(user=people.bob, candidate_id=first.pk)
+    reservations.candidate_reserve(user=people.dave, candidate_id=second.pk)
+    first.refresh_from_db()
+    client.force_login(people.alice)
+    response = client.post("/review/next/")
+    html = client.get(response["Location"]).content.decode()
+    until = timezone.localtime(first.reserved_until).strftime("%H:%M:%S")
+    assert "2 candidates are held by others" in html
+    assert f"#{first.pk} by bob until {until}" in html and f"#{second.pk} by dave" in html
+    assert not re.search(r"\d\d:\d\d:\d\d\.\d", html)  # no microseconds
 
 
 def test_review_next_is_a_post(as_annotator):

@@ -57,7 +57,7 @@ def test_a_refused_export_exits_1_with_the_reason_on_stderr(run, people, tmp_pat
 def test_nothing_to_export_exits_1(run, people, tmp_path):
     empty = behaviour_with(train=1)
     code, _out, err = run("--kind", "sft", "--behaviour", empty.slug, "--out", str(tmp_path))
-    assert code == 1 and "nothing given" in err
+    assert code == 1 and "has no graded rollouts" in err
 
 
 def test_bad_input_exits_2_naming_what_is_wrong(run, behaviour, tmp_path):

@@ -167,3 +167,22 @@ def test_only_kept_tasks_can_serve_a_behaviour(people):
     with pytest.raises(NotFound):
         behaviour_tasks_add(user=people.bob, behaviour_id=behaviour.pk, candidate_ids=[999999])
     assert not BehaviourTask.objects.exists()
+
+
+def test_a_200_kb_title_is_refused_with_a_short_quote_of_it(people):
+    with pytest.raises(Invalid) as refused:
+        behaviour_create(user=people.bob, spec={**SPEC, "title": "t" * 204_800})
+    said = str(refused.value)
+    assert "$.title:" in said and "(204,800 characters) is too long" in said
+    assert len(said) < 300
+    assert not Behaviour.objects.exists()
+
+
+def test_a_200_kb_note_on_an_edit_is_refused(people):
+    behaviour = behaviour_create(user=people.bob, spec=SPEC)
+    edited = {**SPEC, "title": "Run one focused check"}
+    with pytest.raises(Invalid, match="note is 204,800 characters long; at most 200"):
+        behaviour_version_create(
+            user=people.bob, behaviour_id=behaviour.pk, spec=edited, note="n" * 204_800
+        )
+    assert behaviour.versions.count() == 1

@@ -93,3 +93,11 @@ def test_only_reviewers_and_admins_decide(people, behaviour):
     for who in (people.alice, people.carol, people.eve):
         with pytest.raises(NotPermitted):
             decision_record(user=who, behaviour_id=behaviour.pk, kind="prompt", rationale="r")
+
+
+def test_a_200_kb_rationale_is_refused_in_words_not_stored_or_cut(people, behaviour):
+    with pytest.raises(Invalid, match="rationale is 204,800 characters long; at most 10,000"):
+        decision_record(
+            user=people.bob, behaviour_id=behaviour.pk, kind="prompt", rationale="r" * 204_800
+        )
+    assert not Decision.objects.exists()

@@ -246,6 +246,19 @@ def test_the_kill_switch_answers_the_base_model_at_once_and_needs_no_approval(pe
         deploy.deployment_kill(user=people.bob, deployment_id=d.pk, reason="too late")
 
 
+def test_a_200_kb_reason_to_retire_is_refused_but_a_kill_goes_through_whatever_it_says(
+    people, world
+):
+    d = live(world.adapter, people.bob, people.carol)
+    with pytest.raises(Invalid, match="reason is 204,800 characters long; at most 10,000"):
+        deploy.deployment_retire(user=people.bob, deployment_id=d.pk, reason="r" * 204_800)
+    d.refresh_from_db()
+    assert d.state == Deployment.State.ACTIVE
+    deploy.deployment_kill(user=people.bob, deployment_id=d.pk, reason="k" * 204_800)
+    d.refresh_from_db()
+    assert d.state == Deployment.State.KILLED
+
+
 def test_a_killed_deployment_comes_back_only_through_a_new_approval(people, world):
     d = live(world.adapter, people.bob, people.carol)
     deploy.deployment_kill(user=people.bob, deployment_id=d.pk, reason="incident")

@@ -93,3 +93,25 @@ def test_starting_a_run_needs_the_role_and_a_sane_k(people):
         eval_run_create(user=people.alice, behaviour_id=behaviour.pk)
     with pytest.raises(Invalid):
         eval_run_create(user=people.bob, behaviour_id=behaviour.pk, k=0)
+
+
+def test_an_agent_name_over_its_column_is_refused_in_words(people):
+    behaviour = make_behaviour()
+    with pytest.raises(Invalid, match="agent is 204,800 characters long; at most 100"):
+        eval_run_create(user=people.bob, behaviour_id=behaviour.pk, agent="a" * 204_800)
+    assert not EvalRun.objects.exists()
+
+
+def test_a_run_that_fails_records_why_in_words_not_an_exception_class(people, monkeypatch):
+    behaviour = make_behaviour(tasks=1)
+    run = eval_run_create(user=people.bob, behaviour_id=behaviour.pk)
+
+    def broken(_run):
+        raise KeyError("facts")
+
+    monkeypatch.setattr("training.services.evals._score", broken)
+    with pytest.raises(KeyError):
+        eval_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == EvalRun.Status.FAILED
+    assert run.error == "a required field is missing: 'facts'"

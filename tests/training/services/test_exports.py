@@ -13,6 +13,7 @@ from datasets import Dataset
 from tasks_review.models import AuditEvent, Candidate
 from tasks_review.services.errors import NotPermitted
 from tests.tasks_review.factories import make_task_dir
+from tests.training.factories import make_rollout
 from tests.training.loop_factories import (
     FIXED,
     behaviour_with,
@@ -23,7 +24,7 @@ from tests.training.loop_factories import (
     tasks_of,
 )
 from training.core.exports.kinds import tree_sha256
-from training.models import BehaviourTask, TrainingExport
+from training.models import BehaviourTask, Rollout, TrainingExport
 from training.selectors import labels as label_reads
 from training.services import labels
 from training.services.errors import Invalid
@@ -147,11 +148,33 @@ def test_secrets_in_trajectories_are_redacted_and_counted(people, tmp_path):
     assert "ghp_" not in (tmp_path / "redacted" / "data.jsonl").read_text()
 
 
-def test_nothing_to_export_is_a_refusal(people, tmp_path):
+def test_nothing_to_export_is_a_refusal_that_says_its_tasks_have_no_graded_rollouts(
+    people, tmp_path
+):
     behaviour = behaviour_with(train=1)
     done = export(behaviour, "sft", tmp_path / "empty")
     assert done.status == TrainingExport.Status.REFUSED
-    assert done.refusal_code == "nothing_to_export" and "nothing given" in done.refusal
+    assert done.refusal_code == "nothing_to_export"
+    assert "nothing given" not in done.refusal
+    assert "its 1 train task has no graded rollouts" in done.refusal
+
+
+def test_graded_rollouts_with_no_agent_trajectory_are_counted_in_the_refusal(people, tmp_path):
+    behaviour = behaviour_with(train=1)
+    [task] = tasks_of(behaviour)
+    for _ in range(2):
+        make_rollout(task.candidate, fixing(), agent="nop", reward=0.0)
+    make_rollout(task.candidate, fixing(), grade=Rollout.Grade.PENDING, reward=None)
+    done = export(behaviour, "kto", tmp_path / "nop")
+    assert done.status == TrainingExport.Status.REFUSED
+    assert "2 graded rollouts have no agent trajectory (nop, or a sandbox solve.sh)" in done.refusal
+    assert "1 rollout is not graded yet" in done.refusal
+
+
+def test_a_dpo_export_with_no_pairs_says_none_were_built(people, behaviour, tmp_path):
+    done = export(behaviour, "dpo", tmp_path / "dpo")
+    assert done.status == TrainingExport.Status.REFUSED
+    assert "no pairs were built" in done.refusal
 
 
 def test_dpo_takes_the_labelled_pairs_and_records_agreement(people, behaviour, tmp_path, settings):

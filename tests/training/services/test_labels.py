@@ -72,7 +72,7 @@ def test_the_conditional_update_refuses_a_claim_that_lost_the_race(people, pairs
         reserved_by=people.alice, reserved_until=timezone.now() + timedelta(minutes=5)
     )
     with pytest.raises(Reserved):
-        holds.reserve(stale, people.bob, timezone.now(), minutes=15)
+        holds.reserve(stale, people.bob, timezone.now(), seconds=60)
     assert PreferencePair.objects.get(pk=stale.pk).reserved_by == people.alice
 
 
@@ -259,3 +259,17 @@ def test_the_preference_is_the_labellers_majority_else_the_verified_reward(peopl
         2,
         1.0,
     )
+
+
+def test_lowering_labels_per_pair_in_the_app_completes_the_pairs_that_have_enough(people, pairs):
+    label(people.alice, pairs[0])
+    assert PreferencePair.objects.get(pk=pairs[0].pk).status == PreferencePair.Status.OPEN
+    labels.labels_per_pair_set(user=people.dave, value=1)
+    assert reads.labels_needed() == 1
+    assert PreferencePair.objects.get(pk=pairs[0].pk).status == PreferencePair.Status.COMPLETE
+    assert PreferencePair.objects.get(pk=pairs[1].pk).status == PreferencePair.Status.OPEN
+    [done] = AuditEvent.objects.filter(verb="preference_pair.complete")
+    assert done.target_id == str(pairs[0].pk)
+    assert done.after == {"status": "complete", "labels": 1, "labels_needed": 1}
+    [changed] = AuditEvent.objects.filter(verb="desk_setting.change")
+    assert changed.after["value"] == 1 and changed.before["value"] == 2

@@ -70,7 +70,7 @@ def test_every_problem_of_a_plan_is_named(people, export):
         plan(people.bob, export, method="dpo", lora_rank=0, money=-1, base_model=" ")
     problems = refused.value.problems
     assert "no base model" in problems
-    assert "dpo trains on a dpo export, not sft" in problems
+    assert "dpo trains on a DPO export, not sft" in problems
     assert "LoRA rank 0 is outside 1..1024" in problems
     assert "the money cap cannot be negative" in problems
 

@@ -109,3 +109,13 @@ def test_grading_beats_on_the_rollouts_it_holds(grader, settings, tmp_path):
     assert rollout.grade == G.GRADED and removed == []
     assert rollout.heartbeat_at - rollout.grade_started_at >= timedelta(seconds=1)
     assert rollout.grade_started_at >= claimed
+
+
+def test_a_folder_path_over_path_max_is_refused_and_a_missing_one_quoted_short(people):
+    from training.services.errors import Invalid
+
+    with pytest.raises(Invalid, match="folder is 204,800 characters long; at most 4,096"):
+        rollouts.rollout_import_create(user=people.bob, path="/" + "p" * 204_799)
+    with pytest.raises(Invalid, match="is not a folder") as refused:
+        rollouts.rollout_import_create(user=people.bob, path="/nowhere/" + "p" * 3_000)
+    assert len(str(refused.value)) < 300

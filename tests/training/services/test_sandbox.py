@@ -255,3 +255,11 @@ def test_regrading_a_sandbox_tasks_rollout_goes_through_its_own_tests_contract(
     rollout.refresh_from_db()
     assert counts["ungraded"] == 1 and rollout.reward is None
     assert "no such image in this Docker engine" in rollout.grade_detail["reason"]
+
+
+def test_a_folder_path_over_path_max_is_refused_in_words(people):
+    from training.services.errors import Invalid
+
+    with pytest.raises(Invalid, match="folder is 204,800 characters long; at most 4,096"):
+        sandbox_task_import(user=people.bob, path="/" + "p" * 204_799)
+    assert not SandboxTask.objects.exists()

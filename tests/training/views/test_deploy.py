@@ -3,6 +3,8 @@ actions swapped in place, refusals in words with 403/409/422, adapters, serving,
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 
@@ -92,6 +94,21 @@ def test_approving_swaps_the_deployment_in_place_with_the_drill_recorded(client,
     assert f'id="activate-{d.pk}"' in body  # drilled, so it may be activated now
     d.refresh_from_db()
     assert d.state == Deployment.State.APPROVED
+
+
+def test_the_drill_names_the_base_model_once_and_its_time_to_the_second(client, people, world):
+    d = proposed(world.adapter, people.bob)
+    client.force_login(people.carol)
+    body = client.post(f"/training/deployments/{d.pk}/approve/").content.decode()
+    body = client.get(f"/training/deployments/{d.pk}/").content.decode()
+    drill = body[body.index('class="drill"') :].split("</dd>")[0]
+    assert re.search(
+        r"answered the base model <code>[^<]+</code> at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", drill
+    )
+    Deployment.objects.filter(pk=d.pk).update(drill_model="base")  # the placeholder's name
+    body = client.get(f"/training/deployments/{d.pk}/").content.decode()
+    drill = body[body.index('class="drill"') :].split("</dd>")[0]
+    assert "the base model at " in drill and "<code>base</code>" not in drill
 
 
 def test_approving_without_htmx_redirects_to_the_page(client, people, world):
@@ -246,8 +263,40 @@ def test_registering_on_the_page_then_again_changes_nothing(client, people):
     refused = client.post("/training/adapters/new/", registration(rank="32"))
     assert refused.status_code == 409 and "(rank differ)" in refused.content.decode()
     invalid = client.post("/training/adapters/new/", registration(version="v2"))
-    assert invalid.status_code == 422 and "version: use N, N.N or N.N.N" in invalid.content.decode()
+    assert invalid.status_code == 422
+    assert "<strong>version</strong>: use N, N.N or N.N.N" in invalid.content.decode()
     assert Adapter.objects.count() == 1
+
+
+def test_the_adapter_form_shows_every_field_error_at_once_and_quotes_long_values_short(
+    client, people
+):
+    held_out_behaviour(REPAIR, tasks=1)
+    client.force_login(people.bob)
+    response = client.post(
+        "/training/adapters/new/",
+        registration(
+            version="v2",
+            rank="sixteen",
+            dataset_sha256="nope",
+            training_plan="p" * 204_800,
+            artifact_uri="ftp://" + "a" * 204_800,
+        ),
+    )
+    html = response.content.decode()
+    assert response.status_code == 422 and "5 fields need fixing" in html
+    for shown in (
+        "<strong>version</strong>: use N, N.N or N.N.N",
+        "<strong>rank</strong>: &#x27;sixteen&#x27; is not a whole number",
+        "<strong>dataset sha256</strong>: must be 64 lowercase hexadecimal digits",
+        "<strong>training plan</strong>: is 204,800 characters long; at most 200 are allowed",
+        "<strong>artifact uri</strong>: is 204,806 characters long; at most 1,000 are allowed",
+    ):
+        assert shown in html
+    errors = html[html.index('class="form-error"') : html.index("</ul>")]
+    assert len(errors) < 2_000  # no value comes back whole in the errors
+    assert 'name="version" required maxlength="20" aria-invalid="true"' in html
+    assert not Adapter.objects.exists()
 
 
 def test_the_adapter_page_previews_the_gate_and_proposes_a_deployment(client, people, world):

@@ -113,7 +113,9 @@ def test_the_reserve_post_holds_the_pair_and_answers_its_banner(client, people, 
     pair.refresh_from_db()
     assert pair.reserved_by == people.alice
     html = response.content.decode()
-    assert html.strip().startswith(f'<div id="hold-{pair.pk}" class="hold">')  # no second post
+    assert html.strip().startswith(f'<div id="hold-{pair.pk}" class="hold"')
+    assert 'hx-trigger="load"' not in html  # no second take; the heartbeat renews it instead
+    assert 'hx-trigger="hold-beat"' in html
     assert "Held for you until" in html and "<html" not in html
     reserved = AuditEvent.objects.filter(verb="preference_pair.reserve", target_id=str(pair.pk))
     assert reserved.count() == 1
@@ -139,6 +141,31 @@ def test_a_second_labellers_reserve_post_sees_the_hold(client, people, pairs):
     pair.refresh_from_db()
     assert pair.reserved_by == people.alice  # bob's post took nothing
     assert not AuditEvent.objects.filter(actor=people.bob, target_type="preference_pair").exists()
+
+
+def test_leaving_a_held_pair_gives_it_back(client, people, pairs):
+    pair = pairs[0]
+    client.force_login(people.alice)
+    html = client.post(f"/training/labels/pairs/{pair.pk}/reserve/", headers=HX).content.decode()
+    release = f"/training/labels/pairs/{pair.pk}/release/"
+    assert f'data-hold-release="{release}"' in html
+    assert client.post(release).status_code == 204  # the page's beacon as the tab closes
+    pair.refresh_from_db()
+    assert pair.reserved_by is None
+    [event] = AuditEvent.objects.filter(verb="preference_pair.release")
+    assert event.after["why"] == "left the page"
+
+
+def test_the_next_pair_with_everything_held_says_who_holds_what_until_when(client, people, pairs):
+    labels.pair_reserve(user=people.bob, pair_id=pairs[0].pk)
+    labels.pair_reserve(user=people.dave, pair_id=pairs[1].pk)
+    client.force_login(people.alice)
+    response = client.post("/training/labels/next/")
+    html = client.get(response["Location"]).content.decode()
+    assert "2 pairs are held by others" in html
+    assert f"#{pairs[0].pk} by bob until" in html and f"#{pairs[1].pk} by dave until" in html
+    queue = client.get("/training/labels/").content.decode()  # the next button is off: said here
+    assert "Nothing is free for you right now. 2 pairs are held by others" in queue
 
 
 def test_reserving_a_pair_is_a_post(client, people, pairs):

@@ -85,7 +85,7 @@ def test_every_problem_of_a_plan_is_named_at_422_keeping_the_form(client, people
     assert response.status_code == 422
     html = response.content.decode()
     assert "The plan cannot be trained as written" in html
-    assert "dpo trains on a dpo export, not sft" in html
+    assert "dpo trains on a DPO export, not sft" in html
     assert "LoRA rank 0 is outside 1..1024" in html and "the money cap cannot be negative" in html
     assert 'value="Qwen/Qwen2.5-Coder-7B-Instruct"' in html
     typed = client.post("/training/plans/new/", form(export, gpu_hours="lots"))

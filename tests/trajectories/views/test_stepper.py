@@ -484,3 +484,19 @@ def test_a_large_file_opens_cut_at_a_line_end_and_shows_more_numbered_where_it_l
     assert f'<span class="linenos">{shown // 6 + 1}</span>' in more and "more characters" in more
     assert len(more.encode()) < MB
     assert as_annotator.get(f"{path}?path=nope.py&field=file&start=0").status_code == 404
+
+
+def test_a_steps_timestamp_is_shown_to_the_second(as_annotator):
+    t = make_trajectory(
+        steps=[
+            {
+                "step_id": 1,
+                "source": "user",
+                "message": "hello",
+                "timestamp": "2025-10-01T12:34:56.789123Z",
+            }
+        ]
+    )
+    body = page(as_annotator, t, 0)
+    assert ">2025-10-01 12:34:56 UTC</time>" in body
+    assert ">2025-10-01T12:34:56.789123Z<" not in body

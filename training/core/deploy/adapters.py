@@ -29,6 +29,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from trajectories.core import limits
+
 SLUG = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 # N, N.N or N.N.N without leading zeros, so "1.01" and "1.1" cannot both exist as different
@@ -39,13 +41,32 @@ VERSION = re.compile(r"^(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*)){0,2}$")
 ARTIFACT_SCHEMES = ("file", "s3", "gs", "hf", "https")
 
 
-class AdapterError(ValueError):
-    """A registration that cannot be accepted; ``field`` names the field at fault."""
+# The longest value each field takes (the columns agree); a longer one is refused, not cut.
+LENGTHS = {
+    "name": limits.NAME,
+    "version": 20,
+    "behaviour": limits.NAME,
+    "eval_suite": limits.NAME,
+    "base_model": limits.TITLE,
+    "training_plan": limits.TITLE,
+    "dataset_sha256": 64,
+    "artifact_uri": limits.LINE,
+    "artifact_sha256": 64,
+    "registrar": 150,
+}
 
-    def __init__(self, field: str, message: str) -> None:
+
+class AdapterError(ValueError):
+    """A registration that cannot be accepted; ``field`` names the (first) field at fault,
+    ``problems`` every (field, message), so a form shows them all at once."""
+
+    def __init__(
+        self, field: str, message: str, *, problems: tuple[tuple[str, str], ...] = ()
+    ) -> None:
         self.field = field
         self.message = message
-        super().__init__(f"{field}: {message}")
+        self.problems = problems or ((field, message),)
+        super().__init__("; ".join(f"{f}: {m}" for f, m in self.problems))
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,27 +84,10 @@ class AdapterVersion:
     registrar: str
 
     def __post_init__(self) -> None:
-        for name in ("behaviour", "eval_suite", "name"):
-            if not SLUG.match(getattr(self, name)):
-                raise AdapterError(
-                    name, "use lowercase letters, digits and single . _ - between them"
-                )
-        if self.name != self.behaviour and not self.name.startswith(self.behaviour + "-"):
-            raise AdapterError(
-                "name", f"must start with its behaviour's slug {self.behaviour!r} and a dash"
-            )
-        if not VERSION.match(self.version):
-            raise AdapterError("version", "use N, N.N or N.N.N with no leading zeros")
-        for name in ("dataset_sha256", "artifact_sha256"):
-            if not SHA256.match(getattr(self, name)):
-                raise AdapterError(name, "must be 64 lowercase hexadecimal digits")
-        for name in ("base_model", "training_plan", "registrar"):
-            value = getattr(self, name)
-            if not value or value != value.strip():
-                raise AdapterError(name, "is required, without surrounding spaces")
-        if isinstance(self.rank, bool) or not isinstance(self.rank, int) or self.rank < 1:
-            raise AdapterError("rank", "must be a positive integer")
-        _check_uri(self.artifact_uri)
+        problems = _problems(self)
+        if problems:
+            field, message = problems[0]
+            raise AdapterError(field, message, problems=tuple(problems))
 
     @property
     def key(self) -> str:
@@ -139,6 +143,44 @@ def version_key(version: str) -> tuple[int, int, int]:
     return parts[0], parts[1], parts[2]
 
 
+def _problems(a: AdapterVersion) -> list[tuple[str, str]]:
+    """Every field at fault, in the form's order; a field over its length is judged on that
+    alone (a 200 KB value is not matched against patterns)."""
+    found: dict[str, str] = {}
+    for name, limit in LENGTHS.items():
+        value = getattr(a, name)
+        if isinstance(value, str) and len(value) > limit:
+            found[name] = f"is {len(value):,} characters long; at most {limit:,} are allowed"
+
+    def refuse(name: str, message: str) -> None:
+        found.setdefault(name, message)
+
+    for name in ("behaviour", "eval_suite", "name"):
+        if name not in found and not SLUG.match(getattr(a, name)):
+            refuse(name, "use lowercase letters, digits and single . _ - between them")
+    if "name" not in found and "behaviour" not in found:
+        if a.name != a.behaviour and not a.name.startswith(a.behaviour + "-"):
+            refuse("name", f"must start with its behaviour's slug {a.behaviour!r} and a dash")
+    if "version" not in found and not VERSION.match(a.version):
+        refuse("version", "use N, N.N or N.N.N with no leading zeros")
+    for name in ("dataset_sha256", "artifact_sha256"):
+        if name not in found and not SHA256.match(getattr(a, name)):
+            refuse(name, "must be 64 lowercase hexadecimal digits")
+    for name in ("base_model", "training_plan", "registrar"):
+        value = getattr(a, name)
+        if not value or value != value.strip():
+            refuse(name, "is required, without surrounding spaces")
+    if isinstance(a.rank, bool) or not isinstance(a.rank, int) or a.rank < 1:
+        refuse("rank", "must be a positive integer")
+    if "artifact_uri" not in found:
+        try:
+            _check_uri(a.artifact_uri)
+        except AdapterError as error:
+            refuse(error.field, error.message)
+    order = [f.name for f in fields(AdapterVersion)]
+    return sorted(found.items(), key=lambda item: order.index(item[0]))
+
+
 IDENTITY_FIELDS = tuple(f.name for f in fields(AdapterVersion) if f.name != "registrar")
 
 
@@ -156,7 +198,8 @@ def _check_uri(uri: str) -> None:
     parts = urlsplit(uri)
     if parts.scheme not in ARTIFACT_SCHEMES:
         raise AdapterError(
-            "artifact_uri", f"scheme must be one of {', '.join(ARTIFACT_SCHEMES)}, not {uri!r}"
+            "artifact_uri",
+            f"scheme must be one of {', '.join(ARTIFACT_SCHEMES)}, not {limits.echo(uri)}",
         )
     # URIs are stored and shown on pages: credentials or signed query strings would leak.
     if parts.username or parts.password or parts.query or parts.fragment:

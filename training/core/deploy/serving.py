@@ -199,7 +199,11 @@ def litellm_config(
         raise ServingError("name at least one base model and its vLLM endpoint")
     missing = sorted({a.base_model for a in adapters} - set(endpoints))
     if missing:
-        raise ServingError(f"no vLLM endpoint for the base model(s) {', '.join(missing)}")
+        # Quoted: a base model named "base" must not read "for the base model(s) base".
+        names = ", ".join(f"'{name}'" for name in missing)
+        raise ServingError(
+            f"no vLLM endpoint is given for {names}, the base model its adapters need"
+        )
 
     def entry(name: str, base_model: str) -> dict[str, Any]:
         params: dict[str, Any] = {"model": f"hosted_vllm/{name}", "api_base": endpoints[base_model]}

@@ -39,7 +39,7 @@ class MissingEvalResult(ExportRefused):
         self.trajectory_ids = tuple(sorted(set(trajectory_ids)))
         super().__init__(
             "the eval harness has not run on every included rollout: "
-            f"no result for trajectory {_listed(self.trajectory_ids)}"
+            f"no result for rollout {_listed(self.trajectory_ids)}"
         )
 
 

@@ -39,7 +39,7 @@ class EvalResult:
 
 @dataclass(frozen=True)
 class ExportItem:
-    trajectory_id: str
+    trajectory_id: str  # the rollout's id (manifests and rows name it so; messages say "rollout")
     atif: Mapping[str, Any]
     source_sha256: str
     task_id: str
@@ -85,6 +85,9 @@ class ExportRequest:
     # From the caller, so that the data itself never carries the time it was written.
     created_at: str = ""
     agreement: Mapping[str, Any] = field(default_factory=dict)  # e.g. {"krippendorff_alpha": 0.7}
+    # What the caller could not give and why, in words ("2 graded rollouts have no agent
+    # trajectory"): a refusal for want of rows says it instead of "nothing given".
+    absent: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from training.core.exports.items import (
 )
 from training.core.exports.kinds import BUILDERS, TRAINERS, features, natural
 from trajectories.core.redact import redact_data, still_has_secrets
+from trajectories.core.words import with_article
 
 FORMAT = "traj2env-training-export/1"
 JSONL = "data.jsonl"
@@ -60,12 +61,11 @@ def _check_input(request: ExportRequest) -> None:
     wanted = {ExportKind.DPO: "pairs", ExportKind.RFT: "tasks"}.get(kind, "items")
     extra = [name for name, present in given.items() if present and name != wanted]
     if extra:
-        raise BadExportInput(f"a {kind} export takes {wanted}, not {', '.join(extra)}")
+        raise BadExportInput(
+            f"{with_article(str(kind).upper())} export takes {wanted}, not {', '.join(extra)}"
+        )
     for who, behaviour, version in [
-        *(
-            (f"trajectory {i.trajectory_id}", i.behaviour, i.spec_version)
-            for i in _rollouts(request)
-        ),
+        *((f"rollout {i.trajectory_id}", i.behaviour, i.spec_version) for i in _rollouts(request)),
         *((f"task {t.task_id}", t.behaviour, t.spec_version) for t in request.tasks),
     ]:
         if (behaviour, version) != (request.behaviour, request.spec_version):
@@ -76,7 +76,7 @@ def _check_input(request: ExportRequest) -> None:
     duplicates = [
         f"{what} {name}"
         for what, names in (
-            ("trajectory", [i.trajectory_id for i in request.items]),
+            ("rollout", [i.trajectory_id for i in request.items]),
             ("pair", [p.pair_id for p in request.pairs]),
             ("task", [t.task_id for t in request.tasks]),
         )
@@ -87,7 +87,7 @@ def _check_input(request: ExportRequest) -> None:
         raise BadExportInput(f"given twice: {', '.join(sorted(duplicates))}")
     for p in request.pairs:
         if p.chosen.trajectory_id == p.rejected.trajectory_id:
-            raise BadExportInput(f"pair {p.pair_id} sets a trajectory against itself")
+            raise BadExportInput(f"pair {p.pair_id} sets a rollout against itself")
         if p.chosen.task_id != p.rejected.task_id:
             raise BadExportInput(f"pair {p.pair_id} joins rollouts of two tasks")
 
@@ -95,7 +95,8 @@ def _check_input(request: ExportRequest) -> None:
 def _check_policy(request: ExportRequest) -> None:
     rollouts = _rollouts(request)
     if not rollouts and not request.tasks:
-        raise NothingToExport(f"no {request.kind} rows for {request.behaviour}: nothing given")
+        why = "; ".join(request.absent) or "the request names no rollouts, pairs or tasks"
+        raise NothingToExport(f"no {request.kind} rows for {request.behaviour}: {why}")
     missing = [i.trajectory_id for i in rollouts if i.eval is None]
     if missing:
         raise MissingEvalResult(missing)

@@ -32,6 +32,7 @@ from atif_make import convert
 from atif_make.atif import SCHEMA_VERSION, MediaStore, Trajectory
 from atif_make.parsers.claude_code import parse_claude_code_transcript
 
+from ..failures import said
 from .model import IngestError
 from .source import Source
 
@@ -154,7 +155,7 @@ def _convert(
     except Exception as error:
         reason = (
             f"atif-make could not convert this {label}: a record has an unexpected shape "
-            f"({type(error).__name__}: {error})"
+            f"({said(error)})"
         )
         raise IngestError(original, reason) from error
     if read != original and isinstance(document.get("notes"), str):

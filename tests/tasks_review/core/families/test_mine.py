@@ -30,5 +30,5 @@ def test_a_family_that_raises_drops_as_miner_failed_and_the_others_still_mine(mo
     assert [c.family for c in found] == ["repair"]
     [failed] = drops
     assert (failed.family, failed.stage, failed.reason) == ("qa", "mine", DropReason.MINER_FAILED)
-    assert failed.detail.startswith("KeyError: 'tool_call_id' at ")
+    assert failed.detail.startswith("a required field is missing: 'tool_call_id' at ")
     assert "test_mine.py" in failed.detail

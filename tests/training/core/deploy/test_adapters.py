@@ -128,3 +128,30 @@ def test_the_lora_rank_is_a_positive_integer(rank):
 def test_provenance_fields_are_required(field):
     with pytest.raises(AdapterError, match="required"):
         adapter(**{field: ""})
+
+
+def test_every_problem_of_a_registration_is_named_at_once():
+    with pytest.raises(AdapterError) as error:
+        adapter(version="v2", rank=0, dataset_sha256="x", base_model="")
+    assert {field for field, _ in error.value.problems} == {
+        "version",
+        "rank",
+        "dataset_sha256",
+        "base_model",
+    }
+
+
+@pytest.mark.parametrize(
+    "field, limit", [("version", 20), ("base_model", 200), ("training_plan", 200)]
+)
+def test_a_field_over_its_length_is_refused_in_words(field, limit):
+    value = "1" * (limit + 1) if field == "version" else "m" * (limit + 1)
+    with pytest.raises(AdapterError, match=f"at most {limit} are allowed") as error:
+        adapter(**{field: value})
+    assert error.value.field == field
+
+
+def test_a_refused_uri_is_quoted_short_however_long_it_is():
+    with pytest.raises(AdapterError) as error:
+        adapter(artifact_uri="ftp://" + "a" * 900)
+    assert len(str(error.value)) < 300 and "…" in str(error.value)

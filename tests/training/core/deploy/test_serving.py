@@ -119,8 +119,14 @@ def test_the_litellm_config_lists_base_models_and_adapters_with_fallbacks_to_the
 
 
 def test_an_adapter_whose_base_model_has_no_endpoint_is_refused():
-    with pytest.raises(ServingError, match="no vLLM endpoint for the base model"):
+    with pytest.raises(ServingError, match="no vLLM endpoint is given for 'llama', the base model"):
         litellm_config(endpoints={BASE_MODEL: VLLM}, adapters=[served("a-v1", base="llama")])
+
+
+def test_the_placeholder_base_model_is_named_once_in_the_refusal():
+    with pytest.raises(ServingError) as refused:
+        litellm_config(endpoints={BASE_MODEL: VLLM}, adapters=[served("a-v1", base="base")])
+    assert "base model base" not in str(refused.value) and "'base'" in str(refused.value)
 
 
 def test_the_same_state_gives_the_same_bytes_in_any_order():

@@ -10,6 +10,7 @@ import hashlib
 import json
 import random
 import string
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -440,7 +441,8 @@ def test_an_export_is_refused_when_the_harness_has_not_run_on_a_rollout(tmp_path
     items = (item("1", passing_session()), item("2", passing_session(), passed=None))
     with pytest.raises(MissingEvalResult) as refused:
         write_export(request(ExportKind.SFT, items=items), tmp_path / "out")
-    assert refused.value.trajectory_ids == ("2",) and "trajectory 2" in refused.value.reason
+    assert refused.value.trajectory_ids == ("2",) and "rollout 2" in refused.value.reason
+    assert "trajectory" not in refused.value.reason  # the ids are the rollouts', not the logs'
     assert not (tmp_path / "out").exists()
 
 
@@ -493,8 +495,11 @@ def test_the_check_after_redaction_catches_what_redaction_missed(tmp_path, monke
 
 
 def test_nothing_to_export_is_a_refusal_with_the_reasons(tmp_path):
-    with pytest.raises(NothingToExport, match="nothing given"):
+    with pytest.raises(NothingToExport, match="names no rollouts, pairs or tasks"):
         write_export(request(ExportKind.SFT), tmp_path)
+    said = "2 graded rollouts have no agent trajectory"
+    with pytest.raises(NothingToExport, match=f"run-tests-first: {said}"):
+        write_export(replace(request(ExportKind.SFT), absent=(said,)), tmp_path)
     with pytest.raises(NothingToExport, match="1 eval_failed"):
         write_export(
             request(ExportKind.SFT, items=(item("2", failing_session(), passed=False),)), tmp_path
@@ -504,10 +509,13 @@ def test_nothing_to_export_is_a_refusal_with_the_reasons(tmp_path):
 @pytest.mark.parametrize(
     ("build", "message"),
     [
-        (lambda root: request(ExportKind.SFT, pairs=(branching_pair(),)), "takes items"),
+        (
+            lambda root: request(ExportKind.SFT, pairs=(branching_pair(),)),
+            "an SFT export takes items",
+        ),
         (
             lambda root: request(ExportKind.DPO, items=(item("1", passing_session()),)),
-            "takes pairs",
+            "a DPO export takes pairs",
         ),
         (
             lambda root: request(ExportKind.SFT, items=(item("1", passing_session(), version=2),)),
@@ -515,7 +523,7 @@ def test_nothing_to_export_is_a_refusal_with_the_reasons(tmp_path):
         ),
         (
             lambda root: request(ExportKind.SFT, items=(item("1", passing_session()),) * 2),
-            "given twice",
+            "given twice: rollout 1",
         ),
         (
             lambda root: request(
@@ -524,7 +532,7 @@ def test_nothing_to_export_is_a_refusal_with_the_reasons(tmp_path):
                     PreferencePair("p", item("1", passing_session()), item("1", failing_session())),
                 ),
             ),
-            "itself",
+            "sets a rollout against itself",
         ),
         (
             lambda root: request(
