@@ -18,7 +18,13 @@ from collections import Counter
 import pytest
 
 from trajectories.core import redact as redact_module
-from trajectories.core.redact import merge_counts, redact, redact_data, still_has_secrets
+from trajectories.core.redact import (
+    merge_counts,
+    redact,
+    redact_data,
+    replaced_counts,
+    still_has_secrets,
+)
 
 _rng = random.Random(20261201)
 ALNUM = string.ascii_letters + string.digits
@@ -216,6 +222,76 @@ def test_a_redacted_private_key_block_keeps_the_lines_after_it_where_they_were()
         assert after[2] == "[REDACTED:private_key]" and after[3:10] == [""] * 7
 
 
+def _gutter(lines: list[str], arrow: str = "\u2192") -> str:
+    return "\n".join(f"{n:>6}{arrow}{line}" for n, line in enumerate(lines, 1))
+
+
+def _cut_middle(text: str, keep: int) -> str:
+    return f"{text[:keep]}\n[... {len(text) - 2 * keep} characters omitted ...]\n{text[-keep:]}"
+
+
+# How a key block reaches a log besides bare: every line decorated by a viewer, a quote, a
+# comment or a string literal, or the block cut in its middle or at the end of a long line by a
+# tool keeping head and tail. Each takes (the key, its lines).
+KEY_SHAPES = {
+    "quoted": lambda k, ls: "".join(f"> {line}\n" for line in ls),
+    "quoted twice": lambda k, ls: "".join(f"> > {line}\n" for line in ls),
+    "shell comment": lambda k, ls: "".join(f"# {line}\n" for line in ls),
+    "c comment": lambda k, ls: "/*\n" + "".join(f" * {line}\n" for line in ls) + " */",
+    "read tool gutter": lambda k, ls: _gutter(ls),
+    "read tool gutter in json": lambda k, ls: json.dumps({"content": _gutter(ls)}),
+    "read tool gutter with tabs in json": lambda k, ls: json.dumps(_gutter(ls, "\t")),
+    "python string pieces": lambda k, ls: "K = (\n" + "".join(f'    "{x}\\n"\n' for x in ls) + ")",
+    "js string pieces": lambda k, ls: "K =\n" + "".join(f"  '{x}\\n' +\n" for x in ls) + "  '';",
+    "cut in the middle": lambda k, ls: _cut_middle(k, 160),
+    "cut in the middle, quoted": lambda k, ls: "".join(
+        f"> {line}\n" for line in _cut_middle(k, 160).splitlines()
+    ),
+    "head only": lambda k, ls: "\n".join(ls[:4]) + "\n[... 9 lines omitted ...]\nDone.",
+    "tail only": lambda k, ls: "$ tail -n 3 id_rsa\n" + "\n".join(ls[-3:]),
+    "one line, cut": lambda k, ls: " ".join(ls)[:300] + " [... line cut ...]",
+    "one line, tail": lambda k, ls: "...: " + " ".join(ls)[-200:],
+    "encrypted, quoted": lambda k, ls: "".join(
+        f"> {line}\n"
+        for line in [ls[0], "Proc-Type: 4,ENCRYPTED", "DEK-Info: AES-128-CBC,0A1B2C3D", "", *ls[1:]]
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", KEY_SHAPES)
+def test_a_private_key_block_as_logs_carry_it_loses_every_body_line(shape):
+    key = pem("RSA ", lines=12)
+    lines = key.splitlines()
+    text = f"Here it is:\n{KEY_SHAPES[shape](key, lines)}\nThanks!"
+    result = redact(text)
+    for line in lines[1:-1]:
+        for piece in (line[:12], line[-12:]):
+            assert piece not in result.value, (shape, result.value)
+    assert set(result.counts) == {"private_key"}
+    assert result.value.startswith("Here it is:") and result.value.endswith("Thanks!")
+    assert still_has_secrets(result.value) == ()
+
+
+KEY_NEAR_MISSES = [
+    'BEGIN = "-----BEGIN RSA PRIVATE KEY-----"\nEND = "-----END RSA PRIVATE KEY-----"',
+    'HEADER = "-----BEGIN PRIVATE KEY-----\\n"\nFOOTER = "-----END PRIVATE KEY-----\\n"',
+    "-----BEGIN OPENSSH PRIVATE KEY-----\n...\n-----END OPENSSH PRIVATE KEY-----",
+    "-----BEGIN PRIVATE KEY-----\nMIIE...\n-----END PRIVATE KEY-----",
+    "-----BEGIN PRIVATE KEY-----\n<paste your key here>\n-----END PRIVATE KEY-----",
+    "-----BEGIN RSA PRIVATE KEY----- is the marker line that the parser looks for in a file",
+    "the block ends at the line reading -----END RSA PRIVATE KEY-----",
+    "12:-----BEGIN RSA PRIVATE KEY-----\n40:-----END RSA PRIVATE KEY-----",
+    'if line.startswith("-----BEGIN EC PRIVATE KEY-----"):\n    in_key = True\n'
+    'elif line.startswith("-----END EC PRIVATE KEY-----"):\n    in_key = False',
+]
+
+
+@pytest.mark.parametrize("text", KEY_NEAR_MISSES)
+def test_code_and_prose_naming_the_key_markers_stay_as_they_are(text):
+    result = redact(text)
+    assert (result.value, result.counts) == (text, {})
+
+
 def test_data_is_redacted_inside_with_its_keys_and_other_values_kept():
     token = "ghp_" + rand(36)
     data = {
@@ -323,6 +399,12 @@ PATHOLOGICAL = {
     "an unterminated quote": 'password="' + "a" * 200_000,
     "keys without values": "token:" * 40_000,
     "begin lines without end": ("-----BEGIN RSA PRIVATE KEY-----\n" + "A" * 100 + "\n") * 1500,
+    "end lines without begin": ("A" * 64 + "\n-----END RSA PRIVATE KEY-----\n") * 3000,
+    "end markers alone": "-----END RSA PRIVATE KEY-----" * 20_000,
+    "begin markers on one long line": "-----BEGIN RSA PRIVATE KEY-----" * 20_000 + "\nAAAA" * 9,
+    "a long body and many ends": ("A" * 64 + "\n") * 20_000
+    + "-----END EC PRIVATE KEY-----\n" * 3000,
+    "escaped breaks without end": ("-----BEGIN EC PRIVATE KEY-----" + "\\n" + "B" * 64) * 3000,
     "local parts too long to be addresses": ("a" * 70 + "@") * 3000,
 }
 
@@ -332,3 +414,10 @@ def test_adversarial_inputs_take_linear_time(text):
     started = time.perf_counter()
     redact(text)
     assert time.perf_counter() - started < 3.0
+
+
+def test_the_tokens_in_a_text_redacted_in_steps_are_counted_by_type():
+    once = redact("a " + "ghp_" + rand(36) + " b ann@corp.eu").value
+    twice = redact(once + "\nAKIA" + rand(16, string.ascii_uppercase)).value
+    assert replaced_counts(twice) == {"aws_access_key_id": 1, "email": 1, "github_token": 1}
+    assert replaced_counts("no tokens, [REDACTED] alone is not one") == {}
