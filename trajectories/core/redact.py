@@ -15,7 +15,10 @@ their spans rather than through its file scanner, which reports values without p
 reads its settings from a baseline) plus what it misses or stops short on: newer token shapes
 (OpenAI ``sk-proj-``, Anthropic, GitHub ``github_pat_``, Hugging Face, npm, Google, Stripe keys
 longer than its 24 characters), whole JWTs (its pattern ends before the signature), bearer
-headers, private-key blocks (it matches only the BEGIN line), passwords in URLs and ``curl -u``,
+headers, private-key blocks (it matches only the BEGIN line; here also quoted, commented,
+numbered by a file viewer or cut at either end), AWS secret keys it needs quotes for (named or
+bare beside their key id, and the columns of the console's credential CSVs), database clients'
+passwords (``mysql -pSECRET``, ``PGPASSWORD=``), passwords in URLs and ``curl -u``,
 ``.env``-style assignments and e-mail addresses (but not those at the domains reserved for
 examples, which fill test fixtures). Its entropy and keyword plugins are left out on
 purpose: they flag every git sha and much ordinary code, and a redactor that rewrites code in
@@ -35,7 +38,7 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,9 +95,9 @@ class _Rule:
     not_after: str = ""  # characters that must not precede the match (a left boundary)
     extend_left: str = ""  # characters the finding extends over to its left (up to 64)
     keep: Validator | None = None
-    # The finding's span worked out from the match, or None for no finding (a block whose lines
-    # are walked in code rather than matched).
-    widen: Callable[[str, re.Match[str]], tuple[int, int] | None] | None = None
+    # The findings' spans worked out from the match, when they are not a part of it (a block
+    # whose lines are walked in code, the columns of the rows under a header).
+    widen: Callable[[str, re.Match[str]], Sequence[tuple[int, int]]] | None = None
 
 
 _TOKEN_CHARS = string.ascii_letters + string.digits + "_-"
@@ -207,7 +210,7 @@ _KEY_REACH = 32_768  # a walk stops this far from its marker (an 8192-bit RSA ke
 _KEY_MIN_BODY = 32  # fewer base64 characters is code naming the markers, not a key
 
 
-def _key_after_begin(text: str, m: re.Match[str]) -> tuple[int, int] | None:
+def _key_after_begin(text: str, m: re.Match[str]) -> Sequence[tuple[int, int]]:
     """From a BEGIN marker over the body to its END marker, or to the last body line when the
     block was cut before its end."""
     pos, limit = m.end(), min(len(text), m.end() + _KEY_REACH)
@@ -218,7 +221,7 @@ def _key_after_begin(text: str, m: re.Match[str]) -> tuple[int, int] | None:
         end = _KEY_END.match(text, pos, stop)
         if end is not None:
             body += len(end.group("run"))
-            return (m.start(), end.end()) if body >= _KEY_MIN_BODY else None
+            return [(m.start(), end.end())] if body >= _KEY_MIN_BODY else []
         line = _KEY_LINE.fullmatch(text, pos, stop)
         if line is not None and line.group("run"):
             body += len(line.group("run"))
@@ -226,13 +229,13 @@ def _key_after_begin(text: str, m: re.Match[str]) -> tuple[int, int] | None:
         elif line is None:
             inline = _KEY_INLINE.match(text, pos) if pos == m.end() else None
             if inline is not None:
-                return (m.start(), inline.end())
+                return [(m.start(), inline.end())]
             if not (in_headers and _KEY_HEADER.fullmatch(text, pos, stop)):
                 break  # Proc-Type:, DEK-Info:, Version: come before the body
         if brk is None:
             break
         pos = brk[1]
-    return (m.start(), last) if body >= _KEY_MIN_BODY else None
+    return [(m.start(), last)] if body >= _KEY_MIN_BODY else []
 
 
 # Line breaks are real or escaped (a key inside a JSON string), and found with str.find: a
@@ -270,7 +273,7 @@ def _previous_break(text: str, lo: int, hi: int) -> tuple[int, int] | None:
     return (first, end)
 
 
-def _key_before_end(text: str, m: re.Match[str]) -> tuple[int, int] | None:
+def _key_before_end(text: str, m: re.Match[str]) -> Sequence[tuple[int, int]]:
     """From an END marker back over the body before it: the tail of a block whose head was cut
     off (a whole block is the forward walk's finding too, and the two merge)."""
     lo = max(0, m.start() - _KEY_REACH)
@@ -285,7 +288,7 @@ def _key_before_end(text: str, m: re.Match[str]) -> tuple[int, int] | None:
             if hi == m.start():  # the END marker's own line: a body pasted on one line?
                 tail = _KEY_INLINE_TAIL.match(text[line_start:hi][::-1])
                 if tail is not None:
-                    return (hi - tail.end(), m.end())
+                    return [(hi - tail.end(), m.end())]
             break
         if line.group("run"):
             body += len(line.group("run"))
@@ -293,7 +296,117 @@ def _key_before_end(text: str, m: re.Match[str]) -> tuple[int, int] | None:
         if brk is None:
             break
         hi = brk[0]
-    return (start, m.end()) if body >= _KEY_MIN_BODY else None
+    return [(start, m.end())] if body >= _KEY_MIN_BODY else []
+
+
+# -- secrets known by what stands near them ------------------------------------------------------
+
+_AWS_KEY_ID = re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])")
+_AWS_SECRET_SHAPE = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_NEAR = 256  # how far from its key id a bare secret is looked for, either side
+
+
+def _aws_secret_near_id(text: str, m: re.Match[str]) -> Sequence[tuple[int, int]]:
+    """The 40-character secret access key nearest an access key id, named or not ("key
+    AKIA... and secret wJalr..."), when it looks like one: mixed case, unlike a git sha, a
+    constant or a lowercase path."""
+    lo, hi = max(0, m.start() - _AWS_NEAR), min(len(text), m.end() + _AWS_NEAR)
+    best: tuple[int, int] | None = None
+    for found in _AWS_SECRET_SHAPE.finditer(text, lo, hi):
+        value = found.group(0)
+        if found.start() < m.end() and m.start() < found.end():
+            continue
+        if value.lower() == value or value.upper() == value:
+            continue
+        distance = found.start() - m.end() if found.start() >= m.end() else m.start() - found.end()
+        if best is None or distance < best[0]:
+            best = (distance, found.start())
+    return [(best[1], best[1] + 40)] if best is not None else []
+
+
+# The AWS console's credential downloads: a CSV header, then one row per user or key. The
+# secret columns are found by their header names, so a column added or moved keeps its place.
+_AWS_CSV_HEADER = re.compile(r"user name,password|access key id,secret access key")
+# What may stand before a CSV line: a viewer's line-number gutter, or the opening of the string
+# that holds the file (a JSON-escaped tool output).
+_CSV_LINE_PREFIX = re.compile(
+    r"(?:[ \t]*(?:\d{1,7}(?:\u2192|\\u2192|\t|\\t))?|[^\r\n]{0,256}?[\"'])\ufeff?"
+)
+_CSV_ROWS = 100
+
+
+def _csv_fields(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    """The spans of a CSV line's fields (inside their quotes when quoted)."""
+    fields: list[tuple[int, int]] = []
+    pos = lo
+    while True:
+        if text.startswith('"', pos):
+            close = pos + 1
+            while (q := text.find('"', close, hi)) >= 0 and text.startswith('""', q):
+                close = q + 2
+            if q < 0:
+                return [*fields, (pos + 1, hi)]
+            fields.append((pos + 1, q))
+            comma = text.find(",", q, hi)
+        else:
+            comma = text.find(",", pos, hi)
+            fields.append((pos, comma if comma >= 0 else hi))
+        if comma < 0:
+            return fields
+        pos = comma + 1
+
+
+def _csv_column(name: str) -> Callable[[str, re.Match[str]], Sequence[tuple[int, int]]]:
+    def column(text: str, m: re.Match[str]) -> Sequence[tuple[int, int]]:
+        before = _previous_break(text, 0, m.start())
+        line_start = before[1] if before else 0
+        if not _CSV_LINE_PREFIX.fullmatch(text, line_start, m.start()):
+            return []  # not a header: the names are in a sentence or a longer line
+        brk = _next_break(text, m.start(), len(text))
+        if brk is None:
+            return []
+        header = [text[s:e].strip().lower() for s, e in _csv_fields(text, m.start(), brk[0])]
+        if name not in header:
+            return []
+        index, spans = header.index(name), []
+        for _ in range(_CSV_ROWS):
+            pos = brk[1]
+            brk = _next_break(text, pos, len(text))
+            stop = brk[0] if brk else min(len(text), pos + _KEY_LINE_MAX)
+            prefix = _CSV_LINE_PREFIX.match(text, pos, stop)
+            fields = _csv_fields(text, prefix.end() if prefix else pos, stop)
+            if len(fields) != len(header):
+                break  # the table ended
+            start, end = fields[index]
+            if end > start and _plausible_value(text[start:end]):
+                spans.append((start, end))
+            if brk is None:
+                break
+        return spans
+
+    return column
+
+
+# A database client's password: `mysql -pSECRET` (attached: `-p` alone prompts, `-P` is the
+# port), `--password=SECRET`, also as a list of arguments (a compose healthcheck's
+# ["CMD", "mysqladmin", "-uroot", "-pSECRET"]).
+_ARG_SEP = r"(?:[\"']?[ \t]*,[ \t]*[\"']?|[\"']?[ \t]+[\"']?)"
+_DB_CLIENT_PASSWORD = re.compile(
+    r"(?:mysql|mariadb)(?:-?(?:dump|admin|import|check|show|pump|sh))?"
+    rf"(?:{_ARG_SEP}[^\s|;&,\"'`]{{1,256}}){{0,24}}?{_ARG_SEP}(?:-p|--password=)"
+    r"(?:'(?P<q1>[^'\n]{1,256})'|\"(?P<q2>[^\"\n]{1,256})\"|(?P<v>[^\s'\"|;&,`]{1,256}))"
+)
+_DB_PASSWORD_VARIABLE = re.compile(
+    r"(?:mysql_pwd|mysql_password|mysql_root_password|mariadb_password|mariadb_root_password|"
+    r"pgpassword|postgres_password)"
+)
+
+
+def _db_password_keep(text: str, m: re.Match[str], start: int, end: int) -> bool:
+    value = text[start:end]
+    if value != value.strip() or value.startswith("%"):
+        return False  # `"-p" + password + " db"` in code, `-p%s` in a format string
+    return _plausible_value(value)
 
 
 _SECRET_NAME = (
@@ -309,6 +422,12 @@ _ASSIGNMENT_TAIL = (
     r"(?:\"(?P<v1>[^\"\n]{1,512}+)\"|'(?P<v2>[^'\n]{1,512}+)'|(?P<v3>[^\s\"'`,;)}\]]{1,512}))"
     r"|[\"'][ \t]*:[ \t]*(?:\"(?P<j1>[^\"\n]{1,512}+)\"|'(?P<j2>[^'\n]{1,512}+)')"
     r"|[ \t]*:[ \t]*(?P<y>[^\s\"'#]{1,512}+)[ \t]*$)"
+)
+
+
+_AWS_SECRET_TAIL = (
+    r"[\"']?(?:[ \t]*\[[^\]\n]{0,40}\])?(?:[ \t]*[=:][ \t]*|[ \t]+)[\"']?"
+    r"(?P<v>[a-z0-9/+=]{40})(?![a-z0-9/+=])"
 )
 
 
@@ -381,14 +500,51 @@ def _specific_rules() -> list[_Rule]:
             not_after=_TOKEN_CHARS,
             keep=_jwt_keep,
         ),
+        # Named: `aws_secret_access_key = ...`, `"SecretAccessKey": "..."`, `aws configure`'s
+        # prompt `AWS Secret Access Key [None]: ...`; bare, near its key id; in a console CSV.
+        *(
+            _Rule(
+                "aws_secret_access_key",
+                c(name + _AWS_SECRET_TAIL),
+                group="v",
+                folded=True,
+            )
+            for name in (r"aws[ _]?secret[ _]?(?:access[ _]?)?key", r"secret[ _]?access[ _]?key")
+        ),
         _Rule(
             "aws_secret_access_key",
-            c(
-                r"aws_?secret_?(?:access_?)?key[\"']?[ \t]*[=:][ \t]*[\"']?"
-                r"(?P<v>[a-z0-9/+=]{40})(?![a-z0-9/+=])"
-            ),
-            group="v",
+            _AWS_KEY_ID,
+            widen=_aws_secret_near_id,
+        ),
+        _Rule(
+            "aws_secret_access_key",
+            _AWS_CSV_HEADER,
+            hints=("access key id", "user name,password"),
             folded=True,
+            widen=_csv_column("secret access key"),
+        ),
+        _Rule(
+            "aws_console_password",
+            _AWS_CSV_HEADER,
+            hints=("user name,password",),
+            folded=True,
+            widen=_csv_column("password"),
+        ),
+        _Rule(
+            "database_password",
+            _DB_CLIENT_PASSWORD,
+            group=("q1", "q2", "v"),
+            hints=("mysql", "mariadb"),
+            not_after=_TOKEN_CHARS,
+            keep=_db_password_keep,
+        ),
+        _Rule(
+            "database_password",
+            c(_DB_PASSWORD_VARIABLE.pattern + _ASSIGNMENT_TAIL, re.MULTILINE),
+            group=("v1", "v2", "v3", "j1", "j2", "y"),
+            hints=("mysql", "mariadb", "pgpass", "postgres_pass"),
+            folded=True,
+            keep=_assignment_keep,
         ),
         _Rule(
             "bearer_token",
@@ -547,25 +703,21 @@ def _find(text: str) -> list[_Span]:
         for m in rule.pattern.finditer(folded if rule.folded else text):
             if rule.not_after and m.start() > 0 and text[m.start() - 1] in rule.not_after:
                 continue
-            start, end = _span(m, rule.group)
-            if rule.widen is not None:
-                widened = rule.widen(text, m)
-                if widened is None:
+            spans = rule.widen(text, m) if rule.widen is not None else (_span(m, rule.group),)
+            for start, end in spans:
+                if start < 0 or start == end:
                     continue
-                start, end = widened
-            if start < 0 or start == end:
-                continue
-            if rule.extend_left:
-                stop = max(0, start - 64)
-                while start > stop and text[start - 1] in rule.extend_left:
-                    start -= 1
-                if start == m.start():
+                if rule.extend_left:
+                    stop = max(0, start - 64)
+                    while start > stop and text[start - 1] in rule.extend_left:
+                        start -= 1
+                    if start == m.start():
+                        continue
+                if rule.keep is not None and not rule.keep(text, m, start, end):
                     continue
-            if rule.keep is not None and not rule.keep(text, m, start, end):
-                continue
-            if any(s < end and start < e for s, e in existing):
-                continue  # already a replacement token: redaction is idempotent
-            found.append(_Span(start, end, rank, rule.kind))
+                if any(s < end and start < e for s, e in existing):
+                    continue  # already a replacement token: redaction is idempotent
+                found.append(_Span(start, end, rank, rule.kind))
     return _merge(found)
 
 
