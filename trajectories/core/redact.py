@@ -410,17 +410,19 @@ def _db_password_keep(text: str, m: re.Match[str], start: int, end: int) -> bool
 
 
 _SECRET_NAME = (
-    r"(?:secret|token|passw(?:or)?d|passphrase|api_?key|apikey|access_?key|private_?key|"
+    r"(?:secret|token|passw(?:or)?d|passphrase|api[_-]?key|apikey|access_?key|private_?key|"
     r"auth_?key|secret_?key|client_?secret|credentials?)"
 )
 # What may follow a secret's name: `=value` in double quotes, single quotes or none (.env, shell,
-# code, URL queries, --flag=value), `"name": "value"` (JSON), or `name: value` (a YAML line).
+# code, URL queries, --flag=value), `"name": "value"` (JSON), `name: "value"` (a JS object, a
+# quoted YAML value; without spaces, which prose quotes have), or `name: value` (a YAML line).
 # Only what is inside the quotes is replaced. Possessive repeats (`{1,512}+`) give up at once
 # instead of backtracking through a value with no closing quote.
 _ASSIGNMENT_TAIL = (
     r"(?:[\"']?[ \t]*=(?!=)[ \t]*"
     r"(?:\"(?P<v1>[^\"\n]{1,512}+)\"|'(?P<v2>[^'\n]{1,512}+)'|(?P<v3>[^\s\"'`,;)}\]]{1,512}))"
     r"|[\"'][ \t]*:[ \t]*(?:\"(?P<j1>[^\"\n]{1,512}+)\"|'(?P<j2>[^'\n]{1,512}+)')"
+    r"|[ \t]*:[ \t]*(?:\"(?P<c1>[^\"\s]{1,512}+)\"|'(?P<c2>[^'\s]{1,512}+)')"
     r"|[ \t]*:[ \t]*(?P<y>[^\s\"'#]{1,512}+)[ \t]*$)"
 )
 
@@ -429,6 +431,9 @@ _AWS_SECRET_TAIL = (
     r"[\"']?(?:[ \t]*\[[^\]\n]{0,40}\])?(?:[ \t]*[=:][ \t]*|[ \t]+)[\"']?"
     r"(?P<v>[a-z0-9/+=]{40})(?![a-z0-9/+=])"
 )
+
+
+_ASSIGNMENT_GROUPS = ("v1", "v2", "v3", "j1", "j2", "c1", "c2", "y")
 
 
 def _specific_rules() -> list[_Rule]:
@@ -541,7 +546,7 @@ def _specific_rules() -> list[_Rule]:
         _Rule(
             "database_password",
             c(_DB_PASSWORD_VARIABLE.pattern + _ASSIGNMENT_TAIL, re.MULTILINE),
-            group=("v1", "v2", "v3", "j1", "j2", "y"),
+            group=_ASSIGNMENT_GROUPS,
             hints=("mysql", "mariadb", "pgpass", "postgres_pass"),
             folded=True,
             keep=_assignment_keep,
@@ -560,6 +565,18 @@ def _specific_rules() -> list[_Rule]:
             group="v",
             folded=True,
             keep=_bearer_keep,
+        ),
+        # A header given to curl (`-H 'X-Api-Key: ...'`) whose name says it authenticates.
+        _Rule(
+            "auth_header",
+            c(
+                r"-h[ \t]+[\"']?[a-z0-9\-]{0,40}(?:key|token|secret|auth|password)[a-z0-9\-]{0,20}"
+                r"[ \t]*:[ \t]*(?P<v>[^\s\"']{8,512})"
+            ),
+            group="v",
+            folded=True,
+            not_after="".join(chr(i) for i in range(33, 127)),  # only after a space or at start
+            keep=_value_keep,
         ),
         _Rule(
             "basic_auth",
@@ -632,7 +649,7 @@ def _generic_rules() -> list[_Rule]:
         _Rule(
             "secret_assignment",
             c(_SECRET_NAME + _ASSIGNMENT_TAIL, re.MULTILINE),
-            group=("v1", "v2", "v3", "j1", "j2", "y"),
+            group=_ASSIGNMENT_GROUPS,
             hints=("=", ":"),
             folded=True,
             keep=_assignment_keep,
