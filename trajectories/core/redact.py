@@ -18,7 +18,9 @@ longer than its 24 characters), whole JWTs (its pattern ends before the signatur
 headers, private-key blocks (it matches only the BEGIN line; here also quoted, commented,
 numbered by a file viewer or cut at either end), AWS secret keys it needs quotes for (named or
 bare beside their key id, and the columns of the console's credential CSVs), database clients'
-passwords (``mysql -pSECRET``, ``PGPASSWORD=``), passwords in URLs and ``curl -u``,
+passwords (``mysql -pSECRET``, ``PGPASSWORD=``) and other programs' password arguments
+(``sshpass -p``, ``docker login -p``, ``redis-cli -a``, ``.netrc``), authenticating curl headers,
+passwords in URLs and ``curl -u``,
 ``.env``-style assignments and e-mail addresses (but not those at the domains reserved for
 examples, which fill test fixtures). Its entropy and keyword plugins are left out on
 purpose: they flag every git sha and much ordinary code, and a redactor that rewrites code in
@@ -387,14 +389,42 @@ def _csv_column(name: str) -> Callable[[str, re.Match[str]], Sequence[tuple[int,
     return column
 
 
-# A database client's password: `mysql -pSECRET` (attached: `-p` alone prompts, `-P` is the
-# port), `--password=SECRET`, also as a list of arguments (a compose healthcheck's
-# ["CMD", "mysqladmin", "-uroot", "-pSECRET"]).
+# A password given to a program on its command line, also as a list of arguments (a compose
+# healthcheck's ["CMD", "mysqladmin", "-uroot", "-pSECRET"]): the program, up to 24 arguments,
+# the flag, the value.
 _ARG_SEP = r"(?:[\"']?[ \t]*,[ \t]*[\"']?|[\"']?[ \t]+[\"']?)"
-_DB_CLIENT_PASSWORD = re.compile(
-    r"(?:mysql|mariadb)(?:-?(?:dump|admin|import|check|show|pump|sh))?"
-    rf"(?:{_ARG_SEP}[^\s|;&,\"'`]{{1,256}}){{0,24}}?{_ARG_SEP}(?:-p|--password=)"
-    r"(?:'(?P<q1>[^'\n]{1,256})'|\"(?P<q2>[^\"\n]{1,256})\"|(?P<v>[^\s'\"|;&,`]{1,256}))"
+_FLAG_VALUE = r"(?:'(?P<q1>[^'\n]{1,256})'|\"(?P<q2>[^\"\n]{1,256})\"|(?P<v>[^\s'\"|;&,`]{1,256}))"
+
+
+def _program_flag(programs: str, flags: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"(?:{programs})(?:{_ARG_SEP}[^\s|;&,\"'`]{{1,256}}){{0,24}}?{_ARG_SEP}(?:{flags})"
+        + _FLAG_VALUE
+    )
+
+
+# mysql's -p takes its value attached (`-p` alone prompts, `-P` is the port).
+_DB_CLIENT_PASSWORD = _program_flag(
+    r"(?:mysql|mariadb)(?:-?(?:dump|admin|import|check|show|pump|sh))?", r"-p|--password="
+)
+_CLI_PASSWORDS = (
+    (_program_flag(r"sshpass", r"-p[ \t]*"), ("sshpass",)),
+    (
+        _program_flag(
+            r"(?:docker|podman|buildah|skopeo|helm registry|oras) login",
+            r"-p[ \t]+|--password[ \t]*=[ \t]*",
+        ),
+        (" login",),
+    ),
+    (_program_flag(r"redis-cli", r"-a[ \t]+|--pass[ \t]+"), ("redis-cli",)),
+    # A .netrc entry, on one line or over several.
+    (
+        re.compile(
+            r"machine\s{1,8}\S{1,256}\s{1,8}login\s{1,8}\S{1,256}\s{1,8}password\s{1,8}"
+            + _FLAG_VALUE
+        ),
+        ("machine",),
+    ),
 )
 _DB_PASSWORD_VARIABLE = re.compile(
     r"(?:mysql_pwd|mysql_password|mysql_root_password|mariadb_password|mariadb_root_password|"
@@ -542,6 +572,17 @@ def _specific_rules() -> list[_Rule]:
             hints=("mysql", "mariadb"),
             not_after=_TOKEN_CHARS,
             keep=_db_password_keep,
+        ),
+        *(
+            _Rule(
+                "cli_password",
+                pattern,
+                group=("q1", "q2", "v"),
+                hints=hints,
+                not_after=_TOKEN_CHARS,
+                keep=_db_password_keep,
+            )
+            for pattern, hints in _CLI_PASSWORDS
         ),
         _Rule(
             "database_password",

@@ -384,6 +384,20 @@ NEAR_CONTEXT = [
         "PGPASSWORD=[REDACTED:database_password] psql -h db -U app",
     ),
     ("MYSQL_PWD='{pw}' mysql -u root", "MYSQL_PWD='[REDACTED:database_password]' mysql -u root"),
+    ("sshpass -p '{pw}' ssh root@host", "sshpass -p '[REDACTED:cli_password]' ssh root@host"),
+    ("sshpass -p{pw} scp a host:", "sshpass -p[REDACTED:cli_password] scp a host:"),
+    (
+        "docker login -u ann -p {pw} registry.io",
+        "docker login -u ann -p [REDACTED:cli_password] registry.io",
+    ),
+    (
+        "redis-cli -h cache -a {pw} --no-auth-warning ping",
+        "redis-cli -h cache -a [REDACTED:cli_password] --no-auth-warning ping",
+    ),
+    (
+        "machine api.heroku.com\n  login ann\n  password {pw}\n",
+        "machine api.heroku.com\n  login ann\n  password [REDACTED:cli_password]\n",
+    ),
 ]
 
 
@@ -415,6 +429,11 @@ CONTEXT_NEAR_MISSES = [
     "pip install mysqlclient && python -m pytest -p no:cacheprovider",
     "mysql is up; git log -p",
     "PWD=/home/ann/app make test",
+    'sshpass -p "$SSHPASS" ssh host',
+    "echo $TOKEN | docker login -u ann --password-stdin ghcr.io",
+    "docker run -p 8080:80 nginx && docker login registry.io",
+    "redis-cli -h cache ping -a",
+    "the machine's login shell asks for a password first",
     "The file has the columns user name,password and a few more\nbob,x",
     "User name,Password,Access key ID,Secret access key\nci-bot,,,\n",
 ]
@@ -543,6 +562,12 @@ PATHOLOGICAL = {
     + "-----END EC PRIVATE KEY-----\n" * 3000,
     "escaped breaks without end": ("-----BEGIN EC PRIVATE KEY-----" + "\\n" + "B" * 64) * 3000,
     "local parts too long to be addresses": ("a" * 70 + "@") * 3000,
+    "program names and many arguments": ("mysql " + "-x " * 30 + "docker login " + "a " * 30)
+    * 1500,
+    "key ids side by side": ("AKIA" + "B" * 16 + " ") * 10_000,
+    "key ids among base64": ("AKIA" + "C" * 16 + " " + "aB3/" * 10 + " ") * 3000,
+    "a credentials header over many rows": "Access key ID,Secret access key\n" + "a,b\n" * 100_000,
+    "netrc words without values": "machine m login l password " * 20_000,
 }
 
 
