@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from trajectories.core.blobs import BlobStore
+from trajectories.core.redact import redact
 
 # -- trimming ----------------------------------------------------------------------------------
 
@@ -45,12 +46,15 @@ def trim_text(
     max_line_chars: int = 400,
     max_chars: int = 8000,
 ) -> str:
-    """Head and tail of ``text`` with a marker for what was left out; colours stripped.
+    """Head and tail of ``text`` with a marker for what was left out; colours stripped and
+    secrets replaced.
 
     The head shows which check ran and the first failures, the tail its summary; the middle
     of a long run is repetition an agent can reproduce by running the check itself.
+    Redaction comes first: a key block cut in its middle, its BEGIN line on one side of the
+    marker and its END line on the other, no longer looks like a key to any later redaction.
     """
-    text = _ANSI.sub("", text).replace("\r\n", "\n")
+    text = redact(_ANSI.sub("", text).replace("\r\n", "\n")).value
     # A carriage return redraws the line (progress bars): keep what was drawn last.
     lines = [line.rsplit("\r", 1)[-1] for line in text.split("\n")]
     while lines and not lines[-1].strip():

@@ -86,7 +86,7 @@ from typing import Any
 from harbor.models.task.config import TaskConfig
 
 from trajectories.core.blobs import BlobStore
-from trajectories.core.redact import merge_counts, redact
+from trajectories.core.redact import merge_counts, redact, replaced_counts
 
 from .answerfiles import answer_grader_files
 from .docker.base import DEFAULT_USERS, SERVICES_SCRIPT, TASK_VENV
@@ -234,8 +234,10 @@ def write_task(
     if secret:
         raise SecretInReference(secret)
     project, redactions = redacted_project(candidate, blobs)
+    # The instruction was built from text redacted before it was cut (trim_text): its tokens,
+    # not this last pass's finds alone, say what it lost.
     shown = redact(instruction)
-    redactions = merge_counts([redactions, shown.counts])
+    redactions = merge_counts([redactions, replaced_counts(shown.value)])
 
     files: dict[str, tuple[bytes, int]] = {}
     dockerfile = _dockerfile(

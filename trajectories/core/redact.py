@@ -15,7 +15,12 @@ their spans rather than through its file scanner, which reports values without p
 reads its settings from a baseline) plus what it misses or stops short on: newer token shapes
 (OpenAI ``sk-proj-``, Anthropic, GitHub ``github_pat_``, Hugging Face, npm, Google, Stripe keys
 longer than its 24 characters), whole JWTs (its pattern ends before the signature), bearer
-headers, private-key blocks (it matches only the BEGIN line), passwords in URLs and ``curl -u``,
+headers, private-key blocks (it matches only the BEGIN line; here also quoted, commented,
+numbered by a file viewer or cut at either end), AWS secret keys it needs quotes for (named or
+bare beside their key id, and the columns of the console's credential CSVs), database clients'
+passwords (``mysql -pSECRET``, ``PGPASSWORD=``) and other programs' password arguments
+(``sshpass -p``, ``docker login -p``, ``redis-cli -a``, ``.netrc``), authenticating curl headers,
+passwords in URLs and ``curl -u``,
 ``.env``-style assignments and e-mail addresses (but not those at the domains reserved for
 examples, which fill test fixtures). Its entropy and keyword plugins are left out on
 purpose: they flag every git sha and much ordinary code, and a redactor that rewrites code in
@@ -35,7 +40,7 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,6 +97,9 @@ class _Rule:
     not_after: str = ""  # characters that must not precede the match (a left boundary)
     extend_left: str = ""  # characters the finding extends over to its left (up to 64)
     keep: Validator | None = None
+    # The findings' spans worked out from the match, when they are not a part of it (a block
+    # whose lines are walked in code, the columns of the rows under a header).
+    widen: Callable[[str, re.Match[str]], Sequence[tuple[int, int]]] | None = None
 
 
 _TOKEN_CHARS = string.ascii_letters + string.digits + "_-"
@@ -176,28 +184,294 @@ def _bearer_keep(text: str, m: re.Match[str], start: int, end: int) -> bool:
     return len(value) >= 32 or any(ch.isdigit() for ch in value)
 
 
+# -- private-key blocks as logs carry them ----------------------------------------------------
+
+_KEY_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_END_MARK = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+# A line of a key's body: a file viewer's line-number gutter (Claude Code's Read tool, also
+# JSON-escaped), quote, comment and string decoration, at most one base64 run, and the string
+# decoration that may follow it (`"...\n",`, `'...' +`).
+_KEY_DECOR = r"[ \t>#/*;|\"'+\\,]*"
+_KEY_LINE = re.compile(
+    r"[ \t]*(?:\d{1,7}(?:\u2192|\\u2192|\t|\\t))?"
+    + _KEY_DECOR
+    + r"(?:(?P<run>[A-Za-z0-9+/=]{1,1024})[ \t\"',+\\;)]*)?"
+)
+_KEY_HEADER = re.compile(_KEY_DECOR + r"[A-Za-z][A-Za-z\-]{1,30}:[ \t][^\r\n]{0,256}")
+_KEY_END = re.compile(_KEY_DECOR + r"(?P<run>[A-Za-z0-9+/=]{0,1024})" + _KEY_END_MARK.pattern)
+# A body pasted on one line with its breaks turned into spaces: a first chunk longer than any
+# word (prose after a marker is not a key), then the line-long chunks. Base64 reads the same
+# backwards, so the tail before an END marker is matched on the reversed line.
+_KEY_INLINE = re.compile(r"[ \t]?[A-Za-z0-9+/=]{32,1024}+(?:[ \t][A-Za-z0-9+/=]{16,1024}+){0,64}+")
+_KEY_INLINE_TAIL = re.compile(
+    r"[ \t]?(?:[A-Za-z0-9+/=]{1,1024}+[ \t])?[A-Za-z0-9+/=]{32,1024}+"
+    r"(?:[ \t][A-Za-z0-9+/=]{16,1024}+){0,64}+"
+)
+_KEY_LINE_MAX = 1100  # longer lines are not a key's (real ones are 64 or 70 characters)
+_KEY_REACH = 32_768  # a walk stops this far from its marker (an 8192-bit RSA key is 6.5 KB)
+_KEY_MIN_BODY = 32  # fewer base64 characters is code naming the markers, not a key
+
+
+def _key_after_begin(text: str, m: re.Match[str]) -> Sequence[tuple[int, int]]:
+    """From a BEGIN marker over the body to its END marker, or to the last body line when the
+    block was cut before its end."""
+    pos, limit = m.end(), min(len(text), m.end() + _KEY_REACH)
+    body, last, in_headers = 0, m.end(), True
+    while True:
+        brk = _next_break(text, pos, limit)
+        stop = brk[0] if brk else min(limit, pos + _KEY_LINE_MAX)
+        end = _KEY_END.match(text, pos, stop)
+        if end is not None:
+            body += len(end.group("run"))
+            return [(m.start(), end.end())] if body >= _KEY_MIN_BODY else []
+        line = _KEY_LINE.fullmatch(text, pos, stop)
+        if line is not None and line.group("run"):
+            body += len(line.group("run"))
+            last, in_headers = line.end("run"), False
+        elif line is None:
+            inline = _KEY_INLINE.match(text, pos) if pos == m.end() else None
+            if inline is not None:
+                return [(m.start(), inline.end())]
+            if not (in_headers and _KEY_HEADER.fullmatch(text, pos, stop)):
+                break  # Proc-Type:, DEK-Info:, Version: come before the body
+        if brk is None:
+            break
+        pos = brk[1]
+    return [(m.start(), last)] if body >= _KEY_MIN_BODY else []
+
+
+# Line breaks are real or escaped (a key inside a JSON string), and found with str.find: a
+# regex alternation of them would step through every character of a long line. Both searches
+# look one line's length at most, so walking over many short lines stays linear.
+
+
+def _next_break(text: str, lo: int, hi: int) -> tuple[int, int] | None:
+    """The span of the first line break in text[lo:hi]."""
+    hi = min(hi, lo + _KEY_LINE_MAX)
+    found = [i for i in (text.find(c, lo, hi) for c in ("\n", "\r", "\\n")) if i >= 0]
+    if not found:
+        return None
+    i = min(found)
+    if text.startswith("\r\n", i):
+        return (i, i + 2)
+    if text.startswith("\\n", i):
+        return (i - 2 if i - 2 >= lo and text.startswith("\\r", i - 2) else i, i + 2)
+    return (i, i + 1)
+
+
+def _previous_break(text: str, lo: int, hi: int) -> tuple[int, int] | None:
+    """The span of the last line break in text[lo:hi]."""
+    lo = max(lo, hi - _KEY_LINE_MAX)
+    end = max(text.rfind("\n", lo, hi) + 1, text.rfind("\r", lo, hi) + 1)
+    escaped = text.rfind("\\n", lo, hi)
+    if escaped >= 0 and escaped + 2 > end:
+        first = (
+            escaped - 2 if escaped - 2 >= lo and text.startswith("\\r", escaped - 2) else escaped
+        )
+        return (first, escaped + 2)
+    if end == 0:
+        return None
+    first = end - 2 if end - 2 >= lo and text.startswith("\r\n", end - 2) else end - 1
+    return (first, end)
+
+
+def _key_before_end(text: str, m: re.Match[str]) -> Sequence[tuple[int, int]]:
+    """From an END marker back over the body before it: the tail of a block whose head was cut
+    off (a whole block is the forward walk's finding too, and the two merge)."""
+    lo = max(0, m.start() - _KEY_REACH)
+    hi, start, body = m.start(), -1, 0
+    while True:
+        brk = _previous_break(text, lo, hi)
+        if brk is None and (lo > 0 or hi - lo > _KEY_LINE_MAX):
+            break  # a line longer than any key's, or the walk's reach
+        line_start = brk[1] if brk else lo
+        line = _KEY_LINE.fullmatch(text, line_start, hi)
+        if line is None:
+            if hi == m.start():  # the END marker's own line: a body pasted on one line?
+                tail = _KEY_INLINE_TAIL.match(text[line_start:hi][::-1])
+                if tail is not None:
+                    return [(hi - tail.end(), m.end())]
+            break
+        if line.group("run"):
+            body += len(line.group("run"))
+            start = line.start("run")
+        if brk is None:
+            break
+        hi = brk[0]
+    return [(start, m.end())] if body >= _KEY_MIN_BODY else []
+
+
+# -- secrets known by what stands near them ------------------------------------------------------
+
+_AWS_KEY_ID = re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])")
+_AWS_SECRET_SHAPE = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_NEAR = 256  # how far from its key id a bare secret is looked for, either side
+
+
+def _aws_secret_near_id(text: str, m: re.Match[str]) -> Sequence[tuple[int, int]]:
+    """The 40-character secret access key nearest an access key id, named or not ("key
+    AKIA... and secret wJalr..."), when it looks like one: mixed case, unlike a git sha, a
+    constant or a lowercase path."""
+    lo, hi = max(0, m.start() - _AWS_NEAR), min(len(text), m.end() + _AWS_NEAR)
+    best: tuple[int, int] | None = None
+    for found in _AWS_SECRET_SHAPE.finditer(text, lo, hi):
+        value = found.group(0)
+        if found.start() < m.end() and m.start() < found.end():
+            continue
+        if value.lower() == value or value.upper() == value:
+            continue
+        distance = found.start() - m.end() if found.start() >= m.end() else m.start() - found.end()
+        if best is None or distance < best[0]:
+            best = (distance, found.start())
+    return [(best[1], best[1] + 40)] if best is not None else []
+
+
+# The AWS console's credential downloads: a CSV header, then one row per user or key. The
+# secret columns are found by their header names, so a column added or moved keeps its place.
+_AWS_CSV_HEADER = re.compile(r"user name,password|access key id,secret access key")
+# What may stand before a CSV line: a viewer's line-number gutter, or the opening of the string
+# that holds the file (a JSON-escaped tool output).
+_CSV_LINE_PREFIX = re.compile(
+    r"(?:[ \t]*(?:\d{1,7}(?:\u2192|\\u2192|\t|\\t))?|[^\r\n]{0,256}?[\"'])\ufeff?"
+)
+_CSV_ROWS = 100
+
+
+def _csv_fields(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    """The spans of a CSV line's fields (inside their quotes when quoted)."""
+    fields: list[tuple[int, int]] = []
+    pos = lo
+    while True:
+        if text.startswith('"', pos):
+            close = pos + 1
+            while (q := text.find('"', close, hi)) >= 0 and text.startswith('""', q):
+                close = q + 2
+            if q < 0:
+                return [*fields, (pos + 1, hi)]
+            fields.append((pos + 1, q))
+            comma = text.find(",", q, hi)
+        else:
+            comma = text.find(",", pos, hi)
+            fields.append((pos, comma if comma >= 0 else hi))
+        if comma < 0:
+            return fields
+        pos = comma + 1
+
+
+def _csv_column(name: str) -> Callable[[str, re.Match[str]], Sequence[tuple[int, int]]]:
+    def column(text: str, m: re.Match[str]) -> Sequence[tuple[int, int]]:
+        before = _previous_break(text, 0, m.start())
+        line_start = before[1] if before else 0
+        if not _CSV_LINE_PREFIX.fullmatch(text, line_start, m.start()):
+            return []  # not a header: the names are in a sentence or a longer line
+        brk = _next_break(text, m.start(), len(text))
+        if brk is None:
+            return []
+        header = [text[s:e].strip().lower() for s, e in _csv_fields(text, m.start(), brk[0])]
+        if name not in header:
+            return []
+        index, spans = header.index(name), []
+        for _ in range(_CSV_ROWS):
+            pos = brk[1]
+            brk = _next_break(text, pos, len(text))
+            stop = brk[0] if brk else min(len(text), pos + _KEY_LINE_MAX)
+            prefix = _CSV_LINE_PREFIX.match(text, pos, stop)
+            fields = _csv_fields(text, prefix.end() if prefix else pos, stop)
+            if len(fields) != len(header):
+                break  # the table ended
+            start, end = fields[index]
+            if end > start and _plausible_value(text[start:end]):
+                spans.append((start, end))
+            if brk is None:
+                break
+        return spans
+
+    return column
+
+
+# A password given to a program on its command line, also as a list of arguments (a compose
+# healthcheck's ["CMD", "mysqladmin", "-uroot", "-pSECRET"]): the program, up to 24 arguments,
+# the flag, the value.
+_ARG_SEP = r"(?:[\"']?[ \t]*,[ \t]*[\"']?|[\"']?[ \t]+[\"']?)"
+_FLAG_VALUE = r"(?:'(?P<q1>[^'\n]{1,256})'|\"(?P<q2>[^\"\n]{1,256})\"|(?P<v>[^\s'\"|;&,`]{1,256}))"
+
+
+def _program_flag(programs: str, flags: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"(?:{programs})(?:{_ARG_SEP}[^\s|;&,\"'`]{{1,256}}){{0,24}}?{_ARG_SEP}(?:{flags})"
+        + _FLAG_VALUE
+    )
+
+
+# mysql's -p takes its value attached (`-p` alone prompts, `-P` is the port).
+_DB_CLIENT_PASSWORD = _program_flag(
+    r"(?:mysql|mariadb)(?:-?(?:dump|admin|import|check|show|pump|sh))?", r"-p|--password="
+)
+_CLI_PASSWORDS = (
+    (_program_flag(r"sshpass", r"-p[ \t]*"), ("sshpass",)),
+    (
+        _program_flag(
+            r"(?:docker|podman|buildah|skopeo|helm registry|oras) login",
+            r"-p[ \t]+|--password[ \t]*=[ \t]*",
+        ),
+        (" login",),
+    ),
+    (_program_flag(r"redis-cli", r"-a[ \t]+|--pass[ \t]+"), ("redis-cli",)),
+    # A .netrc entry, on one line or over several.
+    (
+        re.compile(
+            r"machine\s{1,8}\S{1,256}\s{1,8}login\s{1,8}\S{1,256}\s{1,8}password\s{1,8}"
+            + _FLAG_VALUE
+        ),
+        ("machine",),
+    ),
+)
+_DB_PASSWORD_VARIABLE = re.compile(
+    r"(?:mysql_pwd|mysql_password|mysql_root_password|mariadb_password|mariadb_root_password|"
+    r"pgpassword|postgres_password)"
+)
+
+
+def _db_password_keep(text: str, m: re.Match[str], start: int, end: int) -> bool:
+    value = text[start:end]
+    if value != value.strip() or value.startswith("%"):
+        return False  # `"-p" + password + " db"` in code, `-p%s` in a format string
+    return _plausible_value(value)
+
+
 _SECRET_NAME = (
-    r"(?:secret|token|passw(?:or)?d|passphrase|api_?key|apikey|access_?key|private_?key|"
+    r"(?:secret|token|passw(?:or)?d|passphrase|api[_-]?key|apikey|access_?key|private_?key|"
     r"auth_?key|secret_?key|client_?secret|credentials?)"
 )
 # What may follow a secret's name: `=value` in double quotes, single quotes or none (.env, shell,
-# code, URL queries, --flag=value), `"name": "value"` (JSON), or `name: value` (a YAML line).
+# code, URL queries, --flag=value), `"name": "value"` (JSON), `name: "value"` (a JS object, a
+# quoted YAML value; without spaces, which prose quotes have), or `name: value` (a YAML line).
 # Only what is inside the quotes is replaced. Possessive repeats (`{1,512}+`) give up at once
 # instead of backtracking through a value with no closing quote.
 _ASSIGNMENT_TAIL = (
     r"(?:[\"']?[ \t]*=(?!=)[ \t]*"
     r"(?:\"(?P<v1>[^\"\n]{1,512}+)\"|'(?P<v2>[^'\n]{1,512}+)'|(?P<v3>[^\s\"'`,;)}\]]{1,512}))"
     r"|[\"'][ \t]*:[ \t]*(?:\"(?P<j1>[^\"\n]{1,512}+)\"|'(?P<j2>[^'\n]{1,512}+)')"
+    r"|[ \t]*:[ \t]*(?:\"(?P<c1>[^\"\s]{1,512}+)\"|'(?P<c2>[^'\s]{1,512}+)')"
     r"|[ \t]*:[ \t]*(?P<y>[^\s\"'#]{1,512}+)[ \t]*$)"
 )
+
+
+_AWS_SECRET_TAIL = (
+    r"[\"']?(?:[ \t]*\[[^\]\n]{0,40}\])?(?:[ \t]*[=:][ \t]*|[ \t]+)[\"']?"
+    r"(?P<v>[a-z0-9/+=]{40})(?![a-z0-9/+=])"
+)
+
+
+_ASSIGNMENT_GROUPS = ("v1", "v2", "v3", "j1", "j2", "c1", "c2", "y")
 
 
 def _specific_rules() -> list[_Rule]:
     """Token shapes detect-secrets lacks or cuts short, then secrets known by their header."""
     c = re.compile
     return [
-        # A whole PEM / OpenSSH / PGP block with its headers; escaped newlines (a key inside a
-        # JSON string) count as newlines. A block cut off before its END line loses its body.
+        # A whole PEM / OpenSSH / PGP block with its headers, on one line or several; escaped
+        # newlines (a key inside a JSON string) count as newlines.
         _Rule(
             "private_key",
             c(
@@ -205,13 +479,11 @@ def _specific_rules() -> list[_Rule]:
                 r"(?:(?!-----)[A-Za-z0-9+/=\s\\:,.\-]){16,16384}-----END \1PRIVATE KEY\2-----"
             ),
         ),
-        _Rule(
-            "private_key",
-            c(
-                r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-                r"(?:(?:\\r\\n|\\n|\r?\n)[A-Za-z0-9+/=]{20,128})+"
-            ),
-        ),
+        # The same block as logs carry it: each line quoted (`> `), commented, numbered by a
+        # file viewer or wrapped in string quotes, or cut short at either end by a tool that
+        # keeps the head and tail of long text. Walked line by line from either marker.
+        _Rule("private_key", _KEY_BEGIN, widen=_key_after_begin),
+        _Rule("private_key", _KEY_END_MARK, widen=_key_before_end),
         _Rule(
             "anthropic_api_key",
             c(r"sk-ant-[A-Za-z0-9_\-]{20,300}"),
@@ -263,14 +535,62 @@ def _specific_rules() -> list[_Rule]:
             not_after=_TOKEN_CHARS,
             keep=_jwt_keep,
         ),
+        # Named: `aws_secret_access_key = ...`, `"SecretAccessKey": "..."`, `aws configure`'s
+        # prompt `AWS Secret Access Key [None]: ...`; bare, near its key id; in a console CSV.
+        *(
+            _Rule(
+                "aws_secret_access_key",
+                c(name + _AWS_SECRET_TAIL),
+                group="v",
+                folded=True,
+            )
+            for name in (r"aws[ _]?secret[ _]?(?:access[ _]?)?key", r"secret[ _]?access[ _]?key")
+        ),
         _Rule(
             "aws_secret_access_key",
-            c(
-                r"aws_?secret_?(?:access_?)?key[\"']?[ \t]*[=:][ \t]*[\"']?"
-                r"(?P<v>[a-z0-9/+=]{40})(?![a-z0-9/+=])"
-            ),
-            group="v",
+            _AWS_KEY_ID,
+            widen=_aws_secret_near_id,
+        ),
+        _Rule(
+            "aws_secret_access_key",
+            _AWS_CSV_HEADER,
+            hints=("access key id", "user name,password"),
             folded=True,
+            widen=_csv_column("secret access key"),
+        ),
+        _Rule(
+            "aws_console_password",
+            _AWS_CSV_HEADER,
+            hints=("user name,password",),
+            folded=True,
+            widen=_csv_column("password"),
+        ),
+        _Rule(
+            "database_password",
+            _DB_CLIENT_PASSWORD,
+            group=("q1", "q2", "v"),
+            hints=("mysql", "mariadb"),
+            not_after=_TOKEN_CHARS,
+            keep=_db_password_keep,
+        ),
+        *(
+            _Rule(
+                "cli_password",
+                pattern,
+                group=("q1", "q2", "v"),
+                hints=hints,
+                not_after=_TOKEN_CHARS,
+                keep=_db_password_keep,
+            )
+            for pattern, hints in _CLI_PASSWORDS
+        ),
+        _Rule(
+            "database_password",
+            c(_DB_PASSWORD_VARIABLE.pattern + _ASSIGNMENT_TAIL, re.MULTILINE),
+            group=_ASSIGNMENT_GROUPS,
+            hints=("mysql", "mariadb", "pgpass", "postgres_pass"),
+            folded=True,
+            keep=_assignment_keep,
         ),
         _Rule(
             "bearer_token",
@@ -286,6 +606,18 @@ def _specific_rules() -> list[_Rule]:
             group="v",
             folded=True,
             keep=_bearer_keep,
+        ),
+        # A header given to curl (`-H 'X-Api-Key: ...'`) whose name says it authenticates.
+        _Rule(
+            "auth_header",
+            c(
+                r"-h[ \t]+[\"']?[a-z0-9\-]{0,40}(?:key|token|secret|auth|password)[a-z0-9\-]{0,20}"
+                r"[ \t]*:[ \t]*(?P<v>[^\s\"']{8,512})"
+            ),
+            group="v",
+            folded=True,
+            not_after="".join(chr(i) for i in range(33, 127)),  # only after a space or at start
+            keep=_value_keep,
         ),
         _Rule(
             "basic_auth",
@@ -358,7 +690,7 @@ def _generic_rules() -> list[_Rule]:
         _Rule(
             "secret_assignment",
             c(_SECRET_NAME + _ASSIGNMENT_TAIL, re.MULTILINE),
-            group=("v1", "v2", "v3", "j1", "j2", "y"),
+            group=_ASSIGNMENT_GROUPS,
             hints=("=", ":"),
             folded=True,
             keep=_assignment_keep,
@@ -429,20 +761,21 @@ def _find(text: str) -> list[_Span]:
         for m in rule.pattern.finditer(folded if rule.folded else text):
             if rule.not_after and m.start() > 0 and text[m.start() - 1] in rule.not_after:
                 continue
-            start, end = _span(m, rule.group)
-            if start < 0 or start == end:
-                continue
-            if rule.extend_left:
-                stop = max(0, start - 64)
-                while start > stop and text[start - 1] in rule.extend_left:
-                    start -= 1
-                if start == m.start():
+            spans = rule.widen(text, m) if rule.widen is not None else (_span(m, rule.group),)
+            for start, end in spans:
+                if start < 0 or start == end:
                     continue
-            if rule.keep is not None and not rule.keep(text, m, start, end):
-                continue
-            if any(s < end and start < e for s, e in existing):
-                continue  # already a replacement token: redaction is idempotent
-            found.append(_Span(start, end, rank, rule.kind))
+                if rule.extend_left:
+                    stop = max(0, start - 64)
+                    while start > stop and text[start - 1] in rule.extend_left:
+                        start -= 1
+                    if start == m.start():
+                        continue
+                if rule.keep is not None and not rule.keep(text, m, start, end):
+                    continue
+                if any(s < end and start < e for s, e in existing):
+                    continue  # already a replacement token: redaction is idempotent
+                found.append(_Span(start, end, rank, rule.kind))
     return _merge(found)
 
 
@@ -559,6 +892,15 @@ def _redact_many(strings: list[str], counts: Counter[str]) -> list[str]:
         counts.update(r.counts)
         out.append(r.value)
     return out
+
+
+def replaced_counts(text: str) -> dict[str, int]:
+    """The replacement tokens in ``text``, by type: what a text redacted in several steps (cut
+    after an early redaction, then redacted again whole) holds in all."""
+    return _sorted_counts(Counter(m.group(1) for m in _TOKEN_COUNT_RE.finditer(text)))
+
+
+_TOKEN_COUNT_RE = re.compile(r"\[REDACTED:([a-z0-9_]+)\]")
 
 
 def merge_counts(counts: Iterable[Mapping[str, int]]) -> dict[str, int]:

@@ -14,6 +14,7 @@ from tasks_review.core.instruction import (
     user_requests,
 )
 from trajectories.core.blobs import MemoryBlobs
+from trajectories.core.redact import redact
 
 
 def _atif(*steps):
@@ -47,6 +48,24 @@ def test_trim_strips_colours_redrawn_lines_long_lines_and_caps_the_size():
     assert long_line == "xxxxxxxxxx [... line cut ...]"
     capped = trim_text("\n".join("y" * 300 for _ in range(50)), max_chars=1000)
     assert len(capped) < 1100 and "characters omitted" in capped
+
+
+def test_trim_replaces_secrets_before_it_cuts_so_no_piece_of_a_cut_key_survives():
+    import random
+    import string
+
+    rng = random.Random(7)
+    body = [
+        "".join(rng.choices(string.ascii_letters + string.digits + "+/", k=64)) for _ in range(25)
+    ]
+    key = "\n".join(["-----BEGIN RSA PRIVATE KEY-----", *body, "-----END RSA PRIVATE KEY-----"])
+    steps = "".join(f"Step {i}: check the box and its ssh config again.\n" for i in range(12))
+    # Head and tail cuts both land inside the key: some body lines keep neither marker, and a
+    # redaction of the trimmed text (the task writer's) could not know them for a key.
+    trimmed = trim_text(steps + key + "\nthen run", head_lines=25, tail_lines=10, max_chars=1500)
+    assert "omitted" in trimmed and "[REDACTED:private_key]" in trimmed
+    assert not [line for line in body if line[:16] in redact(trimmed).value]
+    assert trimmed.startswith("Step 0:") and trimmed.endswith("then run")
 
 
 def test_harness_status_lines_are_not_part_of_the_output():

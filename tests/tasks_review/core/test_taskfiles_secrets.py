@@ -12,7 +12,16 @@ from tasks_review.core.taskfiles import SecretInReference
 from tasks_review.core.tasksecrets import redaction_counts
 from trajectories.core.redact import still_has_secrets
 
-from .secrets_story import OPENAI_KEY_2, PRIVATE_KEY, SECRETS, TEST, secrets_story
+from .secrets_story import (
+    INDEX_BUGGY,
+    INDEX_FIXED,
+    OPENAI_KEY_2,
+    PACKAGE,
+    PRIVATE_KEY,
+    SECRETS,
+    TEST,
+    secrets_story,
+)
 from .test_taskfiles import tree, write
 
 
@@ -97,3 +106,84 @@ def test_a_secret_in_a_file_the_oracle_writes_refuses_the_task(tmp_path):
     )
     with pytest.raises(SecretInReference, match=r"index\.js.*openai_api_key"):
         write(tmp_path / "task", mined.only, mined.blobs)
+
+
+def _pem_keys() -> dict[str, str]:
+    """Real keys of the three shapes users paste, made fresh (none is ever written down)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+
+    none = serialization.NoEncryption()
+    pem, pkcs8 = serialization.Encoding.PEM, serialization.PrivateFormat
+    return {
+        "rsa": rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        .private_bytes(pem, pkcs8.TraditionalOpenSSL, none)
+        .decode(),
+        "openssh": ed25519.Ed25519PrivateKey.generate()
+        .private_bytes(pem, pkcs8.OpenSSH, none)
+        .decode(),
+        "ec": ec.generate_private_key(ec.SECP256R1())
+        .private_bytes(pem, pkcs8.TraditionalOpenSSL, none)
+        .decode(),
+    }
+
+
+PEM_KEYS = _pem_keys()
+
+
+def _indented(key: str) -> str:
+    return "".join(f"    {line}\n" for line in key.splitlines())
+
+
+def _after_a_long_message(key: str) -> str:
+    # The instruction keeps a long request's head and tail; for an RSA key, the cuts fall
+    # inside the key and take both its BEGIN and its END line away from some body lines.
+    steps = "".join(f"Step {i}: check the box and its ssh config again.\n" for i in range(12))
+    return steps + key
+
+
+# How a key arrives in a request: pasted bare, indented as a markdown code block, fenced,
+# quoted from someone else's message, or deep in a long message.
+KEY_PASTES = {
+    "bare": lambda key: key,
+    "indented": _indented,
+    "fenced": lambda key: f"```\n{key}```\n",
+    "quoted": lambda key: "".join(f"> {line}\n" for line in key.splitlines()),
+    "after a long message": _after_a_long_message,
+}
+
+
+@pytest.mark.parametrize("paste", KEY_PASTES)
+@pytest.mark.parametrize("kind", PEM_KEYS)
+def test_a_private_key_in_the_users_request_leaves_no_key_line_in_the_instruction(
+    tmp_path, kind, paste
+):
+    from .repair_helpers import Session
+
+    key = PEM_KEYS[kind]
+    request = (
+        "Make greet say 'Hello, <name>!'. The deploy box takes this key:\n\n"
+        + KEY_PASTES[paste](key)
+        + "\nthen run the tests."
+    )
+    mined = (
+        Session()
+        .user(request)
+        .write("package.json", PACKAGE)
+        .write("index.js", INDEX_BUGGY)
+        .write("test/greet.test.js", TEST)
+        .run("npm test", fail=True, output="not ok 1 - greets\n# fail 1")
+        .write("index.js", INDEX_FIXED)
+        .run("npm test", output="ok 1 - greets\n# fail 0")
+        .mine()
+    )
+    task = write(tmp_path / "task", mined.only, mined.blobs)
+    instruction = (task / "instruction.md").read_text()
+    body = [line for line in key.splitlines() if "PRIVATE KEY" not in line]
+    for line in body:
+        # A whole line, or its first 16 characters where the instruction cut it.
+        assert line[:16] not in instruction, (kind, paste, line)
+    assert "[REDACTED:private_key]" in instruction
+    assert "Make greet say" in instruction and "then run the tests." in instruction
+    assert still_has_secrets(instruction) == ()
+    assert redaction_counts(task).get("private_key", 0) >= 1

@@ -136,6 +136,32 @@ def test_a_secret_that_would_survive_redaction_refuses_the_export(behaviour, tmp
     assert not (tmp_path / "leak").exists()
 
 
+def test_a_credential_the_redactor_misses_is_refused_by_the_second_check(
+    people, tmp_path, monkeypatch
+):
+    from training.core.exports import writer
+
+    # The redactor and its own after-check share their rules: make both blind to everything.
+    monkeypatch.setattr(writer, "redact_data", lambda rows: _Unchanged(rows))
+    monkeypatch.setattr(writer, "still_has_secrets", lambda text: ())
+    behaviour = behaviour_with(train=1)
+    [task] = tasks_of(behaviour)
+    session = fixing(extra="git push https://x:ghp_" + "a1B2" * 9 + "@github.com/o/r")
+    rollout = make_trajectory_rollout(task.candidate, session, reward=1.0, world=FIXED)
+    evaluated(behaviour)
+    done = export(behaviour, "sft", tmp_path / "blind")
+    assert done.status == TrainingExport.Status.REFUSED
+    assert done.refusal_code == "secret_second_check"
+    assert f"data.jsonl row 1 (rollout {rollout.pk})" in done.refusal
+    assert "token starting ghp_" in done.refusal and "ghp_a1B2" not in done.refusal
+    assert not (tmp_path / "blind").exists()
+
+
+class _Unchanged:
+    def __init__(self, rows):
+        self.value, self.counts, self.total = rows, {}, 0
+
+
 def test_secrets_in_trajectories_are_redacted_and_counted(people, tmp_path):
     behaviour = behaviour_with(train=1)
     [task] = tasks_of(behaviour)

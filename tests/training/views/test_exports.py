@@ -47,6 +47,7 @@ def test_the_form_starts_an_export_that_a_worker_writes(
     assert "<html" in html and f'id="training-export-{export.pk}"' in html
     assert export.sha256 in html and 'id="sources"' in html and "every 1s" not in html
     assert "Plan training on it" in html
+    assert "Second check: atif-scan" in html
     listing = client.get("/training/exports/").content.decode()
     assert f'id="training-export-row-{export.pk}"' in listing
 

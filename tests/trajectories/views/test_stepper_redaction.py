@@ -99,3 +99,29 @@ def test_show_more_cannot_complete_a_secret_cut_at_the_slice_edge(as_annotator, 
     assert GITHUB_TOKEN[:8] not in body and GITHUB_TOKEN[-8:] not in more
     assert "[REDACTED:github_to" in body and "ken] done" in more  # the token, cut
     assert "1 secret redacted" in body and "redacted-note" not in more
+
+
+def test_a_step_page_hides_the_shapes_known_by_their_context(as_annotator):
+    # Built from parts: no whole secret is written in this file.
+    aws_id, aws_secret = (
+        "AKIA" + "Q7ZT3N2XW5RB4LMY",
+        "wJa1rXUtnFEMI/K7MDENG/" + "bPxRfiCYzEXAMPLE9a",
+    )
+    key_lines = [
+        "MIIEowIBAAKCAQEAx4Zr9Qp2Lm7Vb3Nc8Hd1Jf6Wg0Ys5Ua2Tk4Re9" + str(n) for n in range(6)
+    ]
+    key = "\n".join(
+        ["-----BEGIN RSA PRIVATE KEY-----", *key_lines, "-----END RSA PRIVATE KEY-----"]
+    )
+    csv = f"User name,Password,Access key ID,Secret access key\nci,Pw-9x!q2,{aws_id},{aws_secret}\n"
+    b = AtifBuilder("claude-code", root="/repo")
+    b.user(f"Deploy with key {aws_id} and secret {aws_secret}, db via mysql -uroot -pHunt3r-22")
+    b.call("Bash", {"command": "cat ~/credentials.csv"}, csv)
+    read = "\n".join(f"{n:>6}\u2192{line}" for n, line in enumerate(key.split("\n"), 1))
+    b.call("Read", {"file_path": "/root/.ssh/id_rsa"}, read)
+    atif, side = b.build()
+    trajectory = stored(atif, side, root="/repo", title="deploy")
+    secrets = [aws_id, aws_secret, "Pw-9x!q2", "Hunt3r-22", *(line[:20] for line in key_lines)]
+    for index in range(trajectory.steps_count):
+        page = get(as_annotator, step_url(trajectory, index))
+        assert [s for s in secrets if s in page] == [], index

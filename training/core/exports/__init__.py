@@ -19,7 +19,8 @@
 The Django side assembles the frozen items (``items.py``) from its rows and copies kept task
 folders for RFT exports; everything here is plain Python. ``write_export`` refuses, writing
 nothing, when the eval harness has not run on an included rollout, a held-out task would enter
-the export or a secret survives redaction (``errors.py``).
+the export, or a secret survives redaction or is found by a second, independent detector
+(``crosscheck.py``, ``errors.py``).
 """
 
 from training.core.exports.errors import (
@@ -29,6 +30,7 @@ from training.core.exports.errors import (
     HeldOutTask,
     MissingEvalResult,
     NothingToExport,
+    SecretFoundBySecondCheck,
     SecretSurvived,
 )
 from training.core.exports.items import (
@@ -57,6 +59,7 @@ __all__ = [
     "MissingEvalResult",
     "NothingToExport",
     "PreferencePair",
+    "SecretFoundBySecondCheck",
     "SecretSurvived",
     "Split",
     "TaskRef",

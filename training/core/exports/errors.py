@@ -61,3 +61,17 @@ class SecretSurvived(ExportRefused):
         super().__init__(
             f"a secret survived redaction in {where} ({', '.join(self.kinds)}); nothing was written"
         )
+
+
+class SecretFoundBySecondCheck(ExportRefused):
+    """The independent detector (``crosscheck``) found a credential the redactor and its own
+    check both let through: the export is refused all the same."""
+
+    code = "secret_second_check"
+
+    def __init__(self, found: Iterable[str], where: str, detector: str) -> None:
+        self.found = tuple(sorted(set(found)))
+        super().__init__(
+            f"a second, independent check ({detector}) found a credential the redactor left in "
+            f"{where} ({', '.join(self.found)}); nothing was written"
+        )

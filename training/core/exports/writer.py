@@ -18,11 +18,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from training.core.exports.crosscheck import DETECTOR, second_check
 from training.core.exports.errors import (
     BadExportInput,
     HeldOutTask,
     MissingEvalResult,
     NothingToExport,
+    SecretFoundBySecondCheck,
     SecretSurvived,
 )
 from training.core.exports.items import (
@@ -32,7 +34,7 @@ from training.core.exports.items import (
     ExportResult,
     Split,
 )
-from training.core.exports.kinds import BUILDERS, TRAINERS, features, natural
+from training.core.exports.kinds import BUILDERS, TRAINERS, Built, features, natural
 from trajectories.core.redact import redact_data, still_has_secrets
 from trajectories.core.words import with_article
 
@@ -148,10 +150,26 @@ def _file_entry(data: bytes) -> dict[str, Any]:
     return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
 
+def _second_check(lines: list[str], built: Built) -> None:
+    """Refuse the export when the independent detector finds a credential in a row, naming the
+    row and the rollouts it came from (the redactor's own check shares its rules, so a shape
+    they do not know would pass both)."""
+    for index, line in enumerate(lines):
+        found = second_check(line)
+        if found:
+            ids = sorted(
+                (s["trajectory_id"] for s in built.sources.values() if index in s["rows"]),
+                key=natural,
+            )
+            origin = f" (rollout {', '.join(ids)})" if ids else ""
+            raise SecretFoundBySecondCheck(found, f"{JSONL} row {index + 1}{origin}", DETECTOR)
+
+
 def write_export(request: ExportRequest, out_dir: Path) -> ExportResult:
     """Write one training export into ``out_dir``, or raise without writing anything: a
     ``BadExportInput`` for a request that contradicts itself, an ``ExportRefused`` (no eval
-    result, a held-out task, nothing to export, a secret that survived redaction) otherwise."""
+    result, a held-out task, nothing to export, a secret that survived redaction or that a
+    second, independent detector finds) otherwise."""
     _check_input(request)
     _check_policy(request)
     built = BUILDERS[request.kind](request)
@@ -168,6 +186,7 @@ def write_export(request: ExportRequest, out_dir: Path) -> ExportResult:
     found = still_has_secrets(jsonl)
     if found:
         raise SecretSurvived(found, JSONL)
+    _second_check(lines, built)
     rows = [json.loads(line) for line in lines]  # the parquet holds exactly what the JSONL does
 
     parquet = _parquet(request.kind, rows)
@@ -200,6 +219,7 @@ def write_export(request: ExportRequest, out_dir: Path) -> ExportResult:
         "kind": request.kind.value,
         "redaction": {
             "after_redaction": "no secret found in the rows as written",
+            "second_check": f"{DETECTOR} found nothing in the rows",
             "replacements": redacted.counts,
             "total": redacted.total,
         },
@@ -217,6 +237,9 @@ def write_export(request: ExportRequest, out_dir: Path) -> ExportResult:
     found = still_has_secrets(text)
     if found:
         raise SecretSurvived(found, MANIFEST)
+    found = second_check(text)
+    if found:
+        raise SecretFoundBySecondCheck(found, MANIFEST, DETECTOR)
 
     # Everything is checked before the first byte is written: a refused export leaves no files.
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -30,6 +30,7 @@ from tests.training.core.exports.builders import (
 from training.core.exports import (
     BadExportInput,
     ExportKind,
+    ExportRefused,
     ExportRequest,
     HeldOutTask,
     MissingEvalResult,
@@ -41,6 +42,7 @@ from training.core.exports import (
     task_dir_name,
     write_export,
 )
+from training.core.exports import crosscheck as crosscheck_module
 from training.core.exports import writer as writer_module
 
 FILES = ("README.md", "data.jsonl", "data/train-00000-of-00001.parquet", "manifest.json")
@@ -494,6 +496,64 @@ def test_the_check_after_redaction_catches_what_redaction_missed(tmp_path, monke
     assert not (tmp_path / "out").exists()
 
 
+def _blind_redactor(monkeypatch) -> None:
+    """The redactor and its after-the-fact check both miss everything (they share rules)."""
+    monkeypatch.setattr(
+        writer_module,
+        "redact_data",
+        lambda rows: type("R", (), {"value": rows, "counts": {}, "total": 0})(),
+    )
+    monkeypatch.setattr(writer_module, "still_has_secrets", lambda text: ())
+
+
+def _key_block() -> str:
+    body = "\n".join(rand(64, string.ascii_letters + string.digits + "+/") for _ in range(4))
+    return f"-----BEGIN OPENSSH PRIVATE KEY-----\n{body}\n-----END OPENSSH PRIVATE KEY-----"
+
+
+BLIND_SPOTS = {
+    "github token": (lambda: "push with ghp_" + rand(36), "token starting ghp_"),
+    "aws key id": (lambda: "use AKIA" + rand(16, string.ascii_uppercase), "token starting AKIA"),
+    "private key": (_key_block, "private key block"),
+    "api key header": (
+        lambda: "curl -H 'x-api-key: " + rand(32) + "' api",
+        "value named x-api-key",
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", BLIND_SPOTS)
+def test_a_secret_the_redactor_is_blind_to_is_refused_by_an_independent_second_check(
+    tmp_path, monkeypatch, shape
+):
+    _blind_redactor(monkeypatch)
+    planted, named = BLIND_SPOTS[shape]
+    items = (item("1", passing_session()), item("2", passing_session(planted())))
+    with pytest.raises(ExportRefused) as refused:
+        write_export(request(ExportKind.SFT, items=items), tmp_path / "out")
+    assert refused.value.code == "secret_second_check"
+    reason = refused.value.reason
+    assert "data.jsonl row 2 (rollout 2)" in reason and named in reason, reason
+    assert "atif-scan" in reason and "nothing was written" in reason
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_second_check_reads_the_manifest_too(tmp_path, monkeypatch):
+    _blind_redactor(monkeypatch)
+    leaky = item("1", passing_session(), task="fix-with-ghp_" + rand(36))
+    with pytest.raises(ExportRefused) as refused:
+        write_export(request(ExportKind.SFT, items=(leaky,)), tmp_path / "out")
+    assert refused.value.code == "secret_second_check" and "manifest.json" in refused.value.reason
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_manifest_names_the_second_check_that_found_nothing(tmp_path):
+    session, _ = planted_session()
+    result = write_export(request(ExportKind.SFT, items=(item("1", session),)), tmp_path)
+    second = result.manifest["redaction"]["second_check"]
+    assert second.startswith("atif-scan ") and second.endswith("found nothing in the rows")
+
+
 def test_nothing_to_export_is_a_refusal_with_the_reasons(tmp_path):
     with pytest.raises(NothingToExport, match="names no rollouts, pairs or tasks"):
         write_export(request(ExportKind.SFT), tmp_path)
@@ -601,6 +661,7 @@ def test_recorded_runs_export_and_read_back(corpus, tmp_path):
         write_export(request(ExportKind.DPO, pairs=(pair,)), tmp_path / "dpo")
 
 
-def test_the_package_docstring_example_runs():
-    failures, tried = doctest.testmod(exports_package, report=False)
+@pytest.mark.parametrize("module", [exports_package, crosscheck_module])
+def test_the_docstring_examples_run(module):
+    failures, tried = doctest.testmod(module, report=False)
     assert tried > 0 and failures == 0
