@@ -14,6 +14,11 @@ urlpatterns = [
     path("behaviours/<slug:slug>/tasks/", behaviours.behaviour_tasks_add, name="tasks_add"),
     path("behaviours/<slug:slug>/evals/", behaviours.behaviour_eval_start, name="eval_start"),
     path(
+        "behaviours/<slug:slug>/check-only/",
+        behaviours.behaviour_check_only,
+        name="check_only",
+    ),
+    path(
         "behaviours/<slug:slug>/sandbox/",
         behaviours.behaviour_sandbox_import,
         name="sandbox_import",

@@ -21,6 +21,10 @@ class Behaviour(models.Model):
     # The model the route endpoint answers for this behaviour when no adapter is deployed.
     base_model = models.CharField(max_length=200, blank=True)
     held_out_fraction = models.FloatField(default=0.3)
+    # Tasks graded by their recorded check alone (no hidden probe tells a fix from the start)
+    # enter this behaviour's exports and gates only when someone opted in (training.selectors
+    # .grading says which kinds count).
+    allow_check_only = models.BooleanField(default=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -52,6 +52,7 @@ from ..models import (
     DeploymentUsage,
     Rollout,
 )
+from .grading import allowed
 
 log = logging.getLogger(__name__)
 TOKEN_PREFIX = "t2e"
@@ -171,7 +172,9 @@ def gate_outcomes(adapter: Adapter) -> tuple[list[RolloutOutcome], dict[int, dic
     rollouts by id, and how many rollouts of either side are still waiting for a grade."""
     held = list(
         BehaviourTask.objects.filter(
-            behaviour_id=adapter.behaviour_id, split=BehaviourTask.Split.HELD_OUT
+            allowed(adapter.behaviour),
+            behaviour_id=adapter.behaviour_id,
+            split=BehaviourTask.Split.HELD_OUT,
         ).values_list("candidate_id", flat=True)
     )
     scoring: dict[int, list[tuple[str, BehaviourSpec]]] = defaultdict(list)
@@ -255,7 +258,9 @@ def gate_report(adapter: Adapter, thresholds: GateThresholds) -> GateReport:
         for row in verdict.rows
     )
     held = BehaviourTask.objects.filter(
-        behaviour_id=adapter.behaviour_id, split=BehaviourTask.Split.HELD_OUT
+        allowed(adapter.behaviour),
+        behaviour_id=adapter.behaviour_id,
+        split=BehaviourTask.Split.HELD_OUT,
     ).count()
     return GateReport(verdict=verdict, rows=rows, held_out_tasks=held, not_graded=not_graded)
 

@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from django.db.models import QuerySet
+
 from tasks_review.models import Candidate
 from training.core.exports import (
     EvalResult,
@@ -26,6 +28,7 @@ from training.core.exports import (
 
 from ..models import BehaviourTask, EvalRun, Rollout, TrainingExport
 from ..models import PreferencePair as PairRow
+from .grading import grading_summary, usable_tasks
 from .labels import label_agreement, preference
 
 
@@ -42,11 +45,17 @@ def latest_done_run(version_id: int) -> EvalRun | None:
     )
 
 
-def export_tasks(export: TrainingExport) -> list[BehaviourTask]:
+def chosen_tasks(export: TrainingExport) -> QuerySet[BehaviourTask]:
+    """The tasks the export was asked for: those named, else the train split."""
     tasks = export.behaviour.tasks.select_related("candidate").order_by("id")
     if export.task_ids:
-        return list(tasks.filter(pk__in=export.task_ids))
-    return list(tasks.filter(split=BehaviourTask.Split.TRAIN))
+        return tasks.filter(pk__in=export.task_ids)
+    return tasks.filter(split=BehaviourTask.Split.TRAIN)
+
+
+def export_tasks(export: TrainingExport) -> list[BehaviourTask]:
+    """The chosen tasks the behaviour may train on (check-only ones only when it opted in)."""
+    return list(usable_tasks(export.behaviour, chosen_tasks(export)))
 
 
 def _item(
@@ -97,6 +106,7 @@ def _absent(export: TrainingExport, candidate_ids: list[int]) -> tuple[str, ...]
 
 def export_request(export: TrainingExport) -> ExportRequest:
     tasks = {t.candidate_id: t for t in export_tasks(export)}
+    grading = grading_summary(export.behaviour, list(chosen_tasks(export)))
     run = latest_done_run(export.version_id)
     results: dict[int, EvalResult] = {}
     if run is not None:
@@ -108,6 +118,7 @@ def export_request(export: TrainingExport) -> ExportRequest:
         "spec_version": export.version.number,
         "export_id": str(export.pk),
         "created_at": export.created_at.isoformat(),
+        "grading": grading,
     }
     if export.kind == TrainingExport.Kind.RFT:
         evaluated = set()

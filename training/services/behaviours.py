@@ -196,6 +196,28 @@ def behaviour_tasks_remove(
     return removed
 
 
+def behaviour_check_only_set(
+    *, user: AbstractBaseUser, behaviour_id: int, allow: bool
+) -> Behaviour:
+    """Let the behaviour's exports and gates use check-only tasks (graded by their recorded
+    check alone), or stop them; audited."""
+    require(user, EDIT_BEHAVIOUR, "choose which tasks a behaviour trains on")
+    with transaction.atomic():
+        behaviour = _locked(behaviour_id)
+        before = behaviour.allow_check_only
+        if before != allow:
+            Behaviour.objects.filter(pk=behaviour.pk).update(allow_check_only=allow)
+            behaviour.allow_check_only = allow
+            audit_event_record(
+                actor=user,
+                verb="behaviour.check_only",
+                target=behaviour,
+                before={"allow_check_only": before},
+                after={"allow_check_only": allow},
+            )
+    return behaviour
+
+
 def _locked(behaviour_id: int) -> Behaviour:
     try:
         return Behaviour.objects.select_for_update().get(pk=behaviour_id)

@@ -159,6 +159,24 @@ def behaviour_tasks_add(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect(reverse("training:behaviour", args=[slug]) + "#tasks")
 
 
+@can_edit
+@require_POST
+def behaviour_check_only(request: HttpRequest, slug: str) -> HttpResponse:
+    behaviour = _behaviour(slug)
+    allow = request.POST.get("allow") == "1"
+    try:
+        services.behaviour_check_only_set(user=request.user, behaviour_id=behaviour.pk, allow=allow)
+    except TrainingError as error:
+        return _detail_refused(request, behaviour, str(error), status=status_of(error), at="tasks")
+    messages.success(
+        request,
+        "Check-only tasks now count for this behaviour's exports and gates."
+        if allow
+        else "Only equivalence-graded (and authored) tasks count for this behaviour now.",
+    )
+    return redirect(reverse("training:behaviour", args=[slug]) + "#tasks")
+
+
 @can_import
 @require_POST
 def behaviour_sandbox_import(request: HttpRequest, slug: str) -> HttpResponse:

@@ -88,6 +88,9 @@ class ExportRequest:
     # What the caller could not give and why, in words ("2 graded rollouts have no agent
     # trajectory"): a refusal for want of rows says it instead of "nothing given".
     absent: tuple[str, ...] = ()
+    # How the tasks' rewards are decided: the kinds used ("equivalence", "check-only" where the
+    # behaviour opted in, "authored") and the check-only tasks left out; in the manifest.
+    grading: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

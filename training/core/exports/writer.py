@@ -229,6 +229,8 @@ def write_export(request: ExportRequest, out_dir: Path) -> ExportResult:
         "tools": _versions(),
         "trainer": dict(TRAINERS[request.kind]),
     }
+    if request.grading:
+        manifest["grading"] = dict(request.grading)
     if built.labels is not None:
         manifest["labels"] = built.labels
     if built.harbor is not None:
