@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 from jsonschema import Draft202012Validator
 
+from trajectories.core.formats.jsonl import StrictJSONError, loads_strict
 from trajectories.core.replay.model import CheckKind
 
 SCHEMA_PATH = Path(__file__).with_name("behaviour.schema.json")
@@ -205,9 +206,9 @@ def load_spec(document: Mapping[str, Any] | str | bytes) -> BehaviourSpec:
     """Validate a spec (a mapping, or its JSON text) and return it; raises ``SpecError``."""
     if isinstance(document, str | bytes):
         try:
-            document = json.loads(document)
-        except ValueError as error:
-            raise SpecError([f"$: not JSON ({error})"]) from None
+            document = loads_strict(document)
+        except StrictJSONError as error:
+            raise SpecError([f"$: {error}"]) from None
     if not isinstance(document, Mapping):
         raise SpecError([f"$: a behaviour spec is a JSON object, not {type(document).__name__}"])
     problems = schema_problems(_validator(), document)

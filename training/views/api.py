@@ -8,7 +8,6 @@ missing or wrong token is refused, with 401.
 
 from __future__ import annotations
 
-import json
 import logging
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
@@ -16,13 +15,16 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from tasks_review.services.errors import NotPermitted
 from training.core.deploy.route import Reason, RouteAnswer
+from trajectories.core.formats.jsonl import StrictJSONError, loads_strict
 
 from ..models import ApiClient
 from ..selectors.deploy import api_client_for, route_answer
@@ -32,6 +34,8 @@ from ..services.errors import Invalid, TrainingError
 from .deploy import status_of
 
 log = logging.getLogger(__name__)
+# A kill reason is a line in the audit log and on the page, not a document.
+REASON_CHARS = 2000
 
 
 def _unauthorized() -> JsonResponse:
@@ -72,15 +76,34 @@ def route(request: HttpRequest) -> HttpResponse:
 
 def _body(request: HttpRequest) -> dict[str, Any]:
     """A JSON object, or the form fields; numbers with a fraction stay exact as Decimal."""
-    if request.content_type == "application/json":
-        try:
-            data = json.loads(request.body or b"{}", parse_float=Decimal)
-        except ValueError:
-            raise Invalid("the body is not JSON") from None
-        if not isinstance(data, dict):
-            raise Invalid("the body must be a JSON object")
-        return data
-    return request.POST.dict()
+    try:
+        if request.content_type == "application/json":
+            data = loads_strict(request.body or b"{}", max_depth=8, parse_float=Decimal)
+            if not isinstance(data, dict):
+                raise Invalid("the body must be a JSON object")
+            return data
+        return request.POST.dict()
+    except StrictJSONError as error:
+        raise Invalid(f"the body is not a JSON object to read: {error}") from None
+    except RequestDataTooBig:
+        raise Invalid(
+            f"the body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes"
+        ) from None
+    except (SuspiciousOperation, MultiPartParserError) as error:  # too many fields, bad multipart
+        raise Invalid(f"the body's form cannot be read: {error}") from None
+
+
+def _kill_reason(request: HttpRequest) -> tuple[str, str]:
+    """The body's reason and "", or "" and why the body was not used. Never raises: the reason is
+    optional, and no body (too large, not JSON, nested past reading) may keep a kill from
+    happening."""
+    try:
+        reason = _body(request).get("reason")
+    except Invalid as error:
+        return "", str(error)
+    if reason is not None and not isinstance(reason, str):
+        return "", f"the reason must be text, not {type(reason).__name__}"
+    return (reason or "").strip()[:REASON_CHARS], ""
 
 
 @csrf_exempt
@@ -90,8 +113,8 @@ def kill(request: HttpRequest, pk: int) -> HttpResponse:
     client = _client(request)
     if client is None:
         return _unauthorized()
+    reason, ignored = _kill_reason(request)
     try:
-        reason = str(_body(request).get("reason") or "").strip()
         d = deployment_kill(
             client=client,
             deployment_id=pk,
@@ -99,7 +122,8 @@ def kill(request: HttpRequest, pk: int) -> HttpResponse:
         )
     except (TrainingError, NotPermitted) as error:
         return _refused(error)
-    return JsonResponse({"deployment": str(d.pk), "state": d.state, "reason": d.reason})
+    answer = {"deployment": str(d.pk), "state": d.state, "reason": d.reason}
+    return JsonResponse(answer | ({"ignored": f"body ignored: {ignored}"} if ignored else {}))
 
 
 @csrf_exempt

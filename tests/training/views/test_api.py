@@ -299,3 +299,88 @@ def test_a_usage_report_that_makes_no_sense_is_refused_with_422(api, serving):
     response = api.post("/api/v1/usage", json.dumps(late), content_type="application/json")
     assert response.status_code == 422 and "offset" in response.json()["error"]
     assert Client().post("/api/v1/usage", {"deployment": d.pk}).status_code == 401
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"tokens": 10**30},
+        {"tokens": 2**63},
+        {"cost": "1e30"},
+        {"tokens": 1, "at": "9999-12-31T23:59:59-23:59"},
+    ],
+)
+def test_usage_no_day_can_hold_is_refused_with_422(api, serving, fields):
+    world, d = serving
+    body = json.dumps({"deployment": d.pk, **fields})
+    response = api.post("/api/v1/usage", body, content_type="application/json")
+    assert response.status_code == 422
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["error"]
+
+
+def test_usage_that_would_overflow_the_days_count_is_refused_and_the_count_kept(api, serving):
+    world, d = serving
+    body = json.dumps({"deployment": d.pk, "tokens": 2**63 - 1})
+    assert api.post("/api/v1/usage", body, content_type="application/json").status_code == 200
+    again = api.post("/api/v1/usage", body, content_type="application/json")
+    assert again.status_code == 422 and "at most" in again.json()["error"]
+    assert d.usage.get().tokens == 2**63 - 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["[" * 100_000 + "]" * 100_000, '{"deployment": ' * 50_000, "x" * 3_000_000],
+    ids=["deep", "deep-and-cut", "3MB"],
+)
+def test_a_usage_body_too_deep_or_too_large_is_refused_in_json(api, serving, body):
+    response = api.post("/api/v1/usage", body, content_type="application/json")
+    assert 400 <= response.status_code < 500
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["error"]
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        ('{"reason": ', "application/json"),
+        ("[" * 100_000 + "]" * 100_000, "application/json"),
+        ('["incident"]', "application/json"),
+        ('{"reason": "x' + "x" * 3_000_000 + '"}', "application/json"),
+        ("reason=" + "x" * 3_000_000, "application/x-www-form-urlencoded"),
+        (b"\xff\xfe{}", "application/json"),
+        ("&".join(f"f{n}=1" for n in range(2000)), "application/x-www-form-urlencoded"),
+        ("--x\r\nbroken", "multipart/form-data"),
+        ('{"reason": "\\ud800"}', "application/json"),
+    ],
+    ids=[
+        "malformed",
+        "deep",
+        "not-an-object",
+        "3MB-json",
+        "3MB-form",
+        "not-utf8",
+        "2000-fields",
+        "multipart-without-boundary",
+        "lone-surrogate",
+    ],
+)
+def test_the_kill_call_kills_whatever_its_body_says(api, serving, body, content_type):
+    world, d = serving
+    response = api.post(f"/api/v1/deployments/{d.pk}/kill", body, content_type=content_type)
+    assert response.status_code == 200, response.content[:200]
+    answer = response.json()
+    assert answer["state"] == "killed" and answer["reason"].startswith("kill switch pulled")
+    assert answer["ignored"]  # says why the body's reason was not used
+    d.refresh_from_db()
+    assert d.state == Deployment.State.KILLED
+    assert route(api)["reason"] == "killed"
+
+
+def test_a_kill_reason_that_is_not_text_is_ignored_and_the_kill_goes_through(api, serving):
+    world, d = serving
+    body = json.dumps({"reason": {"nested": ["x"]}})
+    response = api.post(f"/api/v1/deployments/{d.pk}/kill", body, content_type="application/json")
+    assert response.status_code == 200
+    assert response.json()["reason"].startswith("kill switch pulled")
+    assert "reason" in response.json()["ignored"]
