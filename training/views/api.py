@@ -1,7 +1,10 @@
 """The API serving infrastructure calls with a bearer token: which model answers a behaviour for a
 subject, usage reports against the budget cap, and the kill switch.
 
-No login, no session, no CSRF (a token is not a cookie a browser sends by itself). The route
+No login, no session, no CSRF (a token is not a cookie a browser sends by itself). Every view
+here is csrf_exempt for that reason: none reads a cookie or the session, so a forged cross-site
+request carries no credential; without the exemption the CSRF middleware answered a POST to the
+route with its HTML 403 page before the method check could say 405. The route
 answers 200 with the base model on every fault, including a database it cannot read; only a
 missing or wrong token is refused, with 401.
 """
@@ -9,8 +12,10 @@ missing or wrong token is refused, with 401.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
+from functools import wraps
 from typing import Any
 
 from django.conf import settings
@@ -20,7 +25,6 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_POST
 
 from tasks_review.services.errors import NotPermitted
 from training.core.deploy.route import Reason, RouteAnswer
@@ -34,6 +38,7 @@ from ..services.errors import Invalid, TrainingError
 from .deploy import status_of
 
 log = logging.getLogger(__name__)
+View = Callable[..., HttpResponse]
 # A kill reason is a line in the audit log and on the page, not a document.
 REASON_CHARS = 2000
 
@@ -50,12 +55,31 @@ def _client(request: HttpRequest) -> ApiClient | None:
     return api_client_for(request.headers.get("Authorization", ""))
 
 
+def _methods(*allowed: str) -> Callable[[View], View]:
+    """Django's require_http_methods answering in JSON, as serving clients read every answer."""
+
+    def decorate(view: View) -> View:
+        @wraps(view)
+        def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if request.method not in allowed:
+                response = JsonResponse(
+                    {"error": f"{request.method} is not allowed here; use {' or '.join(allowed)}"},
+                    status=405,
+                )
+                response["Allow"] = ", ".join(allowed)
+                return response
+            return view(request, *args, **kwargs)
+
+        return csrf_exempt(login_not_required(checked))
+
+    return decorate
+
+
 def _refused(error: Exception) -> JsonResponse:
     return JsonResponse({"error": str(error)}, status=status_of(error))
 
 
-@login_not_required
-@require_GET
+@_methods("GET")
 def route(request: HttpRequest) -> HttpResponse:
     if not request.headers.get("Authorization"):
         return _unauthorized()
@@ -106,9 +130,7 @@ def _kill_reason(request: HttpRequest) -> tuple[str, str]:
     return (reason or "").strip()[:REASON_CHARS], ""
 
 
-@csrf_exempt
-@login_not_required
-@require_POST
+@_methods("POST")
 def kill(request: HttpRequest, pk: int) -> HttpResponse:
     client = _client(request)
     if client is None:
@@ -126,9 +148,7 @@ def kill(request: HttpRequest, pk: int) -> HttpResponse:
     return JsonResponse(answer | ({"ignored": f"body ignored: {ignored}"} if ignored else {}))
 
 
-@csrf_exempt
-@login_not_required
-@require_POST
+@_methods("POST")
 def usage(request: HttpRequest) -> HttpResponse:
     client = _client(request)
     if client is None:

@@ -384,3 +384,19 @@ def test_a_kill_reason_that_is_not_text_is_ignored_and_the_kill_goes_through(api
     assert response.status_code == 200
     assert response.json()["reason"].startswith("kill switch pulled")
     assert "reason" in response.json()["ignored"]
+
+
+@pytest.mark.parametrize("method", ["post", "put", "patch", "delete"])
+def test_the_route_answers_other_methods_405_in_json(api, serving, method):
+    response = getattr(api, method)("/api/v1/route", {"behaviour": REPAIR})
+    assert response.status_code == 405
+    assert response["Allow"] == "GET"
+    assert "GET" in response.json()["error"]
+
+
+def test_kill_and_usage_answer_get_405_in_json(api, serving):
+    world, d = serving
+    for url in (f"/api/v1/deployments/{d.pk}/kill", "/api/v1/usage"):
+        response = api.get(url)
+        assert response.status_code == 405 and response["Allow"] == "POST"
+        assert "POST" in response.json()["error"]
