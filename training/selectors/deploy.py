@@ -322,7 +322,10 @@ def _route_sql() -> str:
         f"FROM {b} b LEFT JOIN {s} s ON s.behaviour_id = b.id "
         f"LEFT JOIN {d} d ON d.id = s.deployment_id "
         f"LEFT JOIN {a} a ON a.id = d.adapter_id "
-        "WHERE b.slug = %s"
+        "WHERE b.slug = %s "
+        # The most recently changed first: when nothing serves, the answer names the deployment
+        # that stopped last, not whichever row the database happened to return first.
+        "ORDER BY d.updated_at DESC, d.id DESC"
     )
 
 

@@ -12,7 +12,14 @@ from django.db import OperationalError, connection
 from django.test import Client
 
 from tasks_review.models import AuditEvent
-from tests.training.factories_deploy import REPAIR, gated_world, live, proposed, register
+from tests.training.factories_deploy import (
+    REPAIR,
+    gated_world,
+    live,
+    next_version,
+    proposed,
+    register,
+)
 from training.core.deploy.bucketing import bucket, subject_inside
 from training.models import ApiClient, Deployment, DeploymentShare
 from training.selectors import deploy as reads
@@ -400,3 +407,26 @@ def test_kill_and_usage_answer_get_405_in_json(api, serving):
         response = api.get(url)
         assert response.status_code == 405 and response["Allow"] == "POST"
         assert "POST" in response.json()["error"]
+
+
+def test_when_nothing_serves_the_route_names_the_deployment_stopped_last(people, api, serving):
+    # The story: deployment 1 killed by hand, a later one killed by its budget cap; the
+    # route named deployment 1 (the first row of its query) as why the base model answers.
+    world, first = serving
+    deploy.deployment_kill(user=people.bob, deployment_id=first.pk, reason="incident")
+    second = live(next_version(world, people.bob, "2.0"), people.bob, people.carol)
+    assert route(api)["deployment"] == str(second.pk)
+    retired_between = proposed(next_version(world, people.bob, "2.5"), people.bob)
+    deploy.deployment_retire(user=people.bob, deployment_id=retired_between.pk, reason="no")
+    third = deploy.deployment_propose(
+        user=people.bob,
+        adapter_id=next_version(world, people.bob, "3.0").pk,
+        percentages={REPAIR: 1000},
+        money_per_day=Decimal("1.00"),
+    )
+    deploy.deployment_approve(user=people.carol, deployment_id=third.pk)
+    deploy.deployment_activate(user=people.bob, deployment_id=third.pk)
+    body = json.dumps({"deployment": third.pk, "tokens": 1, "cost": "1.00"})
+    assert api.post("/api/v1/usage", body, content_type="application/json").json()["tripped"]
+    answer = route(api)
+    assert (answer["deployment"], answer["reason"]) == (str(third.pk), "killed")
