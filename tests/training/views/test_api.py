@@ -430,3 +430,43 @@ def test_when_nothing_serves_the_route_names_the_deployment_stopped_last(people,
     assert api.post("/api/v1/usage", body, content_type="application/json").json()["tripped"]
     answer = route(api)
     assert (answer["deployment"], answer["reason"]) == (str(third.pk), "killed")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_locked_database_answers_the_base_model_well_under_a_second(people, settings):
+    import sqlite3
+    import threading
+    import time
+
+    if connection.vendor != "sqlite":
+        pytest.skip("holds SQLite's file lock from another connection")
+    settings.TRAJ2ENV_BASE_MODEL = "house-model"
+    _client, token = api_client_create(user=people.dave, name="proxy")
+    api = Client(headers={"Authorization": f"Bearer {token}"})
+    assert api.get("/api/v1/route", {"behaviour": REPAIR}).status_code == 200
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_lock():
+        other = sqlite3.connect(connection.settings_dict["NAME"], timeout=5)
+        other.execute("PRAGMA locking_mode=EXCLUSIVE")
+        other.execute("BEGIN EXCLUSIVE")
+        other.execute("CREATE TABLE IF NOT EXISTS held_lock (x)")
+        locked.set()
+        release.wait(30)
+        other.rollback()
+        other.close()
+
+    connection.close()  # an exclusive lock waits for no other connection to hold the file
+    holder = threading.Thread(target=hold_the_lock)
+    holder.start()
+    try:
+        assert locked.wait(10)
+        started = time.monotonic()
+        response = api.get("/api/v1/route", {"behaviour": REPAIR, "subject": INSIDE})
+        took = time.monotonic() - started
+    finally:
+        release.set()
+        holder.join()
+    assert response.status_code == 200
+    assert (response.json()["model"], response.json()["reason"]) == ("house-model", "error")
+    assert took < 1
