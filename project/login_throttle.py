@@ -1,6 +1,8 @@
 """Login throttling on Django's cache: after too many failed logins for one username, or from one
 client address, within a window, every further attempt is refused for a cool-off, whatever the
-password. django-axes is not in requirements.lock; this is the small part of it the desk needs.
+password. A username counts under `account(username)`, the spelling Django's login matches, so
+"alice ", fullwidth "ａｌｉｃｅ" and "Alice" all count against alice. django-axes is not in
+requirements.lock; this is the small part of it the desk needs.
 
     wait = seconds_refused(username="alice", address="10.0.0.9")  # 0: let the attempt through
     failed(username="alice", address="10.0.0.9")                  # after a wrong password
@@ -19,6 +21,7 @@ import time
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.contrib.auth.forms import UsernameField
 from django.core.cache import cache
 
 
@@ -46,8 +49,18 @@ def _key(what: str, kind: str, subject: str) -> str:
     return f"traj2env:login-{what}:{kind}:{digest}"
 
 
+def account(username: str) -> str:
+    """The one spelling of a username that every spelling able to log in as it counts under:
+    " alice", "ａｌｉｃｅ" and "Alice" are all "alice"."""
+    # Django's login form strips the username and NFKC-normalises it before the backend looks
+    # it up (UsernameField), so padded and fullwidth spellings all log in as alice; case
+    # folding covers a backend or database collation that matches any case. Counting each
+    # spelling under its own key would give a guesser a fresh allowance per spelling.
+    return UsernameField().to_python(username).casefold()
+
+
 def _subjects(username: str, address: str) -> list[tuple[str, str]]:
-    return [("user", username), ("address", address)]
+    return [("user", account(username)), ("address", address)]
 
 
 def seconds_refused(*, username: str, address: str) -> int:
@@ -86,4 +99,4 @@ def failed(*, username: str, address: str) -> None:
 def succeeded(*, username: str) -> None:
     """Clear the username's failures. The address keeps its count: otherwise one valid account
     would let a guesser reset its address between every few guesses at other accounts."""
-    cache.delete(_key("failures", "user", username))
+    cache.delete(_key("failures", "user", account(username)))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import models
@@ -295,6 +295,20 @@ class Review(models.Model):
         return f"{self.decision} ({self.reason}) on candidate {self.candidate_id}"
 
 
+class AuditQuerySet(models.QuerySet):
+    """The bulk paths that skip Model.save and Model.delete, refused as those are: an UPDATE or
+    DELETE through the ORM would otherwise rewrite or erase history without a trace."""
+
+    def update(self, **kwargs: Any) -> int:
+        raise PermissionError("audit events are append-only")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise PermissionError("audit events are append-only")
+
+    def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
+        raise PermissionError("audit events are append-only")
+
+
 class AuditEvent(models.Model):
     """Append-only: who did what, when, with the state before and after."""
 
@@ -307,6 +321,8 @@ class AuditEvent(models.Model):
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    objects = AuditQuerySet.as_manager()
 
     class Meta:
         ordering = ["-id"]

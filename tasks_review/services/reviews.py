@@ -21,8 +21,8 @@ from trajectories.core.limits import echo
 from ..models import Candidate, Review
 from ..roles import ADJUDICATE, REVIEW
 from ..selectors import reviewable
-from .audit import audit_event_record
-from .errors import AlreadyReviewed, InvalidDecision, NotReviewable, require
+from .audit import audit_event_record, require_audited
+from .errors import AlreadyReviewed, InvalidDecision, NotReviewable
 from .reservations import candidate_locked, holding, refuse_if_held, refuse_unless_settler
 
 Decision = Review.Decision
@@ -101,7 +101,14 @@ def review_submit(
 ) -> Review:
     """Record one reviewer's decision. When REVIEWS_PER_CANDIDATE are in, the candidate is
     accepted, rejected or needs a fix if they all agree, and disputed if they do not."""
-    require(user, REVIEW, "review candidates")
+    require_audited(
+        user,
+        REVIEW,
+        "review candidates",
+        verb="review.submit",
+        target=Candidate,
+        target_id=candidate_id,
+    )
     chosen, why = _validated(decision, reason, comment)
     now = now or timezone.now()
     with transaction.atomic():
@@ -163,7 +170,14 @@ def review_adjudicate(
 ) -> Review:
     """Settle a disputed candidate. The adjudication wins over the reviews and is audited as an
     override of them; it must come from someone who was not one of the disputing reviewers."""
-    require(user, ADJUDICATE, "adjudicate disputes")
+    require_audited(
+        user,
+        ADJUDICATE,
+        "adjudicate disputes",
+        verb="review.override",
+        target=Candidate,
+        target_id=candidate_id,
+    )
     chosen, why = _validated(decision, reason, comment)
     now = now or timezone.now()
     with transaction.atomic():

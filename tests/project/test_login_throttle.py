@@ -107,3 +107,25 @@ def test_a_logged_in_user_cannot_clear_anothers_count(client, people):
     client.logout()
     log_in(client, "alice", "wrong")
     assert log_in(client, "alice", "pw-alice").status_code == 429
+
+
+@pytest.mark.parametrize(
+    "variant",
+    ["alice ", " alice", "alice\t", "\u3000alice", "ａｌｉｃｅ", "ALICE", "Alice"],
+    ids=["trailing-space", "leading-space", "tab", "ideographic", "fullwidth", "upper", "title"],
+)
+def test_spellings_of_a_username_share_its_count(client, people, variant):
+    # Django's login form strips and NFKC-normalises the username before matching it, and a
+    # case-insensitive backend or collation matches any case: each spelling that could log in
+    # as alice counts against alice, and the lock it sets refuses alice herself.
+    for _ in range(4):
+        log_in(client, "alice", "wrong")
+    log_in(client, variant, "wrong")
+    assert log_in(client, "alice", "pw-alice").status_code == 429
+    assert log_in(client, variant, "pw-alice").status_code == 429
+
+
+def test_a_lock_on_alice_refuses_her_spelled_otherwise(client, people):
+    for _ in range(5):
+        log_in(client, "alice", "wrong")
+    assert log_in(client, "ａｌｉｃｅ ", "pw-alice").status_code == 429

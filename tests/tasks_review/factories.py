@@ -66,6 +66,9 @@ def make_candidate(
         reference_files=files(reference),
     )
     defaults.update(fields)
+    if defaults["status"] == Candidate.Status.KEPT and defaults["family"] != Candidate.SANDBOX:
+        # As verifier v3 keeps a task whose probes discriminate.
+        defaults.setdefault("grading", Candidate.Grading.EQUIVALENCE)
     candidate = Candidate.objects.create(
         run=run or make_run(), trajectory=trajectory or make_trajectory(), **defaults
     )

@@ -26,8 +26,6 @@ replay stepper at that step.
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +34,7 @@ from trajectories.core.blobs import BlobStore
 from trajectories.core.replay.model import CheckKind, Status
 from trajectories.core.replay.programs import basename, unwrap
 
+from . import patterns
 from .claims import claims_success
 from .facts import Action, TrajectoryFacts
 from .forbidden import Hit, detect
@@ -238,9 +237,9 @@ def argv_starts_with(argv: Sequence[str], prefix: Sequence[str]) -> bool:
     return list(real[1 : len(prefix)]) == list(prefix[1:])
 
 
-@functools.lru_cache(maxsize=512)
-def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def _regex(pattern: str) -> Any:
+    # RE2, linear in the text: the pattern is a reviewer's and the text an agent's (patterns.py).
+    return patterns.compiled(pattern)
 
 
 # -- evidence ------------------------------------------------------------------------------------

@@ -40,8 +40,11 @@ from typing import Any, Literal
 
 from jsonschema import Draft202012Validator
 
+from trajectories.core.formats.jsonl import StrictJSONError, loads_strict
 from trajectories.core.limits import echo
 from trajectories.core.replay.model import CheckKind
+
+from .patterns import why_not_linear
 
 SCHEMA_PATH = Path(__file__).with_name("behaviour.schema.json")
 
@@ -206,12 +209,12 @@ def load_spec(document: Mapping[str, Any] | str | bytes) -> BehaviourSpec:
     """Validate a spec (a mapping, or its JSON text) and return it; raises ``SpecError``."""
     if isinstance(document, str | bytes):
         try:
-            document = json.loads(document)
-        except ValueError as error:
-            raise SpecError([f"$: not JSON ({error})"]) from None
+            document = loads_strict(document)
+        except StrictJSONError as error:
+            raise SpecError([f"$: {error}"]) from None
     if not isinstance(document, Mapping):
         raise SpecError([f"$: a behaviour spec is a JSON object, not {type(document).__name__}"])
-    problems = schema_problems(_validator(), document)
+    problems = schema_problems(_validator(), document) or _pattern_problems(document)
     if problems:
         raise SpecError(problems)
     actions = tuple(_action(raw) for raw in document.get("expected_actions", ()))
@@ -262,6 +265,19 @@ def schema_problems(validator: Draft202012Validator, document: Any) -> list[str]
         problems.append((order, f"{where}: {message}"))
     problems.sort(key=lambda item: item[0])
     return [message for _, message in problems]
+
+
+def _pattern_problems(document: Mapping[str, Any]) -> list[str]:
+    """The regex fields (already valid for Python's re) that RE2, the engine the harness runs
+    them with, cannot run: see patterns.py."""
+    found = []
+    fields = (("expected_actions", "command"), ("evidence", "command"), ("evidence", "line"))
+    for section, field in fields:
+        for i, raw in enumerate(document.get(section, ())):
+            why = why_not_linear(raw[field]) if field in raw else None
+            if why:
+                found.append(f"$.{section}[{i}].{field}: {why}")
+    return sorted(found)
 
 
 def _action(raw: Mapping[str, Any]) -> ExpectedAction:

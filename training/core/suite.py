@@ -265,16 +265,33 @@ def _check_meaning(
                 "it would score every trajectory 1"
             )
         for j, item in enumerate(task.get("expectedEvidence", [])):
-            if not any(key in item for key in ("kind", "contains", "exitCode", "status")):
+            # What _artifact_matches filters on: an empty kind, status or list of needles
+            # filters nothing, so {"contains": []} matched every artifact.
+            where = f"$.tasks[{i}].expectedEvidence[{j}]"
+            if not (
+                item.get("kind")
+                or "exitCode" in item
+                or item.get("status")
+                or _needles(item.get("contains"))
+            ):
                 problems.append(
-                    f"$.tasks[{i}].expectedEvidence[{j}]: matches any artifact; give it a kind, "
-                    "contains, exitCode or status"
+                    f"{where}: matches any artifact; give it a kind, contains, exitCode or status"
                 )
+            problems += _empty_needles(item.get("contains"), f"{where}.contains")
+        for j, item in enumerate(task.get("expectedActions", [])):
+            where = f"$.tasks[{i}].expectedActions[{j}].argsContains"
+            problems += _empty_needles(item.get("argsContains"), where)
     for i, trajectory in enumerate(trajectories):
         if trajectory["taskId"] not in seen:
             problems.append(f"$.trajectories[{i}].taskId: {trajectory['taskId']!r} names no task")
     if problems:
         raise SuiteError(problems)
+
+
+def _empty_needles(value: Any, where: str) -> list[str]:
+    if "" not in _needles(value):
+        return []
+    return [f"{where}: an empty needle matches nothing useful; drop it or write what to find"]
 
 
 def _evidence_of(task: Mapping[str, Any]) -> list[Mapping[str, Any]]:

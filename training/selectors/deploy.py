@@ -14,6 +14,8 @@ import hmac
 import logging
 import shlex
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -327,8 +329,60 @@ def _route_sql() -> str:
         f"FROM {b} b LEFT JOIN {s} s ON s.behaviour_id = b.id "
         f"LEFT JOIN {d} d ON d.id = s.deployment_id "
         f"LEFT JOIN {a} a ON a.id = d.adapter_id "
-        "WHERE b.slug = %s"
+        "WHERE b.slug = %s "
+        # The most recently changed first: when nothing serves, the answer names the deployment
+        # that stopped last, not whichever row the database happened to return first.
+        "ORDER BY d.updated_at DESC, d.id DESC"
     )
+
+
+# How long the route's reads may wait on a lock: serving asks on every request, and the base
+# model answered at once beats any answer after the 20 s the rest of the app rides out.
+ROUTE_WAIT_SECONDS = 0.25
+
+
+@contextmanager
+def route_reads(seconds: float = ROUTE_WAIT_SECONDS) -> Iterator[None]:
+    """The route's reads wait on a lock at most ``seconds``, then fail (the caller answers the
+    base model); the connection's usual waits are back afterwards. On this thread's connection
+    only: SQLite's busy timeout (the connect timeout too, when the read has to open one), or
+    PostgreSQL's statement_timeout and lock_timeout. Set on the raw connection, so they add no
+    query to what the route is measured by."""
+    if connection.vendor == "sqlite":
+        usual = connection.settings_dict
+        options = usual.get("OPTIONS", {})
+        connection.settings_dict = {**usual, "OPTIONS": {**options, "timeout": seconds}}
+        try:
+            connection.ensure_connection()
+            connection.connection.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
+            yield
+        finally:
+            connection.settings_dict = usual
+            _quietly(f"PRAGMA busy_timeout = {int(options.get('timeout', 5) * 1000)}")
+        return
+    if connection.vendor == "postgresql":
+        ms = int(seconds * 1000)
+        connection.ensure_connection()
+        _quietly(f"SET statement_timeout = {ms}", f"SET lock_timeout = {ms}", strict=True)
+        try:
+            yield
+        finally:
+            _quietly("RESET statement_timeout", "RESET lock_timeout")
+        return
+    yield
+
+
+def _quietly(*statements: str, strict: bool = False) -> None:
+    try:
+        raw = connection.connection
+        for sql in statements if raw is not None else ():
+            raw.execute(sql)  # sqlite3 and psycopg 3 connections both execute directly
+    except Exception:
+        if strict:
+            raise
+        # A connection that cannot take its usual waits back is not worth keeping.
+        log.warning("route: could not restore the connection's waits; closing it")
+        connection.close()
 
 
 def route_answer(

@@ -6,12 +6,12 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from tasks_review.services.audit import audit_event_record
+from tasks_review.services.audit import audit_event_record, require_audited
 from trajectories.core import limits
 
 from ..models import Behaviour, Decision, EvalRun
 from ..roles import DECIDE
-from .errors import Invalid, NotFound, require
+from .errors import Invalid, NotFound
 
 Kind = Decision.Kind
 
@@ -55,7 +55,14 @@ def decision_record(
     adapter: str = "",
 ) -> Decision:
     """Record a decision about the behaviour's latest version; earlier ones stay as history."""
-    require(user, DECIDE, "decide what to do about a behaviour")
+    require_audited(
+        user,
+        DECIDE,
+        "decide what to do about a behaviour",
+        verb="behaviour.decide",
+        target=Behaviour,
+        target_id=behaviour_id,
+    )
     chosen, method, adapter = _validated(kind, method, adapter, rationale)
     with transaction.atomic():
         behaviour = Behaviour.objects.select_for_update().filter(pk=behaviour_id).first()

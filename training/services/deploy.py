@@ -20,7 +20,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from tasks_review.services.audit import audit_event_record, iso
+from tasks_review.services.audit import audit_event_record, iso, require_audited
 from tasks_review.services.errors import NotPermitted
 from training.core.deploy import states
 from training.core.deploy.bucketing import format_percentage, subject_inside
@@ -118,7 +118,7 @@ def deployment_approve(
 ) -> Deployment:
     """Approve on the gate recomputed now (stored with the approval), then drill the kill
     switch: unhooks are validated, not declared."""
-    require(user, APPROVE_DEPLOYMENT, "approve deployments")
+    _require(user, APPROVE_DEPLOYMENT, "approve deployments", "deployment.approve", deployment_id)
     row = _get(deployment_id)
     report = gate_report(row.adapter, row.thresholds())
     now = timezone.now()
@@ -154,7 +154,7 @@ def deployment_drill(*, user: AbstractBaseUser | None, deployment_id: int) -> De
     deployment goes, about a subject inside each rollout, and restore the deployment only if
     every answer was the base model."""
     if user is not None:
-        require(user, OPERATE_DEPLOYMENT, "drill deployments")
+        _require(user, OPERATE_DEPLOYMENT, "drill deployments", "deployment.drill", deployment_id)
     return _drill(user, deployment_id)
 
 
@@ -195,7 +195,7 @@ def deployment_activate(
 ) -> Deployment:
     """Serve the approved, drilled deployment (superseding earlier versions of its adapter),
     then drill it again while it is live: the one drill that tests a serving route."""
-    require(user, OPERATE_DEPLOYMENT, "activate deployments")
+    _require(user, OPERATE_DEPLOYMENT, "activate deployments", "deployment.activate", deployment_id)
     with transaction.atomic():
         row = locked_deployment(deployment_id)
         d = deployment_core(row)
@@ -218,7 +218,13 @@ def deployment_percentage_set(
     *, user: AbstractBaseUser, deployment_id: int, behaviour: str, basis_points: int
 ) -> Deployment:
     """Move an active rollout within its approval; above it needs a new approval."""
-    require(user, OPERATE_DEPLOYMENT, "change rollout percentages")
+    _require(
+        user,
+        OPERATE_DEPLOYMENT,
+        "change rollout percentages",
+        "deployment.percentage",
+        deployment_id,
+    )
 
     def change(d: states.Deployment) -> states.Deployment:
         if basis_points and behaviour not in d.percentages:
@@ -243,7 +249,7 @@ def deployment_kill(
     """The kill switch: from now on the route answers the base model. Needs no approval; a
     person needs the operate permission, an API client only its token."""
     if client is None and user is not None:
-        require(user, OPERATE_DEPLOYMENT, "kill deployments")
+        _require(user, OPERATE_DEPLOYMENT, "kill deployments", "deployment.kill", deployment_id)
     extra = {"api_client": client.name} if client is not None else {}
     return _transition(
         user,
@@ -257,7 +263,9 @@ def deployment_kill(
 def deployment_rollback(*, user: AbstractBaseUser, deployment_id: int, reason: str) -> Deployment:
     """Take the deployment out as rolled back and re-activate the version it replaced; then
     drill that one. Returns the re-activated deployment."""
-    require(user, OPERATE_DEPLOYMENT, "roll back deployments")
+    _require(
+        user, OPERATE_DEPLOYMENT, "roll back deployments", "deployment.rollback", deployment_id
+    )
     _refuse_long(reason)
     with transaction.atomic():
         row = locked_deployment(deployment_id)
@@ -276,7 +284,7 @@ def deployment_rollback(*, user: AbstractBaseUser, deployment_id: int, reason: s
 
 
 def deployment_retire(*, user: AbstractBaseUser, deployment_id: int, reason: str) -> Deployment:
-    require(user, OPERATE_DEPLOYMENT, "retire deployments")
+    _require(user, OPERATE_DEPLOYMENT, "retire deployments", "deployment.retire", deployment_id)
     _refuse_long(reason)
     return _transition(
         user, deployment_id, "deployment.retire", lambda d: states.retire(d, reason=reason.strip())
@@ -289,6 +297,11 @@ def _refuse_long(reason: str) -> None:
     problem = limits.too_long("the reason", reason.strip(), limits.COMMENT)
     if problem:
         raise Invalid(problem)
+
+
+def _require(user: AbstractBaseUser, perm: str, action: str, verb: str, deployment_id: int) -> None:
+    """The role check of an operation on a deployment, a refusal left in its audit trail."""
+    require_audited(user, perm, action, verb=verb, target=Deployment, target_id=deployment_id)
 
 
 # -- one transition, one transaction -------------------------------------------------------------

@@ -17,6 +17,7 @@ from training.core.deploy.budget import (
     BudgetError,
     DayUsage,
     UsageReport,
+    add_usage,
     record_usage,
     utc_day,
 )
@@ -46,14 +47,18 @@ def usage_report(
             deployment=deployment, day=day
         )
         before = DayUsage(day=day, tokens=row.tokens, money=_plain(row.money))
-        if deployment.has_budget:
-            cap = BudgetCap(
-                tokens_per_day=deployment.tokens_per_day, money_per_day=deployment.money_per_day
-            )
-            check = record_usage(cap, before, report)
-        else:
-            after = DayUsage(day=day, tokens=row.tokens + tokens, money=before.money + money)
-            check = BudgetCheck(usage=after, exceeded=False, tripped=False, reason="")
+        try:
+            if deployment.has_budget:
+                cap = BudgetCap(
+                    tokens_per_day=deployment.tokens_per_day,
+                    money_per_day=deployment.money_per_day,
+                )
+                check = record_usage(cap, before, report)
+            else:
+                after = add_usage(before, report)
+                check = BudgetCheck(usage=after, exceeded=False, tripped=False, reason="")
+        except BudgetError as error:  # a sum past what the day's row holds
+            raise Invalid(str(error)) from None
         row.tokens, row.money = check.usage.tokens, check.usage.money
         row.exceeded = check.exceeded
         row.reports += 1

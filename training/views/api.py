@@ -1,37 +1,46 @@
 """The API serving infrastructure calls with a bearer token: which model answers a behaviour for a
 subject, usage reports against the budget cap, and the kill switch.
 
-No login, no session, no CSRF (a token is not a cookie a browser sends by itself). The route
+No login, no session, no CSRF (a token is not a cookie a browser sends by itself). Every view
+here is csrf_exempt for that reason: none reads a cookie or the session, so a forged cross-site
+request carries no credential; without the exemption the CSRF middleware answered a POST to the
+route with its HTML 403 page before the method check could say 405. The route
 answers 200 with the base model on every fault, including a database it cannot read; only a
 missing or wrong token is refused, with 401.
 """
 
 from __future__ import annotations
 
-import json
 import logging
+from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
+from functools import wraps
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_POST
 
 from tasks_review.services.errors import NotPermitted
 from training.core.deploy.route import Reason, RouteAnswer
+from trajectories.core.formats.jsonl import StrictJSONError, loads_strict
 
 from ..models import ApiClient
-from ..selectors.deploy import api_client_for, route_answer
+from ..selectors.deploy import api_client_for, route_answer, route_reads
 from ..services.deploy import deployment_kill
 from ..services.deploy_usage import usage_report
 from ..services.errors import Invalid, TrainingError
 from .deploy import status_of
 
 log = logging.getLogger(__name__)
+View = Callable[..., HttpResponse]
+# A kill reason is a line in the audit log and on the page, not a document.
+REASON_CHARS = 2000
 
 
 def _unauthorized() -> JsonResponse:
@@ -46,17 +55,40 @@ def _client(request: HttpRequest) -> ApiClient | None:
     return api_client_for(request.headers.get("Authorization", ""))
 
 
+def _methods(*allowed: str) -> Callable[[View], View]:
+    """Django's require_http_methods answering in JSON, as serving clients read every answer."""
+
+    def decorate(view: View) -> View:
+        @wraps(view)
+        def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if request.method not in allowed:
+                response = JsonResponse(
+                    {"error": f"{request.method} is not allowed here; use {' or '.join(allowed)}"},
+                    status=405,
+                )
+                response["Allow"] = ", ".join(allowed)
+                return response
+            return view(request, *args, **kwargs)
+
+        return csrf_exempt(login_not_required(checked))
+
+    return decorate
+
+
 def _refused(error: Exception) -> JsonResponse:
     return JsonResponse({"error": str(error)}, status=status_of(error))
 
 
-@login_not_required
-@require_GET
+@_methods("GET")
 def route(request: HttpRequest) -> HttpResponse:
     if not request.headers.get("Authorization"):
         return _unauthorized()
     try:
-        client = _client(request)
+        with route_reads():  # a locked database answers the base model at once, not in 20 s
+            client = _client(request)
+            if client is None:
+                return _unauthorized()
+            answer = route_answer(request.GET.get("behaviour", ""), request.GET.get("subject", ""))
     except Exception:
         # The token cannot be checked without the database, and refusing would break serving:
         # the base model is the one answer that is safe to give anyone.
@@ -64,34 +96,48 @@ def route(request: HttpRequest) -> HttpResponse:
         return JsonResponse(
             RouteAnswer(model=settings.TRAJ2ENV_BASE_MODEL, reason=Reason.ERROR).to_dict()
         )
-    if client is None:
-        return _unauthorized()
-    answer = route_answer(request.GET.get("behaviour", ""), request.GET.get("subject", ""))
     return JsonResponse(answer.to_dict())
 
 
 def _body(request: HttpRequest) -> dict[str, Any]:
     """A JSON object, or the form fields; numbers with a fraction stay exact as Decimal."""
-    if request.content_type == "application/json":
-        try:
-            data = json.loads(request.body or b"{}", parse_float=Decimal)
-        except ValueError:
-            raise Invalid("the body is not JSON") from None
-        if not isinstance(data, dict):
-            raise Invalid("the body must be a JSON object")
-        return data
-    return request.POST.dict()
+    try:
+        if request.content_type == "application/json":
+            data = loads_strict(request.body or b"{}", max_depth=8, parse_float=Decimal)
+            if not isinstance(data, dict):
+                raise Invalid("the body must be a JSON object")
+            return data
+        return request.POST.dict()
+    except StrictJSONError as error:
+        raise Invalid(f"the body is not a JSON object to read: {error}") from None
+    except RequestDataTooBig:
+        raise Invalid(
+            f"the body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes"
+        ) from None
+    except (SuspiciousOperation, MultiPartParserError) as error:  # too many fields, bad multipart
+        raise Invalid(f"the body's form cannot be read: {error}") from None
 
 
-@csrf_exempt
-@login_not_required
-@require_POST
+def _kill_reason(request: HttpRequest) -> tuple[str, str]:
+    """The body's reason and "", or "" and why the body was not used. Never raises: the reason is
+    optional, and no body (too large, not JSON, nested past reading) may keep a kill from
+    happening."""
+    try:
+        reason = _body(request).get("reason")
+    except Invalid as error:
+        return "", str(error)
+    if reason is not None and not isinstance(reason, str):
+        return "", f"the reason must be text, not {type(reason).__name__}"
+    return (reason or "").strip()[:REASON_CHARS], ""
+
+
+@_methods("POST")
 def kill(request: HttpRequest, pk: int) -> HttpResponse:
     client = _client(request)
     if client is None:
         return _unauthorized()
+    reason, ignored = _kill_reason(request)
     try:
-        reason = str(_body(request).get("reason") or "").strip()
         d = deployment_kill(
             client=client,
             deployment_id=pk,
@@ -99,12 +145,11 @@ def kill(request: HttpRequest, pk: int) -> HttpResponse:
         )
     except (TrainingError, NotPermitted) as error:
         return _refused(error)
-    return JsonResponse({"deployment": str(d.pk), "state": d.state, "reason": d.reason})
+    answer = {"deployment": str(d.pk), "state": d.state, "reason": d.reason}
+    return JsonResponse(answer | ({"ignored": f"body ignored: {ignored}"} if ignored else {}))
 
 
-@csrf_exempt
-@login_not_required
-@require_POST
+@_methods("POST")
 def usage(request: HttpRequest) -> HttpResponse:
     client = _client(request)
     if client is None:

@@ -41,6 +41,23 @@ def test_audit_events_cannot_be_changed_or_deleted(history):
         event.delete()
 
 
+def test_audit_events_cannot_be_changed_or_deleted_in_bulk_either(history):
+    count = AuditEvent.objects.count()
+    events = AuditEvent.objects.filter(verb="review.submit")
+    with pytest.raises(PermissionError):
+        events.update(verb="forged")
+    with pytest.raises(PermissionError):
+        events.delete()
+    with pytest.raises(PermissionError):
+        AuditEvent.objects.all().delete()
+    event = events.first()
+    event.verb = "forged"
+    with pytest.raises(PermissionError):
+        AuditEvent.objects.bulk_update([event], ["verb"])
+    assert AuditEvent.objects.count() == count
+    assert not AuditEvent.objects.filter(verb="forged").exists()
+
+
 def test_the_audit_page_lists_who_did_what_with_before_and_after(people, client, history):
     client.force_login(people.carol)
     response = client.get("/review/audit/")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -74,6 +75,15 @@ def test_a_shell_command_regex_searches_the_command_line():
     facts = Session().run("make -C web lint").facts()
     assert evaluate(only({"kind": "shell", "command": r"\bmake\b.*\blint$"}), facts).reward == 1
     assert evaluate(only({"kind": "shell", "command": r"^lint"}), facts).reward == 0
+
+
+def test_a_reviewers_exponential_regex_runs_in_linear_time_on_an_agents_command():
+    # ^(a+)+$ backtracks exponentially in Python's re on "aaa…ab"; 30 characters took minutes.
+    facts = Session().run("a" * 100_000 + "b").facts()
+    started = time.monotonic()
+    result = evaluate(only({"kind": "shell", "command": r"^(a+)+$"}), facts)
+    assert result.reward == 0
+    assert time.monotonic() - started < 2
 
 
 def test_an_argv_prefix_matches_a_simple_command_through_wrappers():
@@ -250,9 +260,7 @@ def test_a_claim_of_success_without_evidence_scores_zero_and_is_flagged():
 
 
 def test_a_claim_backed_by_evidence_is_not_self_report():
-    facts = (
-        Session().edit("src/app.py").run("pytest -q", "3 passed").say("All tests pass.").facts()
-    )
+    facts = Session().edit("src/app.py").run("pytest -q", "3 passed").say("All tests pass.").facts()
     result = evaluate(spec(actions=[{"kind": "edit"}], evidence=[CHECK]), facts)
     assert result.claimed_success and not result.self_report_only and result.reward == 1.0
 

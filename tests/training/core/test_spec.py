@@ -170,3 +170,23 @@ def test_the_schema_forbids_unknown_keys_everywhere():
 )
 def test_globs_keep_star_inside_a_segment_and_double_star_across(pattern, path, matches):
     assert glob_match(pattern, path) is matches
+
+
+@pytest.mark.parametrize(
+    ("where", "pattern"),
+    [
+        ("$.expected_actions[0].command", r"(pytest)\s+\1"),
+        ("$.expected_actions[0].command", r"^(?!git push)"),
+        ("$.evidence[0].line", r"TODO\Z"),
+    ],
+)
+def test_a_pattern_the_linear_time_engine_cannot_run_is_refused_at_its_path(where, pattern):
+    document = {"slug": "s", "title": "t"}
+    if where.startswith("$.expected_actions"):
+        document["expected_actions"] = [{"kind": "shell", "command": pattern}]
+    else:
+        document["evidence"] = [
+            {"kind": "file_state", "path": "a.py", "state": "contains", "line": pattern}
+        ]
+    [problem] = problems(document)
+    assert problem.startswith(f"{where}: ") and "RE2" in problem

@@ -216,6 +216,39 @@ def test_expected_final_contains_is_one_evidence_item():
             "exitCode or status",
         ),
         (
+            {"tasks": [{"id": "a", "expectedEvidence": [{"contains": []}]}]},
+            "$.tasks[0].expectedEvidence[0]: matches any artifact; give it a kind, contains, "
+            "exitCode or status",
+        ),
+        (
+            {"tasks": [{"id": "a", "expectedEvidence": [{"kind": "", "status": ""}]}]},
+            "$.tasks[0].expectedEvidence[0]: matches any artifact; give it a kind, contains, "
+            "exitCode or status",
+        ),
+        (
+            {"tasks": [{"id": "a", "expectedEvidence": [{"contains": [], "kind": ""}]}]},
+            "$.tasks[0].expectedEvidence[0]: matches any artifact; give it a kind, contains, "
+            "exitCode or status",
+        ),
+        (
+            {
+                "tasks": [
+                    {"id": "a", "expectedEvidence": [{"kind": "test-output", "contains": [""]}]}
+                ]
+            },
+            "$.tasks[0].expectedEvidence[0].contains: an empty needle matches nothing useful; "
+            "drop it or write what to find",
+        ),
+        (
+            {
+                "tasks": [
+                    {"id": "a", "expectedActions": [{"tool": "Bash", "argsContains": ["", "x"]}]}
+                ]
+            },
+            "$.tasks[0].expectedActions[0].argsContains: an empty needle matches nothing useful; "
+            "drop it or write what to find",
+        ),
+        (
             {
                 "tasks": [{"id": "a", "expectedFinalContains": "ok"}],
                 "trajectories": [{"taskId": "b"}],

@@ -12,7 +12,14 @@ from django.db import OperationalError, connection
 from django.test import Client
 
 from tasks_review.models import AuditEvent
-from tests.training.factories_deploy import REPAIR, gated_world, live, proposed, register
+from tests.training.factories_deploy import (
+    REPAIR,
+    gated_world,
+    live,
+    next_version,
+    proposed,
+    register,
+)
 from training.core.deploy.bucketing import bucket, subject_inside
 from training.models import ApiClient, Deployment, DeploymentShare
 from training.selectors import deploy as reads
@@ -299,3 +306,167 @@ def test_a_usage_report_that_makes_no_sense_is_refused_with_422(api, serving):
     response = api.post("/api/v1/usage", json.dumps(late), content_type="application/json")
     assert response.status_code == 422 and "offset" in response.json()["error"]
     assert Client().post("/api/v1/usage", {"deployment": d.pk}).status_code == 401
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"tokens": 10**30},
+        {"tokens": 2**63},
+        {"cost": "1e30"},
+        {"tokens": 1, "at": "9999-12-31T23:59:59-23:59"},
+    ],
+)
+def test_usage_no_day_can_hold_is_refused_with_422(api, serving, fields):
+    world, d = serving
+    body = json.dumps({"deployment": d.pk, **fields})
+    response = api.post("/api/v1/usage", body, content_type="application/json")
+    assert response.status_code == 422
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["error"]
+
+
+def test_usage_that_would_overflow_the_days_count_is_refused_and_the_count_kept(api, serving):
+    world, d = serving
+    body = json.dumps({"deployment": d.pk, "tokens": 2**63 - 1})
+    assert api.post("/api/v1/usage", body, content_type="application/json").status_code == 200
+    again = api.post("/api/v1/usage", body, content_type="application/json")
+    assert again.status_code == 422 and "at most" in again.json()["error"]
+    assert d.usage.get().tokens == 2**63 - 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["[" * 100_000 + "]" * 100_000, '{"deployment": ' * 50_000, "x" * 3_000_000],
+    ids=["deep", "deep-and-cut", "3MB"],
+)
+def test_a_usage_body_too_deep_or_too_large_is_refused_in_json(api, serving, body):
+    response = api.post("/api/v1/usage", body, content_type="application/json")
+    assert 400 <= response.status_code < 500
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["error"]
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        ('{"reason": ', "application/json"),
+        ("[" * 100_000 + "]" * 100_000, "application/json"),
+        ('["incident"]', "application/json"),
+        ('{"reason": "x' + "x" * 3_000_000 + '"}', "application/json"),
+        ("reason=" + "x" * 3_000_000, "application/x-www-form-urlencoded"),
+        (b"\xff\xfe{}", "application/json"),
+        ("&".join(f"f{n}=1" for n in range(2000)), "application/x-www-form-urlencoded"),
+        ("--x\r\nbroken", "multipart/form-data"),
+        ('{"reason": "\\ud800"}', "application/json"),
+    ],
+    ids=[
+        "malformed",
+        "deep",
+        "not-an-object",
+        "3MB-json",
+        "3MB-form",
+        "not-utf8",
+        "2000-fields",
+        "multipart-without-boundary",
+        "lone-surrogate",
+    ],
+)
+def test_the_kill_call_kills_whatever_its_body_says(api, serving, body, content_type):
+    world, d = serving
+    response = api.post(f"/api/v1/deployments/{d.pk}/kill", body, content_type=content_type)
+    assert response.status_code == 200, response.content[:200]
+    answer = response.json()
+    assert answer["state"] == "killed" and answer["reason"].startswith("kill switch pulled")
+    assert answer["ignored"]  # says why the body's reason was not used
+    d.refresh_from_db()
+    assert d.state == Deployment.State.KILLED
+    assert route(api)["reason"] == "killed"
+
+
+def test_a_kill_reason_that_is_not_text_is_ignored_and_the_kill_goes_through(api, serving):
+    world, d = serving
+    body = json.dumps({"reason": {"nested": ["x"]}})
+    response = api.post(f"/api/v1/deployments/{d.pk}/kill", body, content_type="application/json")
+    assert response.status_code == 200
+    assert response.json()["reason"].startswith("kill switch pulled")
+    assert "reason" in response.json()["ignored"]
+
+
+@pytest.mark.parametrize("method", ["post", "put", "patch", "delete"])
+def test_the_route_answers_other_methods_405_in_json(api, serving, method):
+    response = getattr(api, method)("/api/v1/route", {"behaviour": REPAIR})
+    assert response.status_code == 405
+    assert response["Allow"] == "GET"
+    assert "GET" in response.json()["error"]
+
+
+def test_kill_and_usage_answer_get_405_in_json(api, serving):
+    world, d = serving
+    for url in (f"/api/v1/deployments/{d.pk}/kill", "/api/v1/usage"):
+        response = api.get(url)
+        assert response.status_code == 405 and response["Allow"] == "POST"
+        assert "POST" in response.json()["error"]
+
+
+def test_when_nothing_serves_the_route_names_the_deployment_stopped_last(people, api, serving):
+    # The story: deployment 1 killed by hand, a later one killed by its budget cap; the
+    # route named deployment 1 (the first row of its query) as why the base model answers.
+    world, first = serving
+    deploy.deployment_kill(user=people.bob, deployment_id=first.pk, reason="incident")
+    second = live(next_version(world, people.bob, "2.0"), people.bob, people.carol)
+    assert route(api)["deployment"] == str(second.pk)
+    retired_between = proposed(next_version(world, people.bob, "2.5"), people.bob)
+    deploy.deployment_retire(user=people.bob, deployment_id=retired_between.pk, reason="no")
+    third = deploy.deployment_propose(
+        user=people.bob,
+        adapter_id=next_version(world, people.bob, "3.0").pk,
+        percentages={REPAIR: 1000},
+        money_per_day=Decimal("1.00"),
+    )
+    deploy.deployment_approve(user=people.carol, deployment_id=third.pk)
+    deploy.deployment_activate(user=people.bob, deployment_id=third.pk)
+    body = json.dumps({"deployment": third.pk, "tokens": 1, "cost": "1.00"})
+    assert api.post("/api/v1/usage", body, content_type="application/json").json()["tripped"]
+    answer = route(api)
+    assert (answer["deployment"], answer["reason"]) == (str(third.pk), "killed")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_locked_database_answers_the_base_model_well_under_a_second(people, settings):
+    import sqlite3
+    import threading
+    import time
+
+    if connection.vendor != "sqlite":
+        pytest.skip("holds SQLite's file lock from another connection")
+    settings.TRAJ2ENV_BASE_MODEL = "house-model"
+    _client, token = api_client_create(user=people.dave, name="proxy")
+    api = Client(headers={"Authorization": f"Bearer {token}"})
+    assert api.get("/api/v1/route", {"behaviour": REPAIR}).status_code == 200
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_lock():
+        other = sqlite3.connect(connection.settings_dict["NAME"], timeout=5)
+        other.execute("PRAGMA locking_mode=EXCLUSIVE")
+        other.execute("BEGIN EXCLUSIVE")
+        other.execute("CREATE TABLE IF NOT EXISTS held_lock (x)")
+        locked.set()
+        release.wait(30)
+        other.rollback()
+        other.close()
+
+    connection.close()  # an exclusive lock waits for no other connection to hold the file
+    holder = threading.Thread(target=hold_the_lock)
+    holder.start()
+    try:
+        assert locked.wait(10)
+        started = time.monotonic()
+        response = api.get("/api/v1/route", {"behaviour": REPAIR, "subject": INSIDE})
+        took = time.monotonic() - started
+    finally:
+        release.set()
+        holder.join()
+    assert response.status_code == 200
+    assert (response.json()["model"], response.json()["reason"]) == ("house-model", "error")
+    assert took < 1

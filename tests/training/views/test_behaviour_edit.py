@@ -91,6 +91,29 @@ def test_text_that_is_not_json_and_a_spec_with_no_expectations_are_refused(clien
     assert "would score every trajectory 1" in html(empty)
 
 
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        (spec_of(pass_threshold=float("nan")), "NaN"),
+        (
+            spec_of().replace('"slug"', '"x": ' + "[" * 100_000 + "]" * 100_000 + ', "slug"'),
+            "deeper",
+        ),
+        (spec_of(description=json.loads("[" * 200 + "]" * 200)), "deeper"),
+        (spec_of(title="lone").replace('"lone"', '"\\ud800 lone"'), "surrogate"),
+    ],
+    ids=["nan", "deep", "deep-for-the-validator", "surrogate"],
+)
+def test_json_no_column_can_store_is_refused_with_422_on_both_editors(client, people, text, why):
+    make_behaviour()
+    client.force_login(people.bob)
+    edited = client.post("/training/behaviours/failing-test-repair/edit/", {"spec": text})
+    assert edited.status_code == 422 and why in html(edited)
+    created = client.post("/training/behaviours/new/", {"spec": text.replace("failing-", "other-")})
+    assert created.status_code == 422 and why in html(created)
+    assert BehaviourVersion.objects.count() == 1
+
+
 def test_an_unchanged_spec_is_a_409_and_a_renamed_one_a_422(client, people):
     make_behaviour()
     client.force_login(people.bob)

@@ -16,7 +16,9 @@ it (``tripped``, once per day), and the service kills the deployment with ``reas
 audit event's words. Days are UTC whatever the reporter's offset, so two serving hosts in
 different time zones add to the same day. A late report for an earlier day adds to that day and
 can trip that day's cap: the spending happened, and the kill is the safe answer.
-Money is ``Decimal`` (binary floats do not add cents exactly); a float is refused.
+Money is ``Decimal`` (binary floats do not add cents exactly); a float is refused. A day holds at
+most ``TOKENS_MAX`` tokens and ``MONEY_MAX``: a report or a sum past them is refused
+rather than overflowing the columns that keep the day.
 """
 
 from __future__ import annotations
@@ -26,6 +28,12 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 
 ZERO = Decimal(0)
+# What the day's row can hold anywhere: a signed 64-bit count, and a decimal of 16 digits with 6
+# places (DeploymentUsage, Deployment's caps). Past them SQLite raises OverflowError and
+# PostgreSQL "numeric field overflow": both 500s, so the numbers are refused here.
+TOKENS_MAX = 2**63 - 1
+MONEY_PLACES = 6
+MONEY_MAX = Decimal(10) ** (16 - MONEY_PLACES) - Decimal(1).scaleb(-MONEY_PLACES)
 
 
 class BudgetError(ValueError):
@@ -80,17 +88,17 @@ class BudgetCheck:
 def utc_day(at: datetime) -> date:
     if at.tzinfo is None or at.utcoffset() is None:
         raise BudgetError(f"usage times must carry a timezone, not naive {at.isoformat()}")
-    return at.astimezone(UTC).date()
+    try:
+        return at.astimezone(UTC).date()
+    except OverflowError:  # 9999-12-31 at -23:59 is a day in year 10000
+        raise BudgetError(f"{at.isoformat()} falls outside the calendar in UTC") from None
 
 
 def record_usage(cap: BudgetCap, usage: DayUsage | None, report: UsageReport) -> BudgetCheck:
     """Add ``report`` to ``usage``, the deployment's usage so far on the report's UTC day (None
     when it has none yet), and say whether this report trips the cap."""
-    day = utc_day(report.at)
-    before = usage if usage is not None else DayUsage(day)
-    if before.day != day:
-        raise BudgetError(f"a report of {day} UTC cannot add to the usage of {before.day}")
-    after = replace(before, tokens=before.tokens + report.tokens, money=before.money + report.money)
+    before = usage if usage is not None else DayUsage(utc_day(report.at))
+    after = add_usage(before, report)
     reason = over_cap(cap, after)
     return BudgetCheck(
         usage=after,
@@ -98,6 +106,17 @@ def record_usage(cap: BudgetCap, usage: DayUsage | None, report: UsageReport) ->
         tripped=bool(reason) and not over_cap(cap, before),
         reason=reason,
     )
+
+
+def add_usage(usage: DayUsage, report: UsageReport) -> DayUsage:
+    """The day's usage with ``report`` added; a sum past what a day holds is refused."""
+    day = utc_day(report.at)
+    if usage.day != day:
+        raise BudgetError(f"a report of {day} UTC cannot add to the usage of {usage.day}")
+    after = replace(usage, tokens=usage.tokens + report.tokens, money=usage.money + report.money)
+    _count(after.tokens, f"the day's tokens ({usage.tokens:,} before this report)")
+    _money(after.money, f"the day's money ({usage.money} before this report)")
+    return after
 
 
 def over_cap(cap: BudgetCap, usage: DayUsage) -> str:
@@ -113,6 +132,8 @@ def over_cap(cap: BudgetCap, usage: DayUsage) -> str:
 def _count(value: int, name: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise BudgetError(f"{name} must be a non-negative integer, not {value!r}")
+    if value > TOKENS_MAX:
+        raise BudgetError(f"{name} must be at most {TOKENS_MAX:,}, not {value:,}")
 
 
 def _money(value: Decimal, name: str) -> None:
@@ -120,3 +141,5 @@ def _money(value: Decimal, name: str) -> None:
         raise BudgetError(f"{name} must be a Decimal, not {type(value).__name__} {value!r}")
     if not Decimal(value).is_finite() or value < 0:
         raise BudgetError(f"{name} must be a finite amount of at least 0, not {value}")
+    if value > MONEY_MAX:
+        raise BudgetError(f"{name} must be at most {MONEY_MAX}, not {value}")

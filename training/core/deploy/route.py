@@ -92,6 +92,8 @@ class RouteEntry:
 @dataclass(frozen=True, slots=True)
 class BehaviourRoutes:
     base_model: str | None = None  # the behaviour's own; None uses the snapshot's default
+    # The most recently changed deployment first: of two killed ones, the answer names the
+    # first, the one killed last.
     entries: tuple[RouteEntry, ...] = ()
 
 
@@ -110,7 +112,7 @@ class InconsistentSnapshot(Exception):
 
 
 # When nothing is active, the answer names the most telling of the others: a kill is news to
-# whoever asks, a retirement is routine.
+# whoever asks, a retirement is routine. Within a state, the newest (entries come newest first).
 _INACTIVE_REASONS = (
     (State.KILLED, Reason.KILLED),
     (State.ROLLED_BACK, Reason.ROLLED_BACK),

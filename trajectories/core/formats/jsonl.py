@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,3 +162,52 @@ def replace_surrogates(value: Any) -> tuple[Any, bool]:
             changed = changed or hit or key_hit
         return value, changed
     return value, False
+
+
+class StrictJSONError(ValueError):
+    """A document that is not standard JSON a JSON column could store again; says why."""
+
+
+def loads_strict(
+    text: str | bytes, *, max_depth: int = 100, parse_float: Callable[[str], Any] | None = None
+) -> Any:
+    """One JSON document that people or clients sent (a behaviour spec, an API body).
+
+    ``json.loads`` takes NaN and Infinity (which no JSON column stores), lone surrogates (which
+    no UTF-8 encoder or database driver takes), and raises ``RecursionError``, not
+    ``ValueError``, on deep nesting: each of those became a 500. Here each is a
+    ``StrictJSONError`` saying why, and nesting past ``max_depth`` is refused too, so that
+    what validates the document next (jsonschema recurses) cannot run out of stack either.
+    """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise StrictJSONError(f"not UTF-8 text (byte {error.start})") from None
+    decoder = json.JSONDecoder(
+        parse_constant=_reject_constant, parse_float=parse_float or _finite_float
+    )
+    try:
+        value = decoder.decode(text)
+    except RecursionError:
+        raise StrictJSONError(f"nested deeper than {max_depth} levels") from None
+    except NonStandardJSON as error:
+        raise StrictJSONError(str(error)) from None
+    except json.JSONDecodeError as error:
+        raise StrictJSONError(f"not JSON: {describe_error(error)}") from None
+    _check_nesting(value, max_depth)
+    if may_hold_surrogates(text) and replace_surrogates(value)[1]:
+        raise StrictJSONError("a string holds a lone surrogate escape (\\ud800-\\udfff)")
+    return value
+
+
+def _check_nesting(value: Any, max_depth: int) -> None:
+    # A loop over a stack, not recursion: the point is to refuse depth, not to hit it.
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > max_depth:
+                raise StrictJSONError(f"nested deeper than {max_depth} levels")
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)

@@ -132,3 +132,34 @@ def test_negative_fractional_token_float_money_or_non_finite_reports_are_refused
 def test_a_cap_needs_a_positive_limit(kwargs):
     with pytest.raises(BudgetError):
         BudgetCap(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"tokens": 10**30}, {"tokens": 2**63}, {"money": Decimal(10**10)}, {"money": Decimal("1e30")}],
+)
+def test_a_report_larger_than_a_day_can_hold_is_refused(kwargs):
+    # A day's usage is kept in a 64-bit count and a decimal of ten whole digits.
+    with pytest.raises(BudgetError, match="at most"):
+        UsageReport(at=NOON, **kwargs)
+
+
+def test_reports_that_would_add_up_past_what_a_day_can_hold_are_refused():
+    full = DayUsage(NOON.date(), tokens=2**63 - 1)
+    with pytest.raises(BudgetError, match="at most"):
+        record_usage(TOKENS, full, report(tokens=1))
+    rich = DayUsage(NOON.date(), money=Decimal("9999999999"))
+    with pytest.raises(BudgetError, match="at most"):
+        record_usage(MONEY, rich, report(money="1"))
+
+
+@pytest.mark.parametrize(
+    "at",
+    [
+        datetime(9999, 12, 31, 23, 59, tzinfo=timezone(-timedelta(hours=23, minutes=59))),
+        datetime(1, 1, 1, 0, 0, tzinfo=timezone(timedelta(hours=23, minutes=59))),
+    ],
+)
+def test_a_time_whose_utc_day_is_out_of_the_calendar_is_refused(at):
+    with pytest.raises(BudgetError, match="UTC"):
+        UsageReport(at=at, tokens=1)

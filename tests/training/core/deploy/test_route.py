@@ -253,3 +253,10 @@ def test_a_kill_drill_on_an_active_deployment_sees_the_base_model_then_restores_
 def test_behaviours_without_a_deployment_are_known_to_the_snapshot():
     answer = ask(snapshot(), behaviour=TAMPER)
     assert (answer.model, answer.reason) == (DEFAULT, Reason.NO_DEPLOYMENT)
+
+
+def test_of_two_killed_deployments_the_answer_names_the_newest_which_comes_first():
+    answer = decide(
+        snap(entry(State.KILLED, deployment="3"), entry(State.KILLED, deployment="1")), REPAIR, "x"
+    )
+    assert (answer.deployment, answer.reason) == ("3", "killed")
