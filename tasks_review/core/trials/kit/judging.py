@@ -107,6 +107,7 @@ def control_problems(session, matching=False):
     if matching:
         return _matching_problems(copies, dict(real), seen)
     problems = []
+    outcome_of = dict(real)
     if not any(c["fail"] for c in copies.values()) or not any(
         not c["fail"] for c in copies.values()
     ):
@@ -120,6 +121,8 @@ def control_problems(session, matching=False):
                 f"a copy of {control['of']} with an assertion made false was reported "
                 f"{outcomes[0]}: results were forged in-process"
             )
+        elif not control["fail"] and outcomes[0] in _BAD and outcome_of.get(control["of"]) in _BAD:
+            continue  # the test fails and its verbatim copy with it: a failure, not a forgery
         elif not control["fail"] and outcomes[0] != PASSED:
             problems.append(
                 f"a verbatim copy of {control['of']} was reported {outcomes[0]}: the real "
@@ -271,6 +274,9 @@ def judge_sessions(
             value = score["passed"] / score["scored"]
     else:
         value = 0.0 if reasons else 1.0
+    if not (untrusted or baseline) and start_failed and set(failed) == set(start_failed):
+        # The no-op's case: say what happened, not only the failures it shows.
+        reasons.insert(0, "no change: the recorded check failed as at the start")
     return Verdict(
         reward=value,
         reasons=tuple(reasons),
