@@ -212,15 +212,16 @@ def grade_submission(
             reward=str(config.get("reward") or "all"),
             start_failed=facts.start_failed if facts is not None else (),
         )
-    written = _reward_txt(copied)
-    if written != verdict.reward or outcome["reward"] != verdict.reward:
+    # Both files, as Harbor reads them (reward.json first): a planted one must not stand.
+    written = (_reward_txt(copied), _reward_json(copied), outcome["reward"])
+    if any(value != verdict.reward for value in written):
         verdict = dataclasses.replace(
             verdict,
             reward=0.0,
             reasons=(
                 *verdict.reasons,
-                f"the task's grader wrote reward {written} where the harness judged "
-                f"{verdict.reward}",
+                f"the task's grader wrote reward {written[0]} (reward.json {written[1]}) where "
+                f"the harness judged {verdict.reward}",
             ),
         )
     detail = {
@@ -257,3 +258,14 @@ def _reward_txt(copied: Mapping[str, FileEntry]) -> float | None:
         return float(entry.data.decode().strip()) if entry else None
     except ValueError:
         return None
+
+
+def _reward_json(copied: Mapping[str, FileEntry]) -> float | None:
+    """``reward.json``'s reward, which Harbor reads before ``reward.txt``."""
+    entry = copied.get("reward.json")
+    try:
+        data = json.loads(entry.data) if entry else None
+    except ValueError:
+        return None
+    value = data.get("reward") if isinstance(data, dict) and len(data) == 1 else None
+    return float(value) if isinstance(value, int | float) else None

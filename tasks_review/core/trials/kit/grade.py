@@ -23,8 +23,9 @@ agent's project; the trial matrix writes the submission's regular files). Then:
    Nothing secret is in the check's environment, files or arguments; no file it can write is
    read for the verdict. With a time limit; then every process of that user is killed.
 4. **Judge** with ``judging.py`` (the rules the trial matrix applies in its own process to the
-   same session records) and write ``reward.txt``; ``reward.json``, which Harbor would prefer,
-   is removed. The sessions and the verdict go to ``<verifier dir>/traj2env/``.
+   same session records) and write ``reward.json`` (which Harbor reads first) and
+   ``reward.txt``, last, each created anew without following links, and read back. The
+   sessions and the verdict go to ``<verifier dir>/traj2env/``.
 
 Threat model: the submission is written by someone who has read this kit. Everything running
 as ``grader`` is theirs: code imported by the tests can patch anything in its own process (and,
@@ -44,6 +45,7 @@ Usage: python3 -I grade.py GRADING_JSON   (TRAJ2ENV_VERIFIER_DIR overrides /logs
 import json
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import traceback
@@ -62,16 +64,57 @@ import services  # noqa: E402
 SOCKET = "report.sock"
 
 
-def write_reward(verifier, reward):
+class RewardNotWritten(Exception):
+    """A reward file did not read back as written: something else writes the verifier folder."""
+
+
+def _write_new(folder, name, data):
+    """``name`` in ``folder`` made anew: whatever was there (a link, a folder, a FIFO, a file a
+    daemon holds open) is removed first, and the file is created without following links."""
+    path = os.path.join(folder, name)
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    else:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags, 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+def _read_back(folder, name):
     try:
-        os.unlink(os.path.join(verifier, "reward.json"))
-    except FileNotFoundError:
-        pass
+        fd = os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        return handle.read(4096)
+
+
+def write_reward(verifier, reward):
+    """Write ``reward.json`` (which Harbor reads first) and ``reward.txt``, and read both back.
+
+    A planted link would have a root write land in the agent's file, or fail and leave the
+    agent's 1 readable; a planted ``reward.json`` would win over ``reward.txt``. So both are
+    always written, each created anew, and checked as Harbor will read them.
+    """
     # The shortest text that reads back as the same float: a fractional reward (2 of 3 tests)
     # must compare equal to the harness's own when it reads reward.txt.
     text = repr(float(reward))
-    with open(os.path.join(verifier, "reward.txt"), "w") as handle:
-        handle.write((text[:-2] if text.endswith(".0") else text) + "\n")
+    files = {
+        "reward.json": (json.dumps({"reward": float(reward)}) + "\n").encode(),
+        "reward.txt": ((text[:-2] if text.endswith(".0") else text) + "\n").encode(),
+    }
+    for name, data in files.items():
+        _write_new(verifier, name, data)
+    for name, data in files.items():
+        if _read_back(verifier, name) != data:
+            raise RewardNotWritten(f"{name} did not read back as written")
 
 
 def grade(config, verifier, out):
@@ -145,9 +188,13 @@ def main(judge=None):
     """Grade with ``judge(config, verifier, out)`` (``grade``; a qa task's ``answer_grade``
     passes its own) and write the verdict and the reward, whatever happens."""
     verifier = os.environ.get("TRAJ2ENV_VERIFIER_DIR") or "/logs/verifier"
+    if os.path.islink(verifier):
+        os.unlink(verifier)
     os.makedirs(verifier, exist_ok=True)
     write_reward(verifier, 0.0)
     out = os.path.join(verifier, "traj2env")
+    if os.path.islink(out) or os.path.isfile(out):
+        os.unlink(out)
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     try:
@@ -160,7 +207,11 @@ def main(judge=None):
     output = outcome.pop("output", "")
     with open(os.path.join(out, "verdict.json"), "w") as handle:
         json.dump(outcome, handle, indent=1, sort_keys=True)
-    write_reward(verifier, float(outcome["reward"]))
+    try:
+        write_reward(verifier, float(outcome["reward"]))
+    except RewardNotWritten as exc:  # never a pass: a 0 where Harbor reads, if it still can
+        outcome = {"reward": 0.0, "error": str(exc)}
+        write_reward(verifier, 0.0)
     sys.stdout.write(output)
     print(f"\ngrader: reward {outcome['reward']:g}")
     for reason in outcome.get("reasons") or [outcome.get("error", "")]:
