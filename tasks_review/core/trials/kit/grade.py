@@ -136,7 +136,7 @@ def grade(config, verifier, out):
     kit = running.install_kit(config, sys.executable)
     scratch = tempfile.mkdtemp(prefix="traj2env-run-")  # root-only: the log lives here
     log_path = os.path.join(scratch, "check.log")
-    channel = reports.Reports(os.path.join(kit, SOCKET), planning.Planner(config))
+    channel = reports.Reports(os.path.join(kit, SOCKET), planning.Planner(config), uid=uid)
     try:
         exit_code, timed_out, seconds = running.run_check(config, kit, uid, gid, home, log_path)
         channel.close()
