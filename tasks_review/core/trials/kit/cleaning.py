@@ -2,8 +2,9 @@
 
 Symlinks, special files and installed-dependency folders go; so do guarded files (tests, test
 and runner configuration, start-up hooks) and files a supported runner would discover as tests
-that the reference lacks. A project module that would shadow a standard-library or runner module
-the reference does not have is a tampering finding. Standard library only (Python 3.8+).
+that the reference lacks, anywhere in the project, its ``.git`` included. A project module
+that would shadow a standard-library or runner module the reference does not have is a
+tampering finding. Standard library only (Python 3.8+).
 """
 
 import os
@@ -60,8 +61,8 @@ def clean(project, rules, reference):
                 os.unlink(entry.path)
                 removed.append(path)
             elif entry.is_dir(follow_symlinks=False):
-                if not rel and entry.name in rules.vcs_dirs:
-                    continue  # the repository the image made; never read by grading
+                # The repository is walked too: `node --test` discovers test files in .git
+                # (it skips only node_modules), and Harbor's upload carries the agent's.
                 if entry.name in rules.dependency_dirs:
                     # Task images install dependencies outside the project; these came with
                     # the submission (a fake runner in node_modules/.bin, a stale .pyc).

@@ -83,7 +83,7 @@ def test_cleaning_removes_links_caches_dependencies_and_guarded_files_the_refere
         ]
     )
     assert (project / "calc/ops.py").read_bytes() == b"mine"
-    assert (project / ".git/HEAD").exists()  # the image's repository is left alone
+    assert (project / ".git/HEAD").exists()  # the repository itself stays
     assert (project / "tests/test_ops.py").exists()  # restored next, not removed
 
 
@@ -114,6 +114,27 @@ def test_cleaning_removes_files_a_runner_would_discover_that_the_reference_lacks
         "tests.py",
     ]
     assert (project / "wordstats.py").exists() and (project / "latest.js").exists()
+
+
+def test_cleaning_goes_into_the_repository_too_where_node_test_discovers_files(tmp_path):
+    # `node --test` skips node_modules, not .git: a test file there runs before the real ones.
+    project = tmp_path / "app"
+    write(project, ".git/HEAD", b"ref: refs/heads/main\n")
+    write(project, ".git/objects/ab/cdef", b"object")
+    write(project, ".git/a-test.js", b"stub the tests")
+    write(project, ".git/hooks/test/x.js", b"in a test folder")
+    write(project, ".git/info/test_x.py", b"")
+    write(project, ".hg/test.mjs", b"")
+
+    removed = cleaning.clean(str(project), RULES, {})
+
+    assert sorted(removed) == [
+        ".git/a-test.js",
+        ".git/hooks/test/x.js",
+        ".git/info/test_x.py",
+        ".hg/test.mjs",
+    ]
+    assert (project / ".git/HEAD").exists() and (project / ".git/objects/ab/cdef").exists()
 
 
 def test_a_discover_pattern_in_the_check_is_a_discovery_rule_too(tmp_path):
