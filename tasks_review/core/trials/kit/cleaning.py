@@ -15,6 +15,7 @@ import sys
 # Runner modules a project file could stand in for (the standard library comes from Python).
 RUNNER_MODULES = frozenset({"pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging"})
 _MODULE_FILE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\.py|\.pyc|\.pyw|\..*\.so|\.so)$")
+_SOURCELESS = re.compile(r"\.py[co]$")
 
 
 class Rules:
@@ -48,9 +49,13 @@ class Rules:
         return any(p.match(name) for p in self.discovered_names)
 
 
-def clean(project, rules, reference):
-    """Remove what may not take part in grading (see the module docstring); what was removed."""
+def clean(project, rules, reference, keep=()):
+    """Remove what may not take part in grading (see the module docstring); what was removed.
+
+    ``keep``: every path the reference has (its own sourceless ``.pyc`` files stay).
+    """
     removed = []
+    keep = set(keep)
 
     def walk(folder, rel):
         with os.scandir(folder) as entries:
@@ -76,6 +81,11 @@ def clean(project, rules, reference):
             elif (rules.guarded(path) or rules.discovered(path)) and path not in reference:
                 os.unlink(entry.path)
                 removed.append(path)
+            elif _SOURCELESS.search(entry.name) and path not in reference and path not in keep:
+                # Python writes bytecode only under __pycache__ (removed above): a .pyc
+                # elsewhere is imported as the module itself, with no source to read.
+                os.unlink(entry.path)
+                removed.append(path)
 
     walk(project, "")
     return removed
@@ -98,11 +108,26 @@ def shadowing(project, folders, reference):
             full = os.path.join(base, name)
             match = _MODULE_FILE.match(name)
             module = match.group(1) if match else None
-            if module is None and os.path.isfile(os.path.join(full, "__init__.py")):
-                module, rel = name, rel + "/__init__.py"
+            init = _package_init(full) if module is None else None
+            if init is not None:  # __init__.py, or compiled only: __init__.pyc, a native one
+                module, rel = name, rel + "/" + init
             if module in names and rel not in reference:
                 found.append(f"{rel} shadows the {module!r} module the tests may import")
     return found
+
+
+def _package_init(folder):
+    """The file that makes ``folder`` a regular package (any loader's ``__init__``), or None:
+    a folder without one is a namespace portion, which every module found later wins over."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return None
+    for name in names:
+        match = _MODULE_FILE.match(name)
+        if match and match.group(1) == "__init__":
+            return name
+    return None
 
 
 def import_folders(config, reference):

@@ -123,8 +123,8 @@ def grade(config, verifier, out):
         return {"reward": 0.0, "reasons": [f"no project at {project}"], "grading": "none"}
     rules = cleaning.Rules(config["rules"])
     reference = config.get("reference") or {}
-    removed = cleaning.clean(project, rules, reference)
     known = set(reference) | set(config.get("reference_paths") or ())
+    removed = cleaning.clean(project, rules, reference, keep=known)
     findings = cleaning.shadowing(project, cleaning.import_folders(config, reference), known)
     restored = restoring.restore(project, reference)
     uid, gid, home = running.grader_account()

@@ -166,3 +166,35 @@ def test_a_project_module_shadowing_the_standard_library_is_a_finding_unless_the
     # The project's own modules with such names are no finding (grading.json lists its paths).
     own = {"calendar.py", "decimal.py", "json/__init__.py", "pytest.py", "tests/re.py"}
     assert cleaning.shadowing(str(project), {".", "tests"}, own) == []
+
+
+def test_a_package_with_no_init_py_shadows_too_compiled_or_native(tmp_path):
+    # `import json` finds json/__init__.pyc (sourceless) or a native __init__ before the
+    # standard library's json/__init__.py: a package all the same.
+    project = tmp_path / "app"
+    write(project, "json/__init__.pyc")
+    write(project, "decimal/__init__.cpython-311-x86_64-linux-gnu.so")
+    write(project, "unittest/mock.py")  # no __init__ at all: a namespace portion, found last
+
+    found = cleaning.shadowing(str(project), {"."}, set())
+
+    assert [f.split(" ")[0] for f in found] == [
+        "decimal/__init__.cpython-311-x86_64-linux-gnu.so",
+        "json/__init__.pyc",
+    ]
+
+
+def test_cleaning_removes_sourceless_pyc_files_the_reference_lacks(tmp_path):
+    # Python writes bytecode only under __pycache__; a .pyc anywhere else is imported as the
+    # module itself, with no source for anyone to read.
+    project = tmp_path / "app"
+    write(project, "decimal.pyc")
+    write(project, "calc/ops.pyc")
+    write(project, "json/__init__.pyc")
+    write(project, "vendored/tool.pyc")
+    write(project, "calc/ops.py")
+
+    removed = cleaning.clean(str(project), RULES, {}, keep={"vendored/tool.pyc"})
+
+    assert sorted(removed) == ["calc/ops.pyc", "decimal.pyc", "json/__init__.pyc"]
+    assert (project / "vendored/tool.pyc").exists() and (project / "calc/ops.py").exists()
