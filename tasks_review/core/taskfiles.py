@@ -452,11 +452,15 @@ def _dockerfile(
             "# The project's Python dependencies as of the trajectory's date, from the wheels in",
             "# this build context (hash-checked, no index): nothing is fetched. Into",
             f"# {TASK_VENV}, outside the project (Harbor's verifier replaces it), and before it:",
-            "# tasks with the same wheels share these layers.",
-            f"COPY {'' if public_base else f'--chown={AGENT_USER}:{AGENT_USER} '}wheels/ {wheels}/",
+            "# tasks with the same wheels share these layers. Installed by root and read-only to",
+            "# the agent: its bin/ is first on root's PATH as well, and the grader runs the",
+            "# check's interpreter and runners from it.",
+            *([] if public_base else ["USER root"]),
+            f"COPY wheels/ {wheels}/",
             f"RUN python3 -m venv {TASK_VENV} \\",
             f" && {pip} \\",
             f" && rm -rf {wheels}",
+            *([] if public_base else [f"USER {AGENT_USER}"]),
         ]
     header = [
         "# The starting state of a repair task mined from a recorded trajectory (traj2env):",

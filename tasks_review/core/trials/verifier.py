@@ -81,7 +81,7 @@ def copy_results(box: Sandbox, folder: str) -> Mapping[str, FileEntry]:
 def list_entries(box: Sandbox, folder: str) -> list[str]:
     """Names directly inside ``folder`` (NUL-separated on the wire: any name survives)."""
     listed = box.exec(
-        ["find", folder, "-mindepth", "1", "-maxdepth", "1", "-printf", "%f\\0"],
+        ["/usr/bin/find", folder, "-mindepth", "1", "-maxdepth", "1", "-printf", "%f\\0"],
         user="root",
         timeout=60,
     )
@@ -169,16 +169,17 @@ def grade_submission(
     staged = {f"{TESTS_DIR.lstrip('/')}/{name}": entry for name, entry in tests.items()}
     staged.update({f"{STAGING.lstrip('/')}/{p}": e for p, e in submission.files.items()})
     project = shlex.quote(spec.project_dir)
+    # Root runs this: every program by absolute path (no PATH lookup, as in test.sh).
     script = (
-        f"mkdir -p {project} && cd {project} "
-        "&& find . -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} + "
-        f"&& if [ -d {STAGING} ]; then cp -a {STAGING}/. . && rm -rf {STAGING}; fi "
+        f"/bin/mkdir -p {project} && cd {project} "
+        "&& /usr/bin/find . -mindepth 1 -maxdepth 1 ! -name .git -exec /bin/rm -rf {} + "
+        f"&& if [ -d {STAGING} ]; then /bin/cp -a {STAGING}/. . && /bin/rm -rf {STAGING}; fi "
         f"|| {{ echo 'traj2env: laying the submission down failed' >&2; exit 99; }}\n"
-        f"exec bash {TESTS_DIR}/test.sh\n"
+        f"exec /bin/bash {TESTS_DIR}/test.sh\n"
     )
     with engine.sandbox(image, run_id=run_id, user="grader", limits=limits) as box:
         box.put_files("/", staged, owner=(0, 0))
-        ran = box.exec(["sh", "-c", script], user="root", timeout=spec.check_timeout + 120)
+        ran = box.exec(["/bin/sh", "-c", script], user="root", timeout=spec.check_timeout + 120)
         if ran.exit_code == 99:
             raise InfraError(f"the verifier could not lay the submission down: {ran.stderr[-500:]}")
         if ran.timed_out:

@@ -318,3 +318,12 @@ def test_infra_errors_survive_pickling_between_worker_processes():
 
     error = pickle.loads(pickle.dumps(InfraError("build failed", log="step 3/4")))
     assert (type(error), error.message, error.log) == (InfraError, "build failed", "step 3/4")
+
+
+def test_the_task_venv_folder_is_roots_and_the_project_folder_the_agents():
+    # /opt/traj2env/venv/bin is first on every PATH, root's too: an agent that could write
+    # there would have root run its `bash` in same-container grading.
+    hooks = BaseImageSpec(cache_dir=Path("/nonexistent")).hooks()
+    assert not any("chown" in h and "/opt/traj2env" in h for h in hooks), hooks
+    assert any('mkdir -p "$1/opt/traj2env"' in h for h in hooks)
+    assert any("chown agent:agent /app" in h for h in hooks)

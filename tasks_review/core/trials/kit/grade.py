@@ -187,6 +187,10 @@ def grade(config, verifier, out):
 def main(judge=None):
     """Grade with ``judge(config, verifier, out)`` (``grade``; a qa task's ``answer_grade``
     passes its own) and write the verdict and the reward, whatever happens."""
+    if running.in_a_task_container():
+        # Same-container grading: the agent's daemons would rewrite the project or the reward
+        # files behind the grader's back.
+        running.kill_strangers()
     verifier = os.environ.get("TRAJ2ENV_VERIFIER_DIR") or "/logs/verifier"
     if os.path.islink(verifier):
         os.unlink(verifier)
@@ -207,6 +211,8 @@ def main(judge=None):
     output = outcome.pop("output", "")
     with open(os.path.join(out, "verdict.json"), "w") as handle:
         json.dump(outcome, handle, indent=1, sort_keys=True)
+    if running.in_a_task_container():
+        running.kill_strangers()  # whatever started meanwhile (a docker exec of the agent's)
     try:
         write_reward(verifier, float(outcome["reward"]))
     except RewardNotWritten as exc:  # never a pass: a 0 where Harbor reads, if it still can
