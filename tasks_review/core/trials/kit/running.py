@@ -20,6 +20,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TASK_GRADER = "/tests/grader"  # where Harbor uploads a task's tests/grader/
+HARBOR_VERIFIER = "/logs/verifier"
 # What the check's processes load from the kit folder (the grader's own modules stay here).
 KIT_FILES = (
     "shim.py",
@@ -211,9 +212,9 @@ def in_a_task_container():
     machine of its own, where "every other process" is everyone's."""
     return (
         os.geteuid() == 0
-        and not os.environ.get("TRAJ2ENV_VERIFIER_DIR")
+        and (os.environ.get("TRAJ2ENV_VERIFIER_DIR") or HARBOR_VERIFIER) == HARBOR_VERIFIER
         and HERE == TASK_GRADER
-        and os.path.isdir("/logs/verifier")
+        and os.path.isdir(HARBOR_VERIFIER)
     )
 
 
