@@ -47,3 +47,11 @@ def test_every_process_but_the_grader_and_its_ancestors_is_a_stranger():
 
 def test_strangers_are_killed_only_by_a_tasks_own_grader_never_on_this_machine():
     assert running.in_a_task_container() is False  # loaded from the repository, not /tests
+
+
+def test_under_an_init_the_command_it_keeps_is_no_stranger_but_later_orphans_are():
+    # docker run --init: tini is PID 1, `sleep infinity` its first child; the agent's daemon
+    # (55) was orphaned to PID 1 later. Without an init, PID 1 is the command itself.
+    parents = {1: 0, 7: 1, 55: 1, 60: 0}
+    assert running.strangers(60, parents, "docker-init") == [55]
+    assert running.strangers(60, parents, "sleep") == [7, 55]
