@@ -116,13 +116,16 @@ def control_problems(session, matching=False):
         outcomes = seen.get(name) or []
         if len(outcomes) != 1:
             problems.append(f"control copy {name} of {control['of']} ran {len(outcomes)} times")
+        elif outcome_of.get(control["of"]) in _BAD and (outcomes[0] in _BAD or control["fail"]):
+            # Its test fails (reward 0 already): the verbatim copy fails with it, and the
+            # copy with an assertion made false may hold where the true one does not. A
+            # failure, not a forgery (the no-op's case).
+            continue
         elif control["fail"] and outcomes[0] != FAILED:
             problems.append(
                 f"a copy of {control['of']} with an assertion made false was reported "
                 f"{outcomes[0]}: results were forged in-process"
             )
-        elif not control["fail"] and outcomes[0] in _BAD and outcome_of.get(control["of"]) in _BAD:
-            continue  # the test fails and its verbatim copy with it: a failure, not a forgery
         elif not control["fail"] and outcomes[0] != PASSED:
             problems.append(
                 f"a verbatim copy of {control['of']} was reported {outcomes[0]}: the real "
