@@ -31,13 +31,20 @@ Threat model: the submission is written by someone who has read this kit. Everyt
 as ``grader`` is theirs: code imported by the tests can patch anything in its own process (and,
 with no Yama ptrace restriction, in other ``grader`` processes). What holds it is that no
 grading secret is in its environment, files or arguments, that reports go to a socket only
-this root process reads and checks as they arrive, and that the controls are copies of the real
+this root process reads and checks as they arrive (from the check's own uid only, within caps:
+another peer or an overflow scores 0), and that the controls are copies of the real
 tests, with random names, among them: nothing by name, file or call stack tells a verbatim copy
 from one with an assertion made false, so sparing the controls while neutering the rest leaves
 a failure or a forged pass. Out of reach: code that reads the runner's own memory (the plan it
 was given) or compares each running test's code and values with the originals it memorised,
 and a submission that hard-codes the visible tests' answers (no hidden tests here; the
 candidate page flags checks with too few asserted inputs).
+
+Graded in the agent's own container (Harbor's stock environment; tasks ask for a separate
+verifier), root runs nothing the agent could have written: ``test.sh`` names every program by
+its absolute path in a clean environment, the task venv (/opt/traj2env) is root's, the check's
+PATH keeps only folders no one else can write, every process the grader did not start is
+killed first, and the reward files are created anew, never through a link, and read back.
 
 Usage: python3 -I grade.py GRADING_JSON   (TRAJ2ENV_VERIFIER_DIR overrides /logs/verifier)
 """
