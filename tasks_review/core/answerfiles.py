@@ -52,20 +52,36 @@ def answer_grader_files(
 
 def _test_sh(candidate: RepairCandidate) -> str:
     answer = candidate.family_facts["answer_file"]
-    return f"""#!/usr/bin/env bash
+    return f"""#!/bin/bash
 # The grader of a qa task (traj2env). Harbor runs it as root in the separate verifier after the
 # agent's {candidate.project_dir} has been copied in. grader/answer_grade.py (standard library
 # only) reads {candidate.project_dir}/{answer} and nothing else of the submission (never
 # following a link), and judges it against the expected answer in grading.json: reward 1 only
 # for one answer that matches (a number within the tolerance, the exact value, the exact set).
-set -u
-TESTS="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
+{launch_grader("answer_grade.py")}"""
+
+
+def launch_grader(script: str) -> str:
+    """The end of every task's ``test.sh``: ``grader/SCRIPT`` run by the image's Python.
+
+    Root runs this, and in same-container grading the agent's processes ran just before it:
+    every program is named by its absolute path and started in a clean environment (nothing
+    is looked up on a PATH the agent may have written to, no ``PYTHON*`` or ``LD_*`` variable
+    crosses); the PATH the check should see goes as data, for the grader to filter. No file
+    is written through a link the agent planted in the verifier's folder.
+    """
+    return f"""set -u
+case "${{BASH_SOURCE[0]}}" in */*) TESTS="${{BASH_SOURCE[0]%/*}}" ;; *) TESTS=. ;; esac
+TESTS="$(cd -- "$TESTS" && pwd -P)"
 VERIFIER_DIR="${{TRAJ2ENV_VERIFIER_DIR:-/logs/verifier}}"
-mkdir -p "$VERIFIER_DIR"
-printf '0\\n' > "$VERIFIER_DIR/reward.txt"
+/bin/mkdir -p -- "$VERIFIER_DIR"
+/bin/rm -rf -- "$VERIFIER_DIR/reward.txt" "$VERIFIER_DIR/reward.json"
+(set -C; printf '0\\n' > "$VERIFIER_DIR/reward.txt")
 for python in /usr/bin/python3 /usr/local/bin/python3; do
   if [ -x "$python" ]; then
-    exec "$python" -I "$TESTS/grader/answer_grade.py" "$TESTS/grading.json"
+    exec /usr/bin/env -i LANG=C.UTF-8 PATH=/usr/sbin:/usr/bin:/sbin:/bin \\
+      TRAJ2ENV_CHECK_PATH="${{PATH:-}}" TRAJ2ENV_VERIFIER_DIR="$VERIFIER_DIR" \\
+      "$python" -I "$TESTS/grader/{script}" "$TESTS/grading.json"
   fi
 done
 echo "grader: the image has no python3; reward 0"

@@ -29,9 +29,10 @@ Choices, and why:
   socket only root reads, with control copies of the real tests (verbatim, or with an
   assertion made false) planned per grading, kills what it left running, and judges by
   ``judging.py``, the rules the trial matrix applies (the matrix grades every trial
-  with this very ``test.sh``). It removes any ``reward.json`` (Harbor prefers it over
-  ``reward.txt``). The price: an agent whose own fix needed a different package.json (or
-  other test configuration) than the reference's is graded with the reference's.
+  with this very ``test.sh``). It writes ``reward.json`` (Harbor prefers it over
+  ``reward.txt``) and ``reward.txt``, each anew, never through a link. The price: an agent
+  whose own fix needed a different package.json (or other test configuration) than the
+  reference's is graded with the reference's.
 * **The project lives at ``/app``.** The recorded root differs per machine (and names people's
   home folders); the candidate's ``task_command`` already has it rewritten.
 * **Exact bytes for any name.** File contents travel base64-encoded in quoted here-documents
@@ -88,7 +89,7 @@ from harbor.models.task.config import TaskConfig
 from trajectories.core.blobs import BlobStore
 from trajectories.core.redact import merge_counts, redact, replaced_counts
 
-from .answerfiles import answer_grader_files
+from .answerfiles import answer_grader_files, launch_grader
 from .docker.base import DEFAULT_USERS, SERVICES_SCRIPT, TASK_VENV
 from .docker.base import PATH as IMAGE_PATH
 from .docker.base import PROJECT_DIR as BASE_WORKDIR
@@ -453,11 +454,15 @@ def _dockerfile(
             "# The project's Python dependencies as of the trajectory's date, from the wheels in",
             "# this build context (hash-checked, no index): nothing is fetched. Into",
             f"# {TASK_VENV}, outside the project (Harbor's verifier replaces it), and before it:",
-            "# tasks with the same wheels share these layers.",
-            f"COPY {'' if public_base else f'--chown={AGENT_USER}:{AGENT_USER} '}wheels/ {wheels}/",
+            "# tasks with the same wheels share these layers. Installed by root and read-only to",
+            "# the agent: its bin/ is first on root's PATH as well, and the grader runs the",
+            "# check's interpreter and runners from it.",
+            *([] if public_base else ["USER root"]),
+            f"COPY wheels/ {wheels}/",
             f"RUN python3 -m venv {TASK_VENV} \\",
             f" && {pip} \\",
             f" && rm -rf {wheels}",
+            *([] if public_base else [f"USER {AGENT_USER}"]),
         ]
     header = [
         "# The starting state of a repair task mined from a recorded trajectory (traj2env):",
@@ -596,7 +601,7 @@ def _grader_files(
 
 
 def _test_sh(candidate: RepairCandidate) -> str:
-    return f"""#!/usr/bin/env bash
+    return f"""#!/bin/bash
 # The grader of a repair task (traj2env). Harbor runs it as root in the separate verifier, a
 # fresh container of the task's own image, after the agent's {candidate.project_dir} has been
 # copied in. grader/grade.py (standard library only) restores the tests and test
@@ -608,19 +613,7 @@ def _test_sh(candidate: RepairCandidate) -> str:
 #
 # The check, as recorded, run from {check_workdir(candidate)}:
 {_comment(candidate.task_command)}
-set -u
-TESTS="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
-VERIFIER_DIR="${{TRAJ2ENV_VERIFIER_DIR:-/logs/verifier}}"
-mkdir -p "$VERIFIER_DIR"
-printf '0\\n' > "$VERIFIER_DIR/reward.txt"
-for python in /usr/bin/python3 /usr/local/bin/python3; do
-  if [ -x "$python" ]; then
-    exec "$python" -I "$TESTS/grader/grade.py" "$TESTS/grading.json"
-  fi
-done
-echo "grader: the image has no python3; reward 0"
-exit 0
-"""
+{launch_grader("grade.py")}"""
 
 
 def _comment(text: str) -> str:

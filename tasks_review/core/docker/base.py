@@ -9,8 +9,9 @@ task Dockerfiles: ``FROM 127.0.0.1:5000/traj2env/base@sha256:...``.
 The image config is what a task image needs, so that a task's Dockerfile is one layer on top
 (every build step costs a container commit on this engine, see ``taskfiles``): it runs as
 ``agent`` in ``/app`` (created, owned by the agent), with ``/opt/traj2env/venv/bin`` first on PATH
-(where a task installs its Python packages; ``/opt/traj2env`` is the agent's, so that install
-needs no ``USER`` switch).
+(where a task installs its Python packages; ``/opt/traj2env`` is root's and read-only to the
+agent: its ``bin/`` is first on root's PATH too, and in same-container grading the grader runs
+the check's interpreter and runners from it).
 
 **Variants** add what some checks need, each a recipe of its own, built and cached like the
 default one (``BaseImageSpec(variants=("go",))``; ``variants_for`` says which a check needs):
@@ -305,8 +306,10 @@ class BaseImageSpec:
             for name, uid in self.users
         ]
         owner = f"{self.user}:{self.user}"
-        for folder in (self.workdir, TASK_VENV.rsplit("/", 1)[0]):
-            hooks.append(f'mkdir -p "$1{folder}" && chroot "$1" chown {owner} {folder}')
+        hooks.append(f'mkdir -p "$1{self.workdir}" && chroot "$1" chown {owner} {self.workdir}')
+        # Root's, not the agent's: its bin/ is first on every PATH, root's too (test.sh, and
+        # the `bash` Harbor starts it with, in same-container grading).
+        hooks.append(f'mkdir -p "$1{TASK_VENV.rsplit("/", 1)[0]}"')
         for variant in self._variants():
             for inside, outside in variant.files:
                 # The recipe names a file by its content: where this checkout lives must not

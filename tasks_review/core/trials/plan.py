@@ -35,6 +35,11 @@ NODE_SCRIPT_RUNNERS = frozenset({"npm", "yarn", "pnpm", "bun"})
 RUNNER_CONFIG_NAMES = frozenset(
     {
         *STRAY_NAMES,
+        # Every name pytest reads its configuration from (_pytest/config/findpaths.py:
+        # pytest 8 adds .pytest.ini, pytest 9 pytest.toml and .pytest.toml).
+        ".pytest.ini",
+        "pytest.toml",
+        ".pytest.toml",
         "tox.ini",
         "setup.cfg",
         "pyproject.toml",

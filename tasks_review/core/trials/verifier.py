@@ -82,7 +82,7 @@ def copy_results(box: Sandbox, folder: str) -> Mapping[str, FileEntry]:
 def list_entries(box: Sandbox, folder: str) -> list[str]:
     """Names directly inside ``folder`` (NUL-separated on the wire: any name survives)."""
     listed = box.exec(
-        ["find", folder, "-mindepth", "1", "-maxdepth", "1", "-printf", "%f\\0"],
+        ["/usr/bin/find", folder, "-mindepth", "1", "-maxdepth", "1", "-printf", "%f\\0"],
         user="root",
         timeout=60,
     )
@@ -173,16 +173,17 @@ def grade_submission(
     staged = {f"{TESTS_DIR.lstrip('/')}/{name}": entry for name, entry in tests.items()}
     staged.update({f"{STAGING.lstrip('/')}/{p}": e for p, e in submission.files.items()})
     project = shlex.quote(spec.project_dir)
+    # Root runs this: every program by absolute path (no PATH lookup, as in test.sh).
     script = (
-        f"mkdir -p {project} && cd {project} "
-        "&& find . -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} + "
-        f"&& if [ -d {STAGING} ]; then cp -a {STAGING}/. . && rm -rf {STAGING}; fi "
+        f"/bin/mkdir -p {project} && cd {project} "
+        "&& /usr/bin/find . -mindepth 1 -maxdepth 1 ! -name .git -exec /bin/rm -rf {} + "
+        f"&& if [ -d {STAGING} ]; then /bin/cp -a {STAGING}/. . && /bin/rm -rf {STAGING}; fi "
         f"|| {{ echo 'traj2env: laying the submission down failed' >&2; exit 99; }}\n"
-        f"exec bash {TESTS_DIR}/test.sh\n"
+        f"exec /bin/bash {TESTS_DIR}/test.sh\n"
     )
     with engine.sandbox(image, run_id=run_id, user="grader", limits=limits) as box:
         box.put_files("/", staged, owner=(0, 0))
-        ran = box.exec(["sh", "-c", script], user="root", timeout=spec.check_timeout + 120)
+        ran = box.exec(["/bin/sh", "-c", script], user="root", timeout=spec.check_timeout + 120)
         if ran.exit_code == 99:
             raise InfraError(f"the verifier could not lay the submission down: {ran.stderr[-500:]}")
         if ran.timed_out:
@@ -220,15 +221,16 @@ def grade_submission(
             if facts is not None and facts.probes is not None
             else None,
         )
-    written = _reward_txt(copied)
-    if written != verdict.reward or outcome["reward"] != verdict.reward:
+    # Both files, as Harbor reads them (reward.json first): a planted one must not stand.
+    written = (_reward_txt(copied), _reward_json(copied), outcome["reward"])
+    if any(value != verdict.reward for value in written):
         verdict = dataclasses.replace(
             verdict,
             reward=0.0,
             reasons=(
                 *verdict.reasons,
-                f"the task's grader wrote reward {written} where the harness judged "
-                f"{verdict.reward}",
+                f"the task's grader wrote reward {written[0]} (reward.json {written[1]}) where "
+                f"the harness judged {verdict.reward}",
             ),
         )
     detail = {
@@ -266,3 +268,14 @@ def _reward_txt(copied: Mapping[str, FileEntry]) -> float | None:
         return float(entry.data.decode().strip()) if entry else None
     except ValueError:
         return None
+
+
+def _reward_json(copied: Mapping[str, FileEntry]) -> float | None:
+    """``reward.json``'s reward, which Harbor reads before ``reward.txt``."""
+    entry = copied.get("reward.json")
+    try:
+        data = json.loads(entry.data) if entry else None
+    except ValueError:
+        return None
+    value = data.get("reward") if isinstance(data, dict) and len(data) == 1 else None
+    return float(value) if isinstance(value, int | float) else None

@@ -378,3 +378,12 @@ def test_a_file_naming_a_remote_registry_is_refused(tmp_path):
     index = {**INDEX, "images": [{**INDEX["images"][0], "pinned_ref": ref}]}
     with pytest.raises(SetupError, match="not a loopback registry"):
         load_images(NoEngine(), export_file(tmp_path, {}, index))
+
+
+def test_the_task_venv_folder_is_roots_and_the_project_folder_the_agents():
+    # /opt/traj2env/venv/bin is first on every PATH, root's too: an agent that could write
+    # there would have root run its `bash` in same-container grading.
+    hooks = BaseImageSpec(cache_dir=Path("/nonexistent")).hooks()
+    assert not any("chown" in h and "/opt/traj2env" in h for h in hooks), hooks
+    assert any('mkdir -p "$1/opt/traj2env"' in h for h in hooks)
+    assert any("chown agent:agent /app" in h for h in hooks)

@@ -450,12 +450,15 @@ def test_a_task_with_python_packages_installs_them_offline_from_its_own_wheels(t
     assert (wheels / "requirements.lock").read_text() == lock
     assert (wheels / wheel.name).read_bytes() == wheel.read_bytes()
     dockerfile = (path / "environment" / "Dockerfile").read_text()
-    assert "COPY --chown=agent:agent wheels/ /tmp/traj2env-wheels/" in dockerfile
+    assert "COPY wheels/ /tmp/traj2env-wheels/" in dockerfile
     assert "--no-index" in dockerfile and "--require-hashes" in dockerfile
     # Installed before the project is laid down, outside it: Harbor's verifier replaces /app.
     assert dockerfile.index("pip install") < dockerfile.index("ADD ")
-    steps = [line.split()[0] for line in dockerfile.splitlines() if line and line[0] in "FRCA"]
-    assert steps == ["FROM", "COPY", "RUN", "ADD"]  # the venv is on the base image's PATH
+    steps = [line.split()[0] for line in dockerfile.splitlines() if line and line[0] in "FRCAU"]
+    # The venv is on the base image's PATH, and root's: root installs it, the agent cannot
+    # change it (same-container grading runs the check's runners from it).
+    assert steps == ["FROM", "USER", "COPY", "RUN", "USER", "ADD"]
+    assert "USER root" in dockerfile and dockerfile.rstrip().count("USER agent") == 1
     meta = tomllib.loads((path / "task.toml").read_text())["metadata"]["dependencies"]
     assert meta == {
         "python": ["pytest"],

@@ -2,8 +2,9 @@
 
 Symlinks, special files and installed-dependency folders go; so do guarded files (tests, test
 and runner configuration, start-up hooks) and files a supported runner would discover as tests
-that the reference lacks. A project module that would shadow a standard-library or runner module
-the reference does not have is a tampering finding. Standard library only (Python 3.8+).
+that the reference lacks, anywhere in the project, its ``.git`` included. A project module
+that would shadow a standard-library or runner module the reference does not have is a
+tampering finding. Standard library only (Python 3.8+).
 """
 
 import os
@@ -14,6 +15,7 @@ import sys
 # Runner modules a project file could stand in for (the standard library comes from Python).
 RUNNER_MODULES = frozenset({"pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging"})
 _MODULE_FILE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\.py|\.pyc|\.pyw|\..*\.so|\.so)$")
+_SOURCELESS = re.compile(r"\.py[co]$")
 
 
 class Rules:
@@ -47,9 +49,13 @@ class Rules:
         return any(p.match(name) for p in self.discovered_names)
 
 
-def clean(project, rules, reference):
-    """Remove what may not take part in grading (see the module docstring); what was removed."""
+def clean(project, rules, reference, keep=()):
+    """Remove what may not take part in grading (see the module docstring); what was removed.
+
+    ``keep``: every path the reference has (its own sourceless ``.pyc`` files stay).
+    """
     removed = []
+    keep = set(keep)
 
     def walk(folder, rel):
         with os.scandir(folder) as entries:
@@ -60,8 +66,8 @@ def clean(project, rules, reference):
                 os.unlink(entry.path)
                 removed.append(path)
             elif entry.is_dir(follow_symlinks=False):
-                if not rel and entry.name in rules.vcs_dirs:
-                    continue  # the repository the image made; never read by grading
+                # The repository is walked too: `node --test` discovers test files in .git
+                # (it skips only node_modules), and Harbor's upload carries the agent's.
                 if entry.name in rules.dependency_dirs:
                     # Task images install dependencies outside the project; these came with
                     # the submission (a fake runner in node_modules/.bin, a stale .pyc).
@@ -73,6 +79,11 @@ def clean(project, rules, reference):
                 os.unlink(entry.path)
                 removed.append(path)
             elif (rules.guarded(path) or rules.discovered(path)) and path not in reference:
+                os.unlink(entry.path)
+                removed.append(path)
+            elif _SOURCELESS.search(entry.name) and path not in reference and path not in keep:
+                # Python writes bytecode only under __pycache__ (removed above): a .pyc
+                # elsewhere is imported as the module itself, with no source to read.
                 os.unlink(entry.path)
                 removed.append(path)
 
@@ -97,11 +108,26 @@ def shadowing(project, folders, reference):
             full = os.path.join(base, name)
             match = _MODULE_FILE.match(name)
             module = match.group(1) if match else None
-            if module is None and os.path.isfile(os.path.join(full, "__init__.py")):
-                module, rel = name, rel + "/__init__.py"
+            init = _package_init(full) if module is None else None
+            if init is not None:  # __init__.py, or compiled only: __init__.pyc, a native one
+                module, rel = name, rel + "/" + init
             if module in names and rel not in reference:
                 found.append(f"{rel} shadows the {module!r} module the tests may import")
     return found
+
+
+def _package_init(folder):
+    """The file that makes ``folder`` a regular package (any loader's ``__init__``), or None:
+    a folder without one is a namespace portion, which every module found later wins over."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return None
+    for name in names:
+        match = _MODULE_FILE.match(name)
+        if match and match.group(1) == "__init__":
+            return name
+    return None
 
 
 def import_folders(config, reference):

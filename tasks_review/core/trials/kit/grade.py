@@ -23,14 +23,16 @@ agent's project; the trial matrix writes the submission's regular files). Then:
    Nothing secret is in the check's environment, files or arguments; no file it can write is
    read for the verdict. With a time limit; then every process of that user is killed.
 4. **Judge** with ``judging.py`` (the rules the trial matrix applies in its own process to the
-   same session records) and write ``reward.txt``; ``reward.json``, which Harbor would prefer,
-   is removed. The sessions and the verdict go to ``<verifier dir>/traj2env/``.
+   same session records) and write ``reward.json`` (which Harbor reads first) and
+   ``reward.txt``, last, each created anew without following links, and read back. The
+   sessions and the verdict go to ``<verifier dir>/traj2env/``.
 
 Threat model: the submission is written by someone who has read this kit. Everything running
 as ``grader`` is theirs: code imported by the tests can patch anything in its own process (and,
 with no Yama ptrace restriction, in other ``grader`` processes). What holds it is that no
 grading secret is in its environment, files or arguments, that reports go to a socket only
-this root process reads and checks as they arrive, and that the controls are copies of the real
+this root process reads and checks as they arrive (from the check's own uid only, within caps:
+another peer or an overflow scores 0), and that the controls are copies of the real
 tests, with random names, among them: nothing by name, file or call stack tells a verbatim copy
 from one with an assertion made false, so sparing the controls while neutering the rest leaves
 a failure or a forged pass. Out of reach: code that reads the runner's own memory (the plan it
@@ -38,12 +40,19 @@ was given) or compares each running test's code and values with the originals it
 and a submission that hard-codes the visible tests' answers (no hidden tests here; the
 candidate page flags checks with too few asserted inputs).
 
+Graded in the agent's own container (Harbor's stock environment; tasks ask for a separate
+verifier), root runs nothing the agent could have written: ``test.sh`` names every program by
+its absolute path in a clean environment, the task venv (/opt/traj2env) is root's, the check's
+PATH keeps only folders no one else can write, every process the grader did not start is
+killed first, and the reward files are created anew, never through a link, and read back.
+
 Usage: python3 -I grade.py GRADING_JSON   (TRAJ2ENV_VERIFIER_DIR overrides /logs/verifier)
 """
 
 import json
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import traceback
@@ -63,16 +72,57 @@ import services  # noqa: E402
 SOCKET = "report.sock"
 
 
-def write_reward(verifier, reward):
+class RewardNotWritten(Exception):
+    """A reward file did not read back as written: something else writes the verifier folder."""
+
+
+def _write_new(folder, name, data):
+    """``name`` in ``folder`` made anew: whatever was there (a link, a folder, a FIFO, a file a
+    daemon holds open) is removed first, and the file is created without following links."""
+    path = os.path.join(folder, name)
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    else:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags, 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+def _read_back(folder, name):
     try:
-        os.unlink(os.path.join(verifier, "reward.json"))
-    except FileNotFoundError:
-        pass
+        fd = os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        return handle.read(4096)
+
+
+def write_reward(verifier, reward):
+    """Write ``reward.json`` (which Harbor reads first) and ``reward.txt``, and read both back.
+
+    A planted link would have a root write land in the agent's file, or fail and leave the
+    agent's 1 readable; a planted ``reward.json`` would win over ``reward.txt``. So both are
+    always written, each created anew, and checked as Harbor will read them.
+    """
     # The shortest text that reads back as the same float: a fractional reward (2 of 3 tests)
     # must compare equal to the harness's own when it reads reward.txt.
     text = repr(float(reward))
-    with open(os.path.join(verifier, "reward.txt"), "w") as handle:
-        handle.write((text[:-2] if text.endswith(".0") else text) + "\n")
+    files = {
+        "reward.json": (json.dumps({"reward": float(reward)}) + "\n").encode(),
+        "reward.txt": ((text[:-2] if text.endswith(".0") else text) + "\n").encode(),
+    }
+    for name, data in files.items():
+        _write_new(verifier, name, data)
+    for name, data in files.items():
+        if _read_back(verifier, name) != data:
+            raise RewardNotWritten(f"{name} did not read back as written")
 
 
 def grade(config, verifier, out):
@@ -81,8 +131,8 @@ def grade(config, verifier, out):
         return {"reward": 0.0, "reasons": [f"no project at {project}"], "grading": "none"}
     rules = cleaning.Rules(config["rules"])
     reference = config.get("reference") or {}
-    removed = cleaning.clean(project, rules, reference)
     known = set(reference) | set(config.get("reference_paths") or ())
+    removed = cleaning.clean(project, rules, reference, keep=known)
     findings = cleaning.shadowing(project, cleaning.import_folders(config, reference), known)
     restored = restoring.restore(project, reference)
     uid, gid, home = running.grader_account()
@@ -94,7 +144,7 @@ def grade(config, verifier, out):
     kit = running.install_kit(config, sys.executable)
     scratch = tempfile.mkdtemp(prefix="traj2env-run-")  # root-only: the log lives here
     log_path = os.path.join(scratch, "check.log")
-    channel = reports.Reports(os.path.join(kit, SOCKET), planning.Planner(config))
+    channel = reports.Reports(os.path.join(kit, SOCKET), planning.Planner(config), uid=uid)
     baseline = config.get("reference_controls") is None
     probes = None if baseline else probing.load(os.path.dirname(os.path.abspath(sys.argv[1])))
     try:
@@ -104,7 +154,13 @@ def grade(config, verifier, out):
         output = running.tail(log_path)
         # The reward's own evidence: a fresh process of the grading user calls the submission's
         # functions on the hidden inputs; only this process knows what they must give.
-        ran = probing.run(probes, project, uid, gid, home, running.kill_all) if probes else None
+        # The check's own PATH (root-only folders), without the kit's runner shims.
+        search = running.safe_path(os.path.realpath(project), "").split(os.pathsep)[1:]
+        ran = None
+        if probes:
+            ran = probing.run(
+                probes, project, uid, gid, home, running.kill_all, os.pathsep.join(search)
+            )
     finally:
         channel.close()
         shutil.rmtree(kit, ignore_errors=True)
@@ -157,10 +213,18 @@ def main(judge=None):
     passes its own) and write the verdict and the reward, whatever happens."""
     if len(sys.argv) > 1:  # the hidden probes are root's before anything else happens
         probing.lock(os.path.dirname(os.path.abspath(sys.argv[1])))
+    if running.in_a_task_container():
+        # Same-container grading: the agent's daemons would rewrite the project or the reward
+        # files behind the grader's back.
+        running.kill_strangers()
     verifier = os.environ.get("TRAJ2ENV_VERIFIER_DIR") or "/logs/verifier"
+    if os.path.islink(verifier):
+        os.unlink(verifier)
     os.makedirs(verifier, exist_ok=True)
     write_reward(verifier, 0.0)
     out = os.path.join(verifier, "traj2env")
+    if os.path.islink(out) or os.path.isfile(out):
+        os.unlink(out)
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     try:
@@ -173,7 +237,13 @@ def main(judge=None):
     output = outcome.pop("output", "")
     with open(os.path.join(out, "verdict.json"), "w") as handle:
         json.dump(outcome, handle, indent=1, sort_keys=True)
-    write_reward(verifier, float(outcome["reward"]))
+    if running.in_a_task_container():
+        running.kill_strangers()  # whatever started meanwhile (a docker exec of the agent's)
+    try:
+        write_reward(verifier, float(outcome["reward"]))
+    except RewardNotWritten as exc:  # never a pass: a 0 where Harbor reads, if it still can
+        outcome = {"reward": 0.0, "error": str(exc)}
+        write_reward(verifier, 0.0)
     sys.stdout.write(output)
     print(f"\ngrader: reward {outcome['reward']:g}")
     for reason in outcome.get("reasons") or [outcome.get("error", "")]:

@@ -107,6 +107,7 @@ def control_problems(session, matching=False):
     if matching:
         return _matching_problems(copies, dict(real), seen)
     problems = []
+    outcome_of = dict(real)
     if not any(c["fail"] for c in copies.values()) or not any(
         not c["fail"] for c in copies.values()
     ):
@@ -115,6 +116,11 @@ def control_problems(session, matching=False):
         outcomes = seen.get(name) or []
         if len(outcomes) != 1:
             problems.append(f"control copy {name} of {control['of']} ran {len(outcomes)} times")
+        elif outcome_of.get(control["of"]) in _BAD and (outcomes[0] in _BAD or control["fail"]):
+            # Its test fails (reward 0 already): the verbatim copy fails with it, and the
+            # copy with an assertion made false may hold where the true one does not. A
+            # failure, not a forgery (the no-op's case).
+            continue
         elif control["fail"] and outcomes[0] != FAILED:
             problems.append(
                 f"a copy of {control['of']} with an assertion made false was reported "
@@ -286,6 +292,9 @@ def judge_sessions(
             value = score["passed"] / score["scored"]
     else:
         value = 0.0 if reasons else 1.0
+    if not (untrusted or baseline) and start_failed and set(failed) == set(start_failed):
+        # The no-op's case: say what happened, not only the failures it shows.
+        reasons.insert(0, "no change: the recorded check failed as at the start")
     return Verdict(
         reward=value,
         reasons=tuple(reasons),

@@ -74,17 +74,19 @@ def request(probes, project):
     }
 
 
-def _program(language, runner):
+def _program(language, runner, search):
     if language == "node":
-        node = shutil.which("node", path=SAFE_PATH)
+        node = shutil.which("node", path=search)
         return [node, runner] if node else None
-    python = shutil.which("python3", path=SAFE_PATH)
+    python = shutil.which("python3", path=search)
     return [python, "-I", runner] if python else None
 
 
-def run(probes, project, uid, gid, home, kill_all):
+def run(probes, project, uid, gid, home, kill_all, search=SAFE_PATH):
     """The outcomes the submission's code gave, by probe id (``{"error": why}`` on a failure
-    of the run itself, which ``check`` scores as every probe failed)."""
+    of the run itself, which ``check`` scores as every probe failed). ``search``: the folders
+    the interpreter is found in, those the check's own PATH had (only root can write them), so
+    the probes import what the check imported."""
     language = probes.get("language") or "python"
     folder = tempfile.mkdtemp(prefix="traj2env-probe-")
     os.chmod(folder, 0o755)
@@ -92,7 +94,7 @@ def run(probes, project, uid, gid, home, kill_all):
         for name in (RUNNER[language], "probe_values.py"):
             shutil.copyfile(os.path.join(HERE, name), os.path.join(folder, name))
             os.chmod(os.path.join(folder, name), 0o644)
-        program = _program(language, os.path.join(folder, RUNNER[language]))
+        program = _program(language, os.path.join(folder, RUNNER[language]), search)
         if program is None:
             return {"error": f"no {language} interpreter in the image"}
 
@@ -101,7 +103,7 @@ def run(probes, project, uid, gid, home, kill_all):
             os.setgid(gid)
             os.setuid(uid)
 
-        env = {"PATH": SAFE_PATH, "HOME": home, "LANG": "C.UTF-8", "NO_COLOR": "1"}
+        env = {"PATH": search, "HOME": home, "LANG": "C.UTF-8", "NO_COLOR": "1"}
         payload = json.dumps(request(probes, project)).encode()
         limit = 10.0 + float(probes.get("call_timeout") or 2.0) * len(probes["probes"])
         started = time.monotonic()

@@ -14,6 +14,8 @@ import judging
 
 MAX_LINE = 1 << 20
 MAX_MESSAGES = judging.MAX_CASES + 100
+MAX_CONNECTIONS = judging.MAX_SESSIONS * 4
+MAX_TEST_FILES = 4096  # node test-file processes, one per file
 ACCEPT_POLL = 0.05  # seconds
 
 
@@ -69,13 +71,18 @@ class Session:
 class Reports:
     """The grader's end of the report channel: a Unix socket in the root-owned kit folder.
 
-    Every instrumented runner connects itself and says what it is; the peer's pid comes from
-    the kernel (SO_PEERCRED), not from the message. Test results are checked as they arrive
-    (twice, after the end); whatever else connects only adds sessions that must be sound too.
+    Every instrumented runner connects itself and says what it is; the peer's pid and uid come
+    from the kernel (SO_PEERCRED), not from the message. Only the check's own user (``uid``)
+    may report: a peer of any other uid is untrusted, and so is an overflow (more connections,
+    sessions or test files than the caps: forged sessions sent first must not push the real
+    one out of the record); either is a finding that scores 0. Test results are checked as
+    they arrive (twice, after the end); whatever else connects only adds sessions that must be
+    sound too.
     """
 
-    def __init__(self, path, planner):
+    def __init__(self, path, planner, uid):
         self.planner = planner
+        self.uid = uid
         self.lock = threading.Condition()
         self.sessions = []  # unittest, pytest and node-test sessions
         self.children = []  # node test-file processes: their plans
@@ -101,8 +108,9 @@ class Reports:
                 continue
             except OSError:
                 return
-            if len(self.threads) >= judging.MAX_SESSIONS * 4:
+            if len(self.threads) >= MAX_CONNECTIONS:
                 conn.close()
+                self._untrusted(f"more than {MAX_CONNECTIONS} connections to the report channel")
                 continue
             thread = threading.Thread(target=self._serve, args=(conn,), daemon=True)
             self.threads.append(thread)
@@ -121,7 +129,10 @@ class Reports:
         session = None
         try:
             creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-            pid = struct.unpack("3i", creds)[0]
+            pid, uid, _ = struct.unpack("3i", creds)
+            if uid != self.uid:
+                self._untrusted(f"a process of uid {uid}, not the check's, reported ({pid})")
+                return
             reader = conn.makefile("rb")
             hello = _read(reader)
             kind = hello.get("kind") if hello and hello.get("t") == "hello" else None
@@ -134,6 +145,10 @@ class Reports:
                 with self.lock:
                     if len(self.sessions) < judging.MAX_SESSIONS:
                         self.sessions.append(session)
+                    else:
+                        self.strays.append(
+                            f"more runner sessions than the {judging.MAX_SESSIONS} recorded"
+                        )
                 self._runner(conn, reader, session)
             else:
                 with self.lock:
@@ -187,7 +202,10 @@ class Reports:
             child.copies = {c["name"]: {"of": c["of"], "fail": c["fail"]} for c in plan["copies"]}
         child.parent = parent_of(pid)
         with self.lock:
-            self.children.append(child)
+            if len(self.children) < MAX_TEST_FILES:
+                self.children.append(child)
+            else:
+                self.strays.append(f"more than {MAX_TEST_FILES} node test-file processes")
         _send(conn, {"t": "plan", **plan})
         # In the check in the image the test process says which test each name copied.
         kinds = {n: False for n in plan.get("pass_names", ())}
@@ -199,6 +217,11 @@ class Reports:
             name = str(message.get("name"))
             if message.get("t") == "copy" and name in kinds and name not in child.copies:
                 child.copies[name] = {"of": str(message.get("of")), "fail": kinds[name]}
+
+    def _untrusted(self, why):
+        with self.lock:
+            if why not in self.strays:
+                self.strays.append(why)
 
     def status_of(self, hello):
         """The exit status a node runner would have had without its controls."""

@@ -1,9 +1,11 @@
 """Step 3 of grading (``grade.py``): the recorded check, run as the unprivileged ``grader``.
 
 The grader user is created when the image has none; the runner kit (the shim and the
-instrumented runners) is installed in a fresh root-owned folder first on a PATH that nothing
-the submission wrote can enter; the check runs with a time limit, and then every process of
-that user is killed. Standard library only (Python 3.8+).
+instrumented runners) is installed in a fresh root-owned folder first on a PATH of folders only
+root can write (nothing the submission or, in same-container grading, the agent wrote); the
+check runs with a time limit, and then every process of that user is killed. In same-container
+grading every process the grader did not start is killed before anything else
+(``kill_strangers``). Standard library only (Python 3.8+).
 """
 
 import os
@@ -11,11 +13,14 @@ import pwd
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+TASK_GRADER = "/tests/grader"  # where Harbor uploads a task's tests/grader/
+HARBOR_VERIFIER = "/logs/verifier"
 # What the check's processes load from the kit folder (the grader's own modules stay here).
 KIT_FILES = (
     "shim.py",
@@ -34,6 +39,7 @@ WRAPPED = ("python3", "python", "pytest", "py.test", "node", "nodejs", "go")
 # modules come from the project or not at all, no toolchain is downloaded.
 GO_ENV = {"GOPROXY": "off", "GOTOOLCHAIN": "local"}
 GRADER = "grader"
+SHELL = "/bin/bash"  # the check's shell, by absolute path: the check's PATH is no root's
 MAX_LOG = 64 << 10
 
 
@@ -42,9 +48,11 @@ def grader_account():
     try:
         entry = pwd.getpwnam(GRADER)
     except KeyError:
+        # By absolute path, as everything root runs here (nothing is looked up on PATH).
         for command in (
-            ["useradd", "--system", "--no-create-home", "--shell", "/bin/sh", GRADER],
-            ["adduser", "-S", "-H", "-s", "/bin/sh", GRADER],
+            ["/usr/sbin/useradd", "--system", "--no-create-home", "--shell", "/bin/sh", GRADER],
+            ["/usr/sbin/adduser", "-S", "-H", "-s", "/bin/sh", GRADER],
+            ["/sbin/adduser", "-S", "-H", "-s", "/bin/sh", GRADER],
         ):
             try:
                 subprocess.run(command, check=True, capture_output=True)
@@ -103,16 +111,41 @@ def quote(text):
     return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
+def root_only(folder):
+    """Whether only root can change what ``folder`` holds: it and every folder above it are
+    root's and writable by no one else (a sticky folder such as /tmp is fine above a folder of
+    root's: no one else can replace that folder in it)."""
+    path = os.path.realpath(folder)
+    first = True
+    while True:
+        try:
+            info = os.lstat(path)
+        except OSError:
+            return False
+        if info.st_uid != 0 or not stat.S_ISDIR(info.st_mode):
+            return False
+        if info.st_mode & 0o022 and (first or not info.st_mode & stat.S_ISVTX):
+            return False
+        if path == "/":
+            return True
+        path = os.path.dirname(path)
+        first = False
+
+
 def safe_path(project, kit_bin):
-    """The verifier's PATH with the kit first and nothing the submission could have written."""
+    """The verifier's PATH with the kit first and only folders no one but root can write:
+    nothing the submission wrote, and in same-container grading nothing the agent wrote."""
     kept = [kit_bin]
-    for folder in os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin").split(os.pathsep):
+    # test.sh starts the grader with a fixed PATH and passes the image's as data.
+    given = os.environ.get("TRAJ2ENV_CHECK_PATH") or os.environ.get("PATH")
+    for folder in (given or "/usr/local/bin:/usr/bin:/bin").split(os.pathsep):
         if not folder.startswith("/") or folder in kept:
             continue
         real = os.path.realpath(folder)
         if real == project or real.startswith(project.rstrip("/") + "/"):
             continue
-        kept.append(folder)
+        if root_only(real):
+            kept.append(folder)
     return os.pathsep.join(kept)
 
 
@@ -133,10 +166,80 @@ def processes_of(uid):
     return found
 
 
+def process_table():
+    """{pid: parent pid} of every live process (zombies are already dead)."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] not in ("Z", "X"):
+            table[int(name)] = int(fields[1])
+    return table
+
+
+# What a container may run as its PID 1 in front of its command (Docker's --init is tini).
+INITS = frozenset({"docker-init", "tini", "dumb-init", "catatonit"})
+
+
+def strangers(me, parents, init=""):
+    """The processes of ``parents`` ({pid: ppid}) that are not ``me``, one of my ancestors or
+    descendants, or the container's init and the command it keeps (``init``: PID 1's name;
+    under an init, the command is its first child: pids count up in a container's namespace,
+    and every later child of PID 1 was orphaned there)."""
+    mine = {me}
+    if init in INITS:
+        mine |= set(sorted(pid for pid, parent in parents.items() if parent == 1)[:1])
+    pid = me
+    while parents.get(pid, 0) > 0:
+        pid = parents[pid]
+        mine.add(pid)
+    grew = True
+    while grew:
+        grew = False
+        for pid, parent in parents.items():
+            if parent in mine and pid not in mine and parent != 1:
+                mine.add(pid)
+                grew = True
+    return sorted(pid for pid in parents if pid not in mine and pid != 1)
+
+
+def kill_strangers():
+    """Same-container grading: kill every process the grader did not start (the agent's
+    daemons, and whatever they forked meanwhile) before anything is read or run."""
+    try:
+        with open("/proc/1/comm") as handle:
+            init = handle.read().strip()
+    except OSError:
+        init = ""
+    _kill_until_gone(lambda: strangers(os.getpid(), process_table(), init))
+
+
+def in_a_task_container():
+    """Only where Harbor or the trial matrix runs a task's grader: as root, from the task's
+    tests/ uploaded to /tests, writing to the verifier folder Harbor mounts. Never on a
+    machine of its own, where "every other process" is everyone's."""
+    return (
+        os.geteuid() == 0
+        and (os.environ.get("TRAJ2ENV_VERIFIER_DIR") or HARBOR_VERIFIER) == HARBOR_VERIFIER
+        and HERE == TASK_GRADER
+        and os.path.isdir(HARBOR_VERIFIER)
+    )
+
+
 def kill_all(uid):
-    """Kill every process of ``uid`` until none is left (a fork bomb races the first sweep)."""
+    """Kill every process of ``uid`` until none is left."""
+    _kill_until_gone(lambda: processes_of(uid))
+
+
+def _kill_until_gone(find):
+    # Sweep after sweep: a fork bomb races the first one.
     for _ in range(100):
-        alive = processes_of(uid)
+        alive = find()
         if not alive:
             return
         for pid in alive:
@@ -182,7 +285,7 @@ def run_check(config, kit, uid, gid, home, log_path):
     timed_out = False
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            ["bash", os.path.join(kit, "check.sh")],
+            [SHELL if os.path.exists(SHELL) else "/bin/sh", os.path.join(kit, "check.sh")],
             cwd=config["project"],
             env=env,
             stdin=subprocess.DEVNULL,

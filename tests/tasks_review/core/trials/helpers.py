@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from tasks_review.core.trials import CATALOGUE, Control, MatrixStatus, Role, Tri
 from tasks_review.core.trials.image import PreparedTask
 from tasks_review.core.trials.taskdir import TaskSpec
 from tasks_review.core.trials.trial import act, control_context
-from tasks_review.core.trials.verifier import Graded, Submission, grade_submission
+from tasks_review.core.trials.verifier import Graded, Submission, grade_submission, grading_files
 from trajectories.core.blobs import MemoryBlobs
 
 REPO = Path(__file__).resolve().parents[4]
@@ -212,9 +213,12 @@ def assert_full_matrix(result, language: str, *, graded_controls: int = 10) -> N
     json.dumps(result.to_dict())  # the record the web pages and report.json store
 
 
-def harbor_style(engine, task: PreparedTask, baseline, *, role, control=None, run_id) -> Graded:
-    """Harbor's way: the agent's whole project crosses (installed dependencies and all), then
-    tests/test.sh grades it in a fresh container of the task's image."""
+def harbor_style(
+    engine, task: PreparedTask, baseline, *, role, control=None, run_id, with_git=False
+) -> Graded:
+    """Harbor's way: the agent's whole project crosses (installed dependencies and all, and
+    its ``.git`` when ``with_git``, as Harbor's own upload carries it), then tests/test.sh
+    grades it in a fresh container of the task's image."""
     spec = task.spec
     context = control_context(spec, baseline)
     with engine.sandbox(task.image.image_id, run_id=run_id, limits=task.limits) as box:
@@ -222,7 +226,7 @@ def harbor_style(engine, task: PreparedTask, baseline, *, role, control=None, ru
         if box.alive:
             box.stop()
         whole = box.copy_out(spec.project_dir, max_entries=50_000)
-    files = {p: e for p, e in whole.files.items() if not p.startswith(".git/")}
+    files = {p: e for p, e in whole.files.items() if with_git or not p.startswith(".git/")}
     return grade_submission(
         engine,
         spec,
@@ -324,3 +328,40 @@ def test_visits_add_up():
 REDIS_FIX = {
     "counter/store.py": REDIS_START["counter/store.py"].replace(b'", 2)[1:]', b'", 1)[1:]')
 }
+
+
+@dataclass(frozen=True)
+class InPlace:
+    """What Harbor would read after grading in the agent's own container."""
+
+    reward: float | None
+    logs: str
+
+
+def graded_in_place(engine, task: PreparedTask, baseline, *, control, run_id) -> InPlace:
+    """Same-container grading, as Harbor's stock environment does it: the agent acts (its
+    processes may keep running), then ``/tests`` is uploaded and ``bash /tests/test.sh`` runs
+    as root in that very container, found on the image's PATH; the reward is read as Harbor
+    reads it, ``reward.json`` first, following links."""
+    spec = task.spec
+    context = control_context(spec, baseline)
+    tests = grading_files(spec, baseline.facts)
+    with engine.sandbox(task.image.image_id, run_id=run_id, limits=task.limits) as box:
+        # Harbor makes the verifier's folder world-writable in the environments it starts.
+        box.exec(
+            ["/bin/sh", "-c", "mkdir -p /logs/verifier && chmod 777 /logs/verifier"], user="root"
+        )
+        act(box, spec, role=Role.CONTROL, control=control, context=context, logs=[], detail={})
+        box.put_files("/", {f"tests/{n}": e for n, e in tests.items()}, owner=(0, 0))
+        ran = box.exec(["bash", "/tests/test.sh"], user="root", timeout=spec.check_timeout + 120)
+        reward = None
+        for name in ("reward.json", "reward.txt"):
+            read = box.exec(["/bin/cat", f"/logs/verifier/{name}"], user="root", timeout=30)
+            if read.exit_code == 0 and read.stdout.strip():
+                try:
+                    value = json.loads(read.stdout)
+                    reward = float(value["reward"] if isinstance(value, dict) else value)
+                except (ValueError, KeyError, TypeError):
+                    reward = None
+                break
+    return InPlace(reward, ran.stdout[-3000:] + ran.stderr[-2000:])

@@ -47,3 +47,15 @@ def test_named_paths_are_what_a_check_looks_for_and_the_project_lacks():
     files = {"tests/test_out.py": b"assert Path('build/report.txt').exists()\nx = '0.125'\n"}
     found = named_paths("test -f dist/app.js && python3 -m unittest", files)
     assert sorted(found) == ["build/report.txt", "dist/app.js"]
+
+
+def test_every_config_file_name_the_installed_pytest_reads_is_guarded_at_any_depth():
+    # The names come from pytest's own source: a name it reads that we do not guard lets an
+    # agent's config (pythonpath, addopts, testpaths) stand in for the reference's.
+    from _pytest.config import findpaths
+
+    names = list(findpaths.CONFIG_LOADERS_BY_NAME)
+    assert {"pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"} <= set(names)
+    for name in [*names, "conftest.py"]:
+        for folder in ("", "tests/", "a/b/"):
+            assert is_guarded(folder + name), folder + name

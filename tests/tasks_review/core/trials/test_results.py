@@ -77,6 +77,36 @@ def test_a_verbatim_copy_that_failed_where_its_test_passed_means_forged_results(
     assert "the real test's result was forged" in verdict.reasons[0]
 
 
+def test_the_unchanged_start_says_no_change_and_claims_no_forgery():
+    # The no-op: the test fails as at the start, and its verbatim copy with it (same code).
+    records = [session(("t.T.test_a", "failed"), *controls(pass_outcome="failed"))]
+    verdict = judge_graded_run(
+        FAILED_RUN, records, PLAN, reference={"t.T.test_a": 1}, start_failed=["t.T.test_a"]
+    )
+    assert verdict.reward == 0.0
+    assert verdict.reasons[0] == "no change: the recorded check failed as at the start"
+    assert not any("forged" in r for r in verdict.reasons), verdict.reasons
+
+
+def test_a_verbatim_copy_failing_with_its_failing_test_is_a_failure_not_a_forgery():
+    records = [session(("t.T.test_a", "failed"), *controls(pass_outcome="failed"))]
+    verdict = judge_graded_run(FAILED_RUN, records, PLAN, reference={"t.T.test_a": 1})
+    assert verdict.reward == 0.0
+    assert not any("forged" in r for r in verdict.reasons), verdict.reasons
+    assert any("did not pass: t.T.test_a" in r for r in verdict.reasons)
+
+
+def test_a_falsified_copy_passing_where_its_test_fails_is_a_failure_not_a_forgery():
+    # On the buggy code the test's assertion is false, so the copy with it made false holds.
+    records = [session(("t.T.test_a", "failed"), *controls(fail_outcome="passed"))]
+    verdict = judge_graded_run(
+        FAILED_RUN, records, PLAN, reference={"t.T.test_a": 1}, start_failed=["t.T.test_a"]
+    )
+    assert verdict.reward == 0.0
+    assert verdict.reasons[0] == "no change: the recorded check failed as at the start"
+    assert not any("forged" in r for r in verdict.reasons), verdict.reasons
+
+
 def test_a_session_without_both_kinds_of_control_scores_zero():
     one_kind = {"test_qwertyuiopasdf": COPIES["test_qwertyuiopasdf"]}
     records = [session(("t.T.test_a", "passed"), controls()[0], copies=one_kind)]

@@ -97,8 +97,10 @@ def _grade(tmp_path, expected, place):
         timeout=60,
     )
     verdict = json.loads((verifier / "traj2env" / "verdict.json").read_text())
-    assert not (verifier / "reward.json").exists()  # Harbor would prefer it over reward.txt
-    return (verifier / "reward.txt").read_text(), verdict
+    text = (verifier / "reward.txt").read_text()
+    # Harbor reads reward.json first: the planted one is gone, the grader's says the same.
+    assert json.loads((verifier / "reward.json").read_text()) == {"reward": float(text)}
+    return text, verdict
 
 
 def test_the_grader_reads_the_answer_file_and_writes_the_reward(tmp_path):

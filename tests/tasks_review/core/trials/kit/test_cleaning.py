@@ -83,7 +83,7 @@ def test_cleaning_removes_links_caches_dependencies_and_guarded_files_the_refere
         ]
     )
     assert (project / "calc/ops.py").read_bytes() == b"mine"
-    assert (project / ".git/HEAD").exists()  # the image's repository is left alone
+    assert (project / ".git/HEAD").exists()  # the repository itself stays
     assert (project / "tests/test_ops.py").exists()  # restored next, not removed
 
 
@@ -116,6 +116,27 @@ def test_cleaning_removes_files_a_runner_would_discover_that_the_reference_lacks
     assert (project / "wordstats.py").exists() and (project / "latest.js").exists()
 
 
+def test_cleaning_goes_into_the_repository_too_where_node_test_discovers_files(tmp_path):
+    # `node --test` skips node_modules, not .git: a test file there runs before the real ones.
+    project = tmp_path / "app"
+    write(project, ".git/HEAD", b"ref: refs/heads/main\n")
+    write(project, ".git/objects/ab/cdef", b"object")
+    write(project, ".git/a-test.js", b"stub the tests")
+    write(project, ".git/hooks/test/x.js", b"in a test folder")
+    write(project, ".git/info/test_x.py", b"")
+    write(project, ".hg/test.mjs", b"")
+
+    removed = cleaning.clean(str(project), RULES, {})
+
+    assert sorted(removed) == [
+        ".git/a-test.js",
+        ".git/hooks/test/x.js",
+        ".git/info/test_x.py",
+        ".hg/test.mjs",
+    ]
+    assert (project / ".git/HEAD").exists() and (project / ".git/objects/ab/cdef").exists()
+
+
 def test_a_discover_pattern_in_the_check_is_a_discovery_rule_too(tmp_path):
     rules = cleaning.Rules(guard_rules("python3 -m unittest discover -s tests -p '*_spec.py'"))
     assert rules.discovered("tests/cart_spec.py") and not RULES.discovered("tests/cart_spec.py")
@@ -145,3 +166,35 @@ def test_a_project_module_shadowing_the_standard_library_is_a_finding_unless_the
     # The project's own modules with such names are no finding (grading.json lists its paths).
     own = {"calendar.py", "decimal.py", "json/__init__.py", "pytest.py", "tests/re.py"}
     assert cleaning.shadowing(str(project), {".", "tests"}, own) == []
+
+
+def test_a_package_with_no_init_py_shadows_too_compiled_or_native(tmp_path):
+    # `import json` finds json/__init__.pyc (sourceless) or a native __init__ before the
+    # standard library's json/__init__.py: a package all the same.
+    project = tmp_path / "app"
+    write(project, "json/__init__.pyc")
+    write(project, "decimal/__init__.cpython-311-x86_64-linux-gnu.so")
+    write(project, "unittest/mock.py")  # no __init__ at all: a namespace portion, found last
+
+    found = cleaning.shadowing(str(project), {"."}, set())
+
+    assert [f.split(" ")[0] for f in found] == [
+        "decimal/__init__.cpython-311-x86_64-linux-gnu.so",
+        "json/__init__.pyc",
+    ]
+
+
+def test_cleaning_removes_sourceless_pyc_files_the_reference_lacks(tmp_path):
+    # Python writes bytecode only under __pycache__; a .pyc anywhere else is imported as the
+    # module itself, with no source for anyone to read.
+    project = tmp_path / "app"
+    write(project, "decimal.pyc")
+    write(project, "calc/ops.pyc")
+    write(project, "json/__init__.pyc")
+    write(project, "vendored/tool.pyc")
+    write(project, "calc/ops.py")
+
+    removed = cleaning.clean(str(project), RULES, {}, keep={"vendored/tool.pyc"})
+
+    assert sorted(removed) == ["calc/ops.pyc", "decimal.pyc", "json/__init__.pyc"]
+    assert (project / "vendored/tool.pyc").exists() and (project / "calc/ops.py").exists()
