@@ -22,23 +22,42 @@ agent's project; the trial matrix writes the submission's regular files). Then:
    verbatim, some with an assertion made false, under random names, among the real tests).
    Nothing secret is in the check's environment, files or arguments; no file it can write is
    read for the verdict. With a time limit; then every process of that user is killed.
-4. **Judge** with ``judging.py`` (the rules the trial matrix applies in its own process to the
-   same session records) and write ``reward.json`` (which Harbor reads first) and
-   ``reward.txt``, last, each created anew without following links, and read back. The
-   sessions and the verdict go to ``<verifier dir>/traj2env/``.
+4. **Probe** (``probing.py``), when the task has hidden equivalence probes (``probes.json``
+   beside grading.json, made root's alone before anything else runs): a fresh process of the
+   grading user imports the submission's modules, calls their functions on the hidden inputs
+   it reads on stdin and prints what they returned or raised; every process of that user is
+   killed after it. This process compares those outcomes with the reference's.
+5. **Judge** with ``judging.py`` (the rules the trial matrix applies in its own process to the
+   same session records and probe outcomes) and write ``reward.json`` (which Harbor reads
+   first) and ``reward.txt``, last, each created anew without following links, and read back.
+   The sessions, the probe outcomes and the verdict go to ``<verifier dir>/traj2env/``.
 
-Threat model: the submission is written by someone who has read this kit. Everything running
-as ``grader`` is theirs: code imported by the tests can patch anything in its own process (and,
-with no Yama ptrace restriction, in other ``grader`` processes). What holds it is that no
-grading secret is in its environment, files or arguments, that reports go to a socket only
-this root process reads and checks as they arrive (from the check's own uid only, within caps:
-another peer or an overflow scores 0), and that the controls are copies of the real
-tests, with random names, among them: nothing by name, file or call stack tells a verbatim copy
-from one with an assertion made false, so sparing the controls while neutering the rest leaves
-a failure or a forged pass. Out of reach: code that reads the runner's own memory (the plan it
-was given) or compares each running test's code and values with the originals it memorised,
-and a submission that hard-codes the visible tests' answers (no hidden tests here; the
-candidate page flags checks with too few asserted inputs).
+Threat model. The submission is written by someone who has read this kit, and everything that
+runs as ``grader`` is theirs: code the tests import can read and patch anything in its own
+process (the runner, its plan, the kit's assertion wrappers, the random draws) and, with no Yama
+ptrace restriction, in other ``grader`` processes. So nothing in the graded process decides the
+reward. The decision is made here, by root, in a process that never loads submission code:
+
+* The **equivalence probes** are the defence. Their inputs were derived at keep time from the
+  tests' own calls with draws secret to the task, and their expected outcomes are the
+  reference's; both stay in a file only root can read and never reach the project, the graded
+  process's environment, its arguments or any file the grading user can read. The probe
+  process sees the inputs, not what they must give: it can print anything, but only code that
+  computes the reference's answers matches them. Every discriminating probe must match for a
+  reward (for a fraction, a test whose calls gave a failed probe gets no credit). Memorised
+  expectations (a lookup table of the visible inputs, a value that equals only the expected
+  literals) and every in-process forgery fail there.
+* The **in-process controls** (control copies of the real tests, per-test reports over a socket
+  that accepts only the check's own uid, within caps) are tripwires: cheap, and they catch
+  careless forgery, but code that reads the plan from its own process, compares each copy's
+  code with the test files, or hooks what the runner dispatches through can tell the copies
+  apart. They do not stop a determined attacker; the probes do.
+* What the probes do not cover: a task with no discriminating probe on a hidden input
+  (**check-only**: its tests call nothing traceable with plain-data arguments, such as a CLI
+  checked through its output, ES modules, Go, or objects as arguments) is graded by the check
+  and the tripwires alone; it is marked so everywhere and kept out of training unless a
+  behaviour opts in. Behaviour the probes never call (a side effect on files, a method of a
+  class) is judged by the check alone even on an equivalence-graded task.
 
 Graded in the agent's own container (Harbor's stock environment; tasks ask for a separate
 verifier), root runs nothing the agent could have written: ``test.sh`` names every program by
