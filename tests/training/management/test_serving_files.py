@@ -44,7 +44,7 @@ def test_no_endpoint_is_guessed_and_a_missing_one_is_named(manage, people, tmp_p
     assert ran.code == 2 and "--endpoint MODEL=URL (base, qwen-coder)" in ran.json["error"]
     one = ("--endpoint", "base=http://gpu-0:8100/v1", "--out", str(tmp_path))
     ran = manage("serving_files", *one, "--adapter-root", "/models")
-    assert ran.code == 2 and "no vLLM endpoint for the base model(s) qwen-coder" in ran.err
+    assert ran.code == 2 and "no vLLM endpoint is given for 'qwen-coder'" in ran.err
     ran = manage("serving_files", "--endpoint", "qwen-coder=http://gpu-1:8100/v1", *one[2:])
     assert ran.code == 2 and "lives at s3://adapters/" in ran.err  # fetched to where?
     ran = manage("serving_files", "--endpoint", "qwen-coder", "--out", str(tmp_path))
