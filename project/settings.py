@@ -71,7 +71,10 @@ DEBUG = env_bool("DEBUG", False)
 SECRET_KEY_FILE = VAR_DIR / "secret-key"
 # Where "Test the hook" lays out its project folders: outside /tmp, since the rules let
 # deletions in a temporary folder through, so a trial there would judge `rm -rf ../x` otherwise.
+# A checkout (and so var/) under /tmp, as a CI clone may be, puts them in the user's cache.
 HOOK_TRIAL_DIR = VAR_DIR / "hook-trials"
+if str(HOOK_TRIAL_DIR.resolve()).startswith(("/tmp/", "/var/tmp/", "/private/tmp/")):
+    HOOK_TRIAL_DIR = Path.home() / ".cache" / "traj2env" / "hook-trials"
 SECRET_KEY = os.environ.get("SECRET_KEY", "").strip()
 if not SECRET_KEY and SECRET_KEY_FILE.is_file():
     SECRET_KEY = SECRET_KEY_FILE.read_text().strip()

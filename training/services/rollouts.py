@@ -56,7 +56,7 @@ def rollout_import_create(*, user: AbstractBaseUser | None, path: str | Path) ->
         raise Invalid(problem)
     folder = Path(path).expanduser()
     if not folder.is_dir():
-        shown = limits.echo(str(folder), limits.PATH)  # a path is only useful whole
+        shown = limits.echo(str(folder))
         raise Invalid(f"{shown} is not a folder (give the jobs folder `harbor run -o` wrote)")
     with transaction.atomic():
         row = RolloutImport.objects.create(

@@ -213,9 +213,7 @@ def test_a_harness_error_leaves_it_ungraded_and_is_raised(people, monkeypatch):
     with pytest.raises(RuntimeError):
         sandbox_task_verify(task_id=row.pk)
     row.refresh_from_db()
-    assert row.status == "ungraded" and row.reasons == [
-        "harness error: a bug in the matrix"
-    ]
+    assert row.status == "ungraded" and row.reasons == ["harness error: a bug in the matrix"]
 
 
 @pytest.fixture
