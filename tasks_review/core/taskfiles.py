@@ -542,6 +542,7 @@ GRADER_FILES = (
     "probe_runner.py",
     "probe_runner.cjs",
     "probe_values.py",
+    "probe_values.cjs",
 )
 
 

@@ -29,6 +29,7 @@ _RAW_PER_ENTRY = 8192
 class FileEntry:
     data: bytes
     executable: bool = False
+    private: bool = False  # readable by its owner alone (0600): the hidden probes
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +96,7 @@ def pack(files: Mapping[str, bytes | FileEntry], *, uid: int, gid: int) -> bytes
         for rel, entry in sorted(entries.items()):
             info = tarfile.TarInfo(rel)
             info.size = len(entry.data)
-            info.mode = 0o755 if entry.executable else 0o644
+            info.mode = 0o600 if entry.private else 0o755 if entry.executable else 0o644
             info.uid, info.gid, info.mtime = uid, gid, now
             tar.addfile(info, io.BytesIO(entry.data))
     return buffer.getvalue()

@@ -47,7 +47,7 @@ MAX_INPUTS = 120  # calls run per process: recorded plus derived
 PER_FUNCTION = 40
 MAX_DISCRIMINATING = 80
 MAX_OTHERS = 20
-_KIT = ("probe_values.py", "probe_runner.py", "probe_runner.cjs")
+_KIT = ("probe_values.py", "probe_values.cjs", "probe_runner.py", "probe_runner.cjs")
 _TRACERS = ("sitecustomize.py", "trace.cjs")
 
 

@@ -147,7 +147,10 @@ def grading_files(spec: TaskSpec, facts: ReferenceFacts | None) -> dict[str, Fil
     if facts is not None:
         config.update(facts.grading())
         if facts.probes is not None and facts.probes.discriminating:
-            files[PROBES_FILE] = FileEntry(json.dumps(facts.probes.to_json()).encode())
+            # Root's alone from the moment it lands, before grade.py locks the folder too.
+            files[PROBES_FILE] = FileEntry(
+                json.dumps(facts.probes.to_json()).encode(), private=True
+            )
     # The check the matrix runs is the task's; task.toml and grading.json carry the same one.
     config.update(command=spec.command, workdir=spec.workdir)
     files["grading.json"] = FileEntry(json.dumps(config, sort_keys=True).encode())

@@ -156,6 +156,13 @@ def test_pack_gives_files_and_their_folders_to_the_owner():
     assert members["src/pkg/mod.py"].mode == 0o644
 
 
+def test_a_private_file_lands_readable_by_its_owner_alone():
+    # The hidden probes: no other user may read them, not even before the grader locks them.
+    data = pack({"tests/probes.json": FileEntry(b"{}", private=True)}, uid=0, gid=0)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        assert tar.getmember("tests/probes.json").mode == 0o600
+
+
 def test_pack_then_extract_round_trips():
     files = {"a/b.py": FileEntry(b"b"), "c.sh": FileEntry(b"c", executable=True)}
     # under one folder, as docker cp sends it back

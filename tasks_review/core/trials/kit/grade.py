@@ -180,11 +180,17 @@ def grade(config, verifier, out):
             ran = probing.run(
                 probes, project, uid, gid, home, running.kill_all, os.pathsep.join(search)
             )
+        # A process of the grading user still alive now (forking faster than the sweeps) could
+        # act after the verdict: the run is not to be trusted.
+        running.kill_all(uid)
+        outlived = [pid for pid in running.processes_of(uid) if not _zombie(pid)]
     finally:
         channel.close()
         shutil.rmtree(kit, ignore_errors=True)
         services.stop(started)  # after every grader process is gone (run_check kills them)
     shutil.rmtree(scratch, ignore_errors=True)
+    if outlived:
+        findings.append(f"{len(outlived)} process(es) of the grading user outlived the check")
     findings += strays + restoring.changed_during_check(project, reference)
     with open(os.path.join(out, "sessions.jsonl"), "w") as handle:
         for session in sessions:
@@ -227,6 +233,15 @@ def grade(config, verifier, out):
     }
 
 
+def _zombie(pid):
+    """A killed process its parent has not reaped yet: it can no longer act."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True  # gone
+
+
 def main(judge=None):
     """Grade with ``judge(config, verifier, out)`` (``grade``; a qa task's ``answer_grade``
     passes its own) and write the verdict and the reward, whatever happens."""
@@ -240,6 +255,9 @@ def main(judge=None):
     if os.path.islink(verifier):
         os.unlink(verifier)
     os.makedirs(verifier, exist_ok=True)
+    if os.geteuid() == 0:  # Harbor makes it world-writable: no one else may replace a file in it
+        os.chown(verifier, 0, 0)
+        os.chmod(verifier, 0o755)
     write_reward(verifier, 0.0)
     out = os.path.join(verifier, "traj2env")
     if os.path.islink(out) or os.path.isfile(out):

@@ -91,7 +91,7 @@ def run(probes, project, uid, gid, home, kill_all, search=SAFE_PATH):
     folder = tempfile.mkdtemp(prefix="traj2env-probe-")
     os.chmod(folder, 0o755)
     try:
-        for name in (RUNNER[language], "probe_values.py"):
+        for name in (RUNNER[language], "probe_values.py", "probe_values.cjs"):
             shutil.copyfile(os.path.join(HERE, name), os.path.join(folder, name))
             os.chmod(os.path.join(folder, name), 0o644)
         program = _program(language, os.path.join(folder, RUNNER[language]), search)

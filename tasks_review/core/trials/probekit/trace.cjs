@@ -15,6 +15,9 @@ const TESTS = new Set(JSON.parse(process.env.TRAJ2ENV_TRACE_TESTS || '[]'));
 const MAX = 3000;
 
 if (OUT && PROJECT) {
+  // Beside this file where the probe kit is installed; in the source tree, in the grader kit.
+  const beside = path.join(__dirname, 'probe_values.cjs');
+  const { encode } = require(fs.existsSync(beside) ? beside : '../kit/probe_values.cjs');
   const calls = [];
   const seen = new Set();
   const rel = (file) => (file && file.startsWith(PROJECT + '/') ? file.slice(PROJECT.length + 1) : null);
@@ -24,37 +27,6 @@ if (OUT && PROJECT) {
     const name = parts[parts.length - 1];
     return /(^test[-_.]|[-_.]test\.[cm]?js$|\.spec\.[cm]?js$)/.test(name) ||
       parts.slice(0, -1).some((p) => p === 'test' || p === 'tests' || p === '__tests__');
-  };
-  const MAX_DEPTH = 8;
-  const encode = (value, depth = 0) => {
-    if (depth > MAX_DEPTH) throw new Error('deep');
-    if (value === null || typeof value === 'boolean' || typeof value === 'string') {
-      if (typeof value === 'string' && value.length > 4000) throw new Error('long');
-      return value;
-    }
-    if (value === undefined) return { $undefined: true };
-    if (typeof value === 'number') {
-      if (Number.isFinite(value)) return value;
-      return { $float: Number.isNaN(value) ? 'nan' : value > 0 ? 'inf' : '-inf' };
-    }
-    if (typeof value === 'bigint') return { $int: value.toString() };
-    if (Array.isArray(value)) {
-      if (value.length > 200) throw new Error('many');
-      return value.map((v) => encode(v, depth + 1));
-    }
-    if (typeof value === 'object') {
-      const proto = Object.getPrototypeOf(value);
-      if (proto !== Object.prototype && proto !== null) throw new Error('class');
-      const keys = Object.keys(value);
-      if (keys.length > 200) throw new Error('many');
-      if (keys.every((k) => !k.startsWith('$'))) {
-        const out = {};
-        for (const k of keys) out[k] = encode(value[k], depth + 1);
-        return out;
-      }
-      return { $dict: keys.map((k) => [k, encode(value[k], depth + 1)]) };
-    }
-    throw new Error(typeof value);
   };
   const note = (module, name, args, test) => {
     if (calls.length >= MAX) return;
