@@ -21,6 +21,7 @@ called: rollouts with real paths on a machine without one.
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import shlex
 import tempfile
@@ -96,10 +97,14 @@ class ReplayAgent(BaseAgent):
         try:
             for action in actions:
                 await player.play(action)
-            record.say(_closing(script, options.cut, player))
-        finally:
-            # Even a trial cut short by its time limit leaves what it did.
-            await self._save(environment, record, script)
+        except BaseException:
+            # A trial cut short (its time limit, a failing environment) still leaves what it
+            # did, if it can; what cut it short is what Harbor records.
+            with contextlib.suppress(Exception):
+                await self._save(environment, record, script)
+            raise
+        record.say(_closing(script, options.cut, player))
+        await self._save(environment, record, script)
         context.metadata = {
             "replay": {
                 "task": script.task,

@@ -27,13 +27,15 @@ BUGGY = "def total():\n    return 0\n"
 
 
 class LocalEnvironment:
-    """Harbor's environment calls the agent makes, on this machine: paths are the host's."""
+    """Harbor's environment calls the agent makes, on this machine: paths are the host's.
+    ``fails``: a command text and what running it raises, as an environment would."""
 
-    def __init__(self) -> None:
-        self.commands: list[str] = []
+    def __init__(self, fails: tuple[str, Exception] | None = None) -> None:
+        self.fails = fails
 
     async def exec(self, command, cwd=None, env=None, timeout_sec=None, user=None):
-        self.commands.append(command)
+        if self.fails and self.fails[0] in command:
+            raise self.fails[1]
         done = subprocess.run(
             ["bash", "-c", command], cwd=cwd, capture_output=True, text=True, check=False
         )
@@ -67,7 +69,7 @@ def trial(tmp_path):
     project.mkdir()
     (project / "invoice.py").write_text(BUGGY)
 
-    def run(session: Session, cut: str, instruction: str = INSTRUCTION) -> dict:
+    def run(session: Session, cut: str, instruction: str = INSTRUCTION, env=None) -> dict:
         atif, side = session.builder.build()
         result = replay(atif, side, root=session.root, blobs=session.blobs)
         attempt = Attempt(0, len(result.commands) - 1, ("invoice.py",), str(project), key="k")
@@ -84,8 +86,12 @@ def trial(tmp_path):
         )
         agent.session_id = f"repair-1__{cut}__agent"
         context = AgentContext()
-        run_coroutine(agent.run(instruction, LocalEnvironment(), context))
-        return {"atif": json.loads((logs / "trajectory.json").read_text()), "context": context}
+        try:
+            run_coroutine(agent.run(instruction, env or LocalEnvironment(), context))
+        finally:
+            saved = logs / "trajectory.json"
+            atif = json.loads(saved.read_text()) if saved.exists() else None
+        return {"atif": atif, "context": context}
 
     return project, run
 
@@ -128,6 +134,25 @@ def test_an_edit_the_replay_could_not_resolve_is_applied_as_recorded(trial):
     done = run(attempt_session(read_first=False), "whole")
     assert (project / "invoice.py").read_text() == BUGGY.replace("0", "1")
     assert [c for c, _ in calls(done["atif"])] == ["Bash", "Edit", "Bash"]
+
+
+def test_a_command_past_its_time_limit_is_recorded_as_such_and_the_replay_goes_on(trial):
+    project, run = trial
+    limit = RuntimeError("Command timed out after 600 seconds")
+    done = run(attempt_session(), "whole", env=LocalEnvironment(fails=("sys.exit", limit)))
+    assert [c for c in calls(done["atif"])] == [
+        ("Bash", 124), ("Read", None), ("Write", None), ("Bash", 124),
+    ]  # fmt: skip
+    assert (project / "invoice.py").read_text() == BUGGY.replace("0", "1")
+
+
+def test_an_environment_that_fails_ends_the_trial_with_what_was_done_saved(trial, tmp_path):
+    project, run = trial
+    broken = LocalEnvironment(fails=("cat --", RuntimeError("the container is gone")))
+    with pytest.raises(RuntimeError, match="the container is gone"):
+        run(attempt_session(), "whole", env=broken)
+    saved = json.loads((tmp_path / "logs" / "whole" / "trajectory.json").read_text())
+    assert calls(saved) == [("Bash", 1)], "the check that ran before the failure"
 
 
 def test_a_script_for_another_task_is_never_run(trial):
