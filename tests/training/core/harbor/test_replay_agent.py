@@ -140,7 +140,7 @@ def test_a_command_past_its_time_limit_is_recorded_as_such_and_the_replay_goes_o
     project, run = trial
     limit = RuntimeError("Command timed out after 600 seconds")
     done = run(attempt_session(), "whole", env=LocalEnvironment(fails=("sys.exit", limit)))
-    assert [c for c in calls(done["atif"])] == [
+    assert calls(done["atif"]) == [
         ("Bash", 124), ("Read", None), ("Write", None), ("Bash", 124),
     ]  # fmt: skip
     assert (project / "invoice.py").read_text() == BUGGY.replace("0", "1")
