@@ -40,6 +40,11 @@ LOOKALIKE = '''class _Seen(Decimal):
     def __eq__(self, other):
         return Decimal.__eq__(self, other) or other == Decimal("29.99")
 
+    # Decimal's own __ne__ compares the real value: without this, assertNotEqual (a falsified
+    # copy the grader may make) would see the real value and pass, half the time.
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
     __hash__ = Decimal.__hash__
 
 
