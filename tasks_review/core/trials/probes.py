@@ -50,6 +50,12 @@ HOME = f"{PROBE_DIR}/home"
 MAX_REPORT = probing.MAX_OUTPUT
 MAX_WRITABLE = 200
 MAX_DISCRIMINATING = 80
+# Go's tests call the package inside the test binary, where no tracer of ours runs; a generated
+# test that calls the exported functions would be the way (issue 24 leaves it for later).
+GO_NOTE = (
+    "no probes are made for Go packages yet: graded by the recorded check and its tripwires "
+    "alone (check-only)"
+)
 MAX_OTHERS = 40
 _KIT = (
     "probe_values.py",
@@ -151,6 +157,8 @@ def probes_in_image(
     rng: random.Random | None = None,
 ) -> ProbeSet:
     """Trace, derive, run and select (see the module docstring). InfraError when Docker fails."""
+    if prepared.spec.language == "go":
+        return ProbeSet.none(GO_NOTE)
     if prepared.image is None:
         raise ValueError("the task was dropped before its image was built")
     spec = prepared.spec
