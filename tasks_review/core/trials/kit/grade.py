@@ -86,7 +86,9 @@ keep a process the sweeps cannot kill and rewrite the reward after it is read ba
 this kit stops that; only a separate verifier (or an agent without root) does. Nor does it stop
 a non-root agent from leaving a world-writable *file* (not a folder) outside those places for
 the probe process to write into; its outcomes still decide nothing, but what it saw may then
-be read by an agent graded again in the same container.
+be read by an agent graded again in the same container. What anyone may read of a grading
+(the verdict, the log) says how many probes failed: an agent graded again and again learns
+whether a change made more of them match, never which ones or on what inputs.
 
 Usage: python3 -I grade.py GRADING_JSON   (TRAJ2ENV_VERIFIER_DIR overrides /logs/verifier)
 """
