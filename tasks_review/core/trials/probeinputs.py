@@ -44,6 +44,25 @@ _SEPARATORS = (" ", " ", " ", "  ", ", ", "\n", "-", "_", ". ", "\t")
 def mutations(value: Any, rng: random.Random, depth: int = 0, pool: Sequence[Any] = ()) -> list:
     """Encoded values drawn around ``value`` (an encoded value), none equal to it. ``pool``:
     other numbers the tests passed to the same function (their products are drawn too)."""
+    try:
+        out = _draws(value, rng, depth, pool)
+    except (ArithmeticError, ValueError):  # an extreme value: no draw around it
+        return []
+    return _unique(value, [item for item in out if _plain(item)])
+
+
+def _plain(value: Any) -> bool:
+    """JSON can carry it exactly (a draw that overflowed to inf or nan is dropped)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(_plain(v) for v in value.values())
+    return True
+
+
+def _draws(value: Any, rng: random.Random, depth: int, pool: Sequence[Any]) -> list:
     out: list[Any] = []
     if isinstance(value, bool):
         out = [not value]
@@ -66,7 +85,7 @@ def mutations(value: Any, rng: random.Random, depth: int = 0, pool: Sequence[Any
             for changed in _some(mutations(value[key], rng, depth + 1, pool), rng, 3):
                 out.append({**value, key: changed})
             out.append({k: v for k, v in value.items() if k != key})
-    return _unique(value, out)
+    return out
 
 
 def _unique(value: Any, items: list[Any]) -> list[Any]:
@@ -89,7 +108,7 @@ def _exact(number: int) -> Any:
 
 def _magnitude(rng: random.Random, reference: float) -> float:
     """A positive magnitude drawn log-uniformly from 1 to DECADES decades past ``reference``."""
-    top = math.log10(max(abs(reference), 1.0)) + DECADES
+    top = min(math.log10(max(abs(reference), 1.0)) + DECADES, 300.0)
     return 10 ** rng.uniform(0.0, top)
 
 

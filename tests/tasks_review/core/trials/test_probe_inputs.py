@@ -10,6 +10,7 @@ discriminating probe lies outside that table.
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 import subprocess
@@ -72,3 +73,11 @@ def test_a_table_of_the_visible_and_enumerable_answers_passes_the_samples_own_te
     unfixed = tmp_path / "unfixed"
     lay(unfixed, STORIES[fmt].start)
     assert subprocess.run(COMMANDS[fmt], cwd=unfixed, capture_output=True).returncode != 0
+
+
+def test_extreme_values_give_plain_draws_or_none_never_an_error():
+    rng = random.Random(3)
+    for value in (1.7e308, -1e-320, 2**53 - 1, {"$int": str(10**40)}, {"$decimal": "1E+40"}):
+        for drawn in mutations(value, rng):
+            assert json.loads(json.dumps(drawn, allow_nan=False)) == drawn
+    assert mutations({"$decimal": "NaN"}, rng) == []
