@@ -254,6 +254,7 @@ def grade(config, verifier, out):
         "score": verdict.score,
         "findings": findings[:20],
         "probes": probing.summary(probe_check),
+        "swept": (ran or {}).get("swept", 0),  # files the probe process left, removed
         "detail": verdict.detail,
         "exit_code": exit_code,
         "timed_out": timed_out,

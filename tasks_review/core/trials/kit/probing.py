@@ -234,6 +234,7 @@ def run(probes, project, kill_all, search=SAFE_PATH):
     home = tempfile.mkdtemp(prefix="traj2env-probe-home-")
     os.chown(home, PROBE_UID, PROBE_UID)
     started_at = time.time()
+    swept = []
     try:
         expose(project)
         for name in (RUNNER[language], "probe_values.py", "probe_values.cjs"):
@@ -241,19 +242,18 @@ def run(probes, project, kill_all, search=SAFE_PATH):
             os.chmod(os.path.join(folder, name), 0o644)
         program = _program(language, os.path.join(folder, RUNNER[language]), search)
         if program is None:
-            return {"error": f"no {language} interpreter in the image"}
-        return _run(probes, project, program, {"PATH": search, "HOME": home}, kill_all)
+            ran = {"error": f"no {language} interpreter in the image"}
+        else:
+            ran = _run(probes, project, program, {"PATH": search, "HOME": home}, kill_all)
     finally:
         kill_all(PROBE_UID)
-        swept = []
         for root in sweep_roots(probes.get("writable"), project):
             swept += sweep(PROBE_UID, started_at, top=root)
         shutil.rmtree(folder, ignore_errors=True)
         shutil.rmtree(home, ignore_errors=True)
-        if swept:
-            # Not the submission's verdict by itself (the reference may write a cache), but
-            # none of it outlives the grading.
-            print(f"grader: removed {len(swept)} file(s) the probe process left behind")
+    # Not the submission's verdict by itself (the reference may write a cache), but none of
+    # it outlives the grading.
+    return {**ran, "swept": len(swept)}
 
 
 def _run(probes, project, program, env, kill_all):

@@ -120,8 +120,8 @@ def test_nothing_the_probe_process_wrote_outlives_grading_and_nothing_readable_n
     )
     assert placed.reward == 0.0
     left, mode, verdict = placed.after.split("---\n")
-    assert "the probe process left behind" in placed.logs  # it did write, and it was removed
-    assert left.strip() == ""
+    assert json.loads(verdict)["swept"] >= 3  # it did write (/tmp, /var/tmp, /dev/shm, ~) ...
+    assert left.strip() == ""  # ... and none of it is left
     assert mode.strip() == "600 root"
     shown = json.loads(verdict)["probes"]
     assert set(shown) == {"probes", "discriminating", "matched", "failed", "error"}
