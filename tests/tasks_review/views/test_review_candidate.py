@@ -81,6 +81,22 @@ def test_a_task_kept_by_an_older_verifier_is_marked_stale_on_the_desk_and_in_the
     assert queue.count(">stale</span>") == 1
 
 
+def test_how_a_kept_task_is_graded_is_shown_on_the_desk_and_why_when_check_only(as_annotator):
+    why = "no probes are made for Go packages yet: graded by the recorded check alone"
+    probed = {"grading": "equivalence", "discriminating": 7, "hidden_discriminating": 5}
+    graded = make_candidate(grading="equivalence", verification={"grading": probed})
+    go = make_candidate(
+        grading="check-only", verification={"grading": {"grading": "check-only", "notes": [why]}}
+    )
+    html = as_annotator.get(f"/review/candidates/{graded.pk}/").content.decode()
+    assert "equivalence-graded · 7 discriminating probes" in html and "5 hidden inputs" in html
+    html = as_annotator.get(f"/review/candidates/{go.pk}/").content.decode()
+    shown = html.split(f'id="grading-why-{go.pk}">')[1].split("</span>")[0]
+    assert shown == why[0].upper() + why[1:] + "."  # a sentence, in the page, not a tooltip
+    queue = as_annotator.get("/review/").content.decode()
+    assert queue.count(">check-only</span>") == 1
+
+
 def test_a_check_too_thin_to_tell_a_fix_from_a_lookup_table_is_flagged(as_annotator):
     thin = make_candidate(check_assertions=2, check_asserted_inputs=1, check_tests=1)
     broad = make_candidate(check_assertions=12, check_asserted_inputs=9, check_tests=4)
