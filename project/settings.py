@@ -112,6 +112,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "django_q",
+    "groundwork",
     "trajectories",
     "tasks_review",
     "training",

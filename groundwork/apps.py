@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class GroundworkConfig(AppConfig):
+    name = "groundwork"
+    verbose_name = "Groundwork"
