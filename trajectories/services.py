@@ -24,7 +24,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from trajectories.core.failures import said
+from groundwork.core.failures import said
 
 from .claiming import claim
 from .core import formats, sessions

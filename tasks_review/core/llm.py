@@ -37,7 +37,7 @@ from typing import Any
 
 import jsonschema
 
-from trajectories.core.failures import said
+from groundwork.core.failures import said
 
 CACHE_FORMAT = 1
 MAX_ANSWER_CHARS = 200_000

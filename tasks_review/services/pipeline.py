@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from groundwork.core.failures import said
 from tasks_review.core.clones import Overlay, Project, clone_overlay
 from tasks_review.core.config import GenerateConfig, parse_config
 from tasks_review.core.families import mine
@@ -39,7 +40,6 @@ from tasks_review.services.verification import (
 )
 from trajectories.claiming import DOCKER, claim, dead
 from trajectories.core import replay as core_replay
-from trajectories.core.failures import said
 from trajectories.heartbeat import Heartbeat, beat_seconds
 from trajectories.models import Trajectory
 from trajectories.selectors import replay_inputs

@@ -13,6 +13,7 @@ from typing import Any
 from django.db import close_old_connections, transaction
 from django.db.models import Q
 
+from groundwork.core.failures import said
 from tasks_review.core.docker import CleanupReport, Engine, InfraError
 from tasks_review.core.docker import labels as lbl
 from tasks_review.core.pool import run_each
@@ -20,7 +21,6 @@ from tasks_review.core.trials.matrix import Cancelled, verify_task
 from tasks_review.core.trials.model import MatrixResult, MatrixStatus, TrialStatus
 from tasks_review.models import Candidate, TrialRun
 from trajectories.claiming import DOCKER, claim
-from trajectories.core.failures import said
 from trajectories.heartbeat import Heartbeat
 
 log = logging.getLogger(__name__)

@@ -14,6 +14,7 @@ from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from groundwork.core.failures import said
 from tasks_review.services.audit import audit_event_record
 from training.core.facts import TrajectoryFacts
 from training.core.harness import evaluate
@@ -21,7 +22,6 @@ from training.core.spec import BehaviourSpec, load_spec
 from training.core.stats import Outcome, Split, aggregate
 from trajectories.claiming import claim
 from trajectories.core import limits
-from trajectories.core.failures import said
 from trajectories.core.memory import collector_paused
 from trajectories.heartbeat import Heartbeat
 from trajectories.store import DbBlobs

@@ -21,10 +21,10 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from groundwork.core.failures import said
 from tasks_review.services.audit import audit_event_record
 from training.core.exports import BadExportInput, ExportRefused, task_dir_name, write_export
 from trajectories.claiming import claim
-from trajectories.core.failures import said
 from trajectories.core.limits import echo
 from trajectories.heartbeat import Heartbeat
 

@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from groundwork.core.failures import said
 from tasks_review.core.docker import Engine, InfraError
 from tasks_review.core.trials.taskdir import read_tree
 from tasks_review.models import Candidate
@@ -33,7 +34,6 @@ from training.core.sandbox import SandboxGrader
 from trajectories.claiming import DOCKER, claim, dead
 from trajectories.core import formats, limits
 from trajectories.core.blobs import sha256_hex
-from trajectories.core.failures import said
 from trajectories.heartbeat import Heartbeat
 from trajectories.models import Trajectory
 from trajectories.services import ingest_run_create, ingest_run_execute

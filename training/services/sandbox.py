@@ -23,6 +23,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from groundwork.core.failures import said
 from tasks_review.core.docker import Engine, InfraError
 from tasks_review.core.trials.model import MatrixStatus
 from tasks_review.models import Candidate
@@ -41,7 +42,6 @@ from training.core.sandbox import (
 )
 from trajectories.claiming import DOCKER, claim
 from trajectories.core import limits
-from trajectories.core.failures import said
 from trajectories.heartbeat import Heartbeat
 
 from ..models import Behaviour, SandboxTask

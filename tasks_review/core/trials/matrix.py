@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from trajectories.core.failures import said
+from groundwork.core.failures import said
 
 from ..docker import Engine, InfraError
 from ..docker import labels as lbl

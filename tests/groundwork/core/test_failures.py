@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from trajectories.core import failures
+from groundwork.core import failures
 
 
 def test_the_examples_in_the_docstring_hold():
