@@ -13,20 +13,10 @@ The image config is what a task image needs, so that a task's Dockerfile is one 
 agent: its ``bin/`` is first on root's PATH too, and in same-container grading the grader runs
 the check's interpreter and runners from it).
 
-**Variants** add what some checks need, each a recipe of its own, built and cached like the
-default one (``BaseImageSpec(variants=("go",))``; ``variants_for`` says which a check needs):
-
-* ``go``: Debian's Go toolchain (``golang-go`` from the suite's backports: bookworm's own is
-  Go 1.19, which rejects the ``toolchain`` line of today's go.mod files), offline settings
-  (``GO_ENV``: no proxy, no toolchain downloads) and a build cache that the agent and the
-  grader share, warmed at bootstrap with the standard library a test binary needs, so a check
-  does not compile ``testing`` and its imports from scratch in every fresh container.
-* ``services``: Redis and PostgreSQL from Debian's packages, and an entrypoint
-  (``trials/kit/services.py``, copied into the image) that starts the services named in
-  ``TRAJ2ENV_SERVICES`` as their own users, on loopback, with data in throwaway folders, in the
-  agent's container (the task's ``[environment.env]`` names them); the task's grader starts
-  them itself in the verifier. PostgreSQL gets a ready cluster to copy (trust on loopback, roles
-  ``postgres``, ``agent`` and ``grader``) instead of an initdb per start.
+**Variants** add to the default recipe, each a recipe of its own, built and cached like the
+default one (``BaseImageSpec(variants=(go,))``, a ``Variant`` each: packages, environment, an
+entrypoint, files and customize hooks). Which variants exist is the caller's business: the task
+images' own (Go, services) are ``tasks_review.core.images``.
 
 Why mmdebstrap and not debootstrap (both are Debian packages; measured here): mmdebstrap
 resolves dependencies with apt, takes several suites at once (bookworm, -updates, -security),
@@ -91,12 +81,6 @@ PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # separate verifier replaces the project folder with the agent's).
 TASK_VENV = "/opt/traj2env/venv"
 PROJECT_DIR = "/app"  # where every task lays its project down, the base image's WORKDIR
-# Go without a network: modules come from the project (vendor/) or not at all, and a go.mod
-# asking for a newer Go fails at once instead of trying to download a toolchain. The grader
-# sets the same for the check it runs (kit/running.py), the image config for the agent.
-GO_ENV = (("GOPROXY", "off"), ("GOTOOLCHAIN", "local"))
-SERVICES_SCRIPT = "/usr/local/lib/traj2env/services.py"
-_KIT_SERVICES = Path(__file__).resolve().parents[1] / "trials" / "kit" / "services.py"
 # Documentation and translations are a seventh of the tree and no check reads them (Debian's own
 # slim images drop them the same way); copyright files stay.
 DPKG_EXCLUDES = (
@@ -126,8 +110,9 @@ def _quiet(_message: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Variant:
-    """What a base image variant adds to the default recipe."""
+    """What a base image variant adds to the default recipe; ``name`` goes in the image's tag."""
 
+    name: str
     packages: tuple[
         str, ...
     ]  # "{backports}" stands for the suite's backports ("bookworm-backports")
@@ -138,69 +123,6 @@ class Variant:
     hooks: tuple[str, ...] = ()
     user_hooks: tuple[str, ...] = ()  # then these, once per other user ({name}, {uid}, {user})
     last_hooks: tuple[str, ...] = ()
-
-
-# Building a small module's tests at bootstrap fills the build cache with the standard library a
-# check compiles, for the agent and the grader alike (each its own cache under its home, owned
-# by it: Go refreshes an entry's time on use, which needs the owner, and trims stale ones).
-_GO_WARM = "/tmp/traj2env-go-warm"
-_GO_WARM_FILES = tuple(
-    (f"{_GO_WARM}/{name}", Path(__file__).with_name("go_warm") / name)
-    for name in ("go.mod", "warm_test.go")
-)
-
-
-_GO_OFFLINE = " ".join(f"{k}={v}" for k, v in GO_ENV)
-
-
-# Users are looked up inside the root filesystem (the host may have a postgres user too).
-_PG_BIN = (
-    'bin=$(ls -d "$1"/usr/lib/postgresql/*/bin | sort -V | tail -n1) && bin=${bin#"$1"}'
-    ' && pg=$(chroot "$1" id -u postgres):$(chroot "$1" id -g postgres)'
-)
-_PG_ROLES = "".join(
-    f"CREATE ROLE {name} SUPERUSER LOGIN;\\nCREATE DATABASE {name} OWNER {name};\\n"
-    for name in ("agent", "grader")
-)
-PG_TEMPLATE = "/var/lib/traj2env/postgresql"
-_SERVICES_HOOKS = (
-    # Debian's default cluster is not used (each start copies the template below).
-    'for c in "$1"/etc/postgresql/*/main; do [ -d "$c" ] || continue; '
-    'v=$(basename "$(dirname "$c")"); chroot "$1" pg_dropcluster "$v" main; done',
-    f'{_PG_BIN} && mkdir -p "$1{PG_TEMPLATE}" && chroot "$1" chown postgres:postgres {PG_TEMPLATE}'
-    f' && chroot --userspec="$pg" "$1" env HOME=/tmp "$bin/initdb" -D {PG_TEMPLATE}'
-    " -U postgres --auth=trust --no-sync -E UTF8 --locale=C.UTF-8 >/dev/null"
-    f' && printf "{_PG_ROLES}" | chroot --userspec="$pg" "$1" "$bin/postgres"'
-    f" --single -D {PG_TEMPLATE} postgres >/dev/null"
-    # Readable by any user: a container that is not started as root runs its services as
-    # its own user, from a copy of this (see kit/services.py).
-    f' && chmod -R a+rX "$1{PG_TEMPLATE}"',
-)
-VARIANTS: Mapping[str, Variant] = {
-    "go": Variant(
-        packages=("golang-go/{backports}", "golang-src/{backports}"),
-        env=GO_ENV,
-        files=_GO_WARM_FILES,
-        hooks=(
-            f'chmod -R a+rX "$1{_GO_WARM}"',
-            f'chroot --userspec={{uid}}:{{uid}} "$1" env HOME=/home/{{user}} {_GO_OFFLINE} '
-            f'sh -c "cd {_GO_WARM} && go test -count=1 ./... >/dev/null && go vet ./..."',
-        ),
-        # The same entries for every other user (their content does not depend on who built
-        # them), owned by that user.
-        user_hooks=(
-            'mkdir -p "$1/home/{name}/.cache" && cp -a "$1/home/{user}/.cache/go-build" '
-            '"$1/home/{name}/.cache/" && chroot "$1" chown -R {uid}:{uid} /home/{name}/.cache',
-        ),
-        last_hooks=(f'rm -rf "$1{_GO_WARM}"',),
-    ),
-    "services": Variant(
-        packages=("redis-server", "postgresql"),
-        entrypoint=("/usr/bin/python3", "-I", SERVICES_SCRIPT, "entrypoint", "--"),
-        hooks=_SERVICES_HOOKS,
-        files=((SERVICES_SCRIPT, _KIT_SERVICES),),
-    ),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +140,7 @@ class BaseImageSpec:
     registry: str = DEFAULT_REGISTRY
     cache_dir: Path = Path("var/cache")
     public_image: str | None = None
-    variants: tuple[str, ...] = ()  # names in VARIANTS, kept sorted
+    variants: tuple[Variant, ...] = ()  # kept sorted by name, each once
 
     def __post_init__(self) -> None:
         # Every field below ends up in a shell hook or an image config: check, don't quote.
@@ -243,23 +165,20 @@ class BaseImageSpec:
             raise ValueError(
                 f"public_image {self.public_image!r} must be pinned: name@sha256:<digest>"
             )
-        unknown = sorted(set(self.variants) - set(VARIANTS))
-        if unknown:
-            raise ValueError(f"unknown base image variants {unknown}; known: {sorted(VARIANTS)}")
-        object.__setattr__(self, "variants", tuple(sorted(set(self.variants))))
+        by_name = {variant.name: variant for variant in self.variants}
+        if len(by_name) != len(set(self.variants)):
+            raise ValueError(f"two different base image variants share a name: {sorted(by_name)}")
+        object.__setattr__(self, "variants", tuple(by_name[name] for name in sorted(by_name)))
 
-    def with_variants(self, variants: Iterable[str]) -> BaseImageSpec:
+    def with_variants(self, variants: Iterable[Variant]) -> BaseImageSpec:
         """The same recipe with ``variants`` added (a public image has none: it is returned)."""
         if self.public_image:
             return self
         return dataclasses.replace(self, variants=(*self.variants, *variants))
 
-    def _variants(self) -> list[Variant]:
-        return [VARIANTS[name] for name in self.variants]
-
     def all_packages(self) -> list[str]:
         backports = f"{self.suite}-backports"
-        extra = [p for v in self._variants() for p in v.packages]
+        extra = [p for v in self.variants for p in v.packages]
         if not self.security_mirror:  # no backports suite: the suite's own packages
             extra = [p.replace("/{backports}", "") for p in extra]
         return list(
@@ -285,7 +204,7 @@ class BaseImageSpec:
 
     @property
     def tag(self) -> str:
-        return "-".join([self.suite, *self.variants, self.recipe_hash])
+        return "-".join([self.suite, *(v.name for v in self.variants), self.recipe_hash])
 
     def sources(self) -> list[str]:
         lines = [f"deb {self.mirror} {self.suite} main"]
@@ -294,7 +213,7 @@ class BaseImageSpec:
                 f"deb {self.mirror} {self.suite}-updates main",
                 f"deb {self.security_mirror} {self.suite}-security main",
             ]
-            if any("{backports}" in p for v in self._variants() for p in v.packages):
+            if any("{backports}" in p for v in self.variants for p in v.packages):
                 lines.append(f"deb {self.mirror} {self.suite}-backports main")
         return lines
 
@@ -310,7 +229,7 @@ class BaseImageSpec:
         # Root's, not the agent's: its bin/ is first on every PATH, root's too (test.sh, and
         # the `bash` Harbor starts it with, in same-container grading).
         hooks.append(f'mkdir -p "$1{TASK_VENV.rsplit("/", 1)[0]}"')
-        for variant in self._variants():
+        for variant in self.variants:
             for inside, outside in variant.files:
                 # The recipe names a file by its content: where this checkout lives must not
                 # change the image's hash.
@@ -335,12 +254,12 @@ class BaseImageSpec:
         lines = [
             f"ENV PATH={TASK_VENV}/bin:{PATH}",
             "ENV LANG=C.UTF-8",
-            *(f"ENV {k}={v}" for variant in self._variants() for k, v in variant.env),
+            *(f"ENV {k}={v}" for variant in self.variants for k, v in variant.env),
             f"WORKDIR {self.workdir}",
             f"USER {self.user}",
             *(
                 f"ENTRYPOINT {json.dumps(list(v.entrypoint))}"
-                for v in self._variants()
+                for v in self.variants
                 if v.entrypoint
             ),
             'CMD ["/bin/bash"]',
@@ -362,19 +281,6 @@ def _fill(hook: str, **values: object) -> str:
     for key, value in values.items():
         hook = hook.replace("{" + key + "}", str(value))
     return hook
-
-
-def variants_for(
-    *, language: str, services: Iterable[str] = (), go_project: bool = False
-) -> tuple[str, ...]:
-    """The base image variants a check needs: ``go`` for a Go check (or a make/script check in a
-    project with a go.mod), ``services`` when it needs services running beside it."""
-    needed = []
-    if language == "go" or go_project:
-        needed.append("go")
-    if tuple(services):
-        needed.append("services")
-    return tuple(needed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,13 +18,14 @@ import pytest
 
 from tasks_review.core.docker import InfraError, bootstrap
 from tasks_review.core.docker import labels as lbl
-from tasks_review.core.docker.base import BaseImageSpec, mmdebstrap_command
+from tasks_review.core.docker.base import BaseImageSpec, Variant, mmdebstrap_command
 from tasks_review.core.docker.engine import Engine, ImageInfo
 from tasks_review.core.docker.errors import SetupError
 from tasks_review.core.docker.hashing import context_hash, recipe_hash
 from tasks_review.core.docker.transfer import load_images
 
 DIGEST = "sha256:" + "ab" * 32
+EXTRA = Variant(name="extra", packages=("jq",), env=(("EXTRA", "1"),))
 
 
 # -- hashes -------------------------------------------------------------------------------------
@@ -151,8 +152,7 @@ def test_recipe_hash_ignores_where_images_are_stored_and_cached(tmp_path):
         {"suite": "trixie"},
         {"workdir": "/workspace"},
         {"users": (("agent", 1000), ("grader", 1002))},
-        {"variants": ("go",)},
-        {"variants": ("services",)},
+        {"variants": (EXTRA,)},
         {"mirror": "http://snapshot.debian.org/x"},
     ],
 )
@@ -175,7 +175,7 @@ def test_recipe_hash_follows_what_goes_into_the_image(change):
         {"mirror": "http://x/$(id)"},
         {"public_image": "debian:bookworm"},
         {"repository": "Traj2env/Base"},
-        {"variants": ("rust",)},
+        {"variants": (EXTRA, Variant(name="extra", packages=("curl",)))},
     ],
 )
 def test_spec_values_that_would_reach_a_shell_or_an_image_config_are_checked(bad):
@@ -219,59 +219,6 @@ def test_mmdebstrap_command_builds_a_minbase_tar_with_both_users(tmp_path):
     positional = cmd[cmd.index("bookworm") :]
     assert positional[1] == str(out)
     assert "deb http://deb.debian.org/debian-security bookworm-security main" in positional
-
-
-def test_variants_are_recipes_of_their_own_named_in_their_tags():
-    default, go, services = (BaseImageSpec(variants=v) for v in ((), ("go",), ("services",)))
-    both = BaseImageSpec(variants=("services", "go", "go"))
-    assert both.variants == ("go", "services")  # one recipe, however it is asked for
-    assert len({s.recipe_hash for s in (default, go, services, both)}) == 4
-    assert go.tag == f"bookworm-go-{go.recipe_hash}"
-    assert both.tag == f"bookworm-go-services-{both.recipe_hash}"
-    assert default.with_variants(["go"]) == go
-    public = BaseImageSpec(public_image="debian@sha256:" + "ab" * 32)
-    assert public.with_variants(["go"]) is public  # a configured image is used as it is
-
-
-def test_the_go_variant_has_debians_backported_go_offline_and_a_warm_build_cache():
-    spec = BaseImageSpec(variants=("go",))
-    assert {"golang-go/bookworm-backports", "golang-src/bookworm-backports"} <= set(
-        spec.all_packages()
-    )
-    assert "deb http://deb.debian.org/debian bookworm-backports main" in spec.sources()
-    assert {"ENV GOPROXY=off", "ENV GOTOOLCHAIN=local"} <= set(spec.changes())
-    hooks = spec.hooks()
-    warm = next(h for h in hooks if "go test -count=1" in h)
-    assert warm.startswith('chroot --userspec=1000:1000 "$1" env HOME=/home/agent GOPROXY=off')
-    assert any("chown -R 1001:1001 /home/grader/.cache" in h for h in hooks)
-    # Without backports (sid), the suite's own Go.
-    sid = BaseImageSpec(suite="sid", security_mirror=None, variants=("go",))
-    assert "golang-go" in sid.all_packages() and len(sid.sources()) == 1
-
-
-def test_the_services_variant_starts_them_from_its_entrypoint_with_the_kits_own_script():
-    from tasks_review.core.docker.base import SERVICES_SCRIPT
-    from tasks_review.core.trials.kit import services
-
-    spec = BaseImageSpec(variants=("services",))
-    assert {"redis-server", "postgresql"} <= set(spec.all_packages())
-    entry = f'ENTRYPOINT ["/usr/bin/python3", "-I", "{SERVICES_SCRIPT}", "entrypoint", "--"]'
-    assert entry in spec.changes()
-    command = mmdebstrap_command(spec, Path("/tmp/x.tar"))
-    upload = next(a for a in command if "upload " in a)
-    assert upload.endswith(f"kit/services.py {SERVICES_SCRIPT}")
-    # The recipe names the script by its content (not where this checkout lives): editing it
-    # makes a new image.
-    assert not any("/kit/services.py" in h for h in spec.hooks())
-    assert any(services.PG_TEMPLATE in h and "initdb" in h for h in spec.hooks())
-
-
-def test_services_and_the_grader_agree_on_the_go_settings_and_postgres_template():
-    from tasks_review.core.docker import base
-    from tasks_review.core.trials.kit import running, services
-
-    assert dict(base.GO_ENV) == running.GO_ENV
-    assert base.PG_TEMPLATE == services.PG_TEMPLATE
 
 
 def test_sources_without_a_security_mirror_are_the_suite_alone():
