@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from .docker.base import Variant
+from groundwork.core.docker.base import Variant
 
 # Go without a network: modules come from the project (vendor/) or not at all, and a go.mod
 # asking for a newer Go fails at once instead of trying to download a toolchain. The grader

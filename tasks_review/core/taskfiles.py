@@ -86,13 +86,13 @@ from typing import Any
 
 from harbor.models.task.config import TaskConfig
 
+from groundwork.core.docker.base import DEFAULT_USERS, TASK_VENV
+from groundwork.core.docker.base import PATH as IMAGE_PATH
+from groundwork.core.docker.base import PROJECT_DIR as BASE_WORKDIR
 from trajectories.core.blobs import BlobStore
 from trajectories.core.redact import merge_counts, redact, replaced_counts
 
 from .answerfiles import answer_grader_files, launch_grader
-from .docker.base import DEFAULT_USERS, TASK_VENV
-from .docker.base import PATH as IMAGE_PATH
-from .docker.base import PROJECT_DIR as BASE_WORKDIR
 from .families.window import names_only
 from .gitrepo import repository_tar
 from .images import SERVICES_SCRIPT

@@ -14,8 +14,8 @@ from typing import Any
 
 from django.conf import settings
 
-from tasks_review.core.docker import BaseImageSpec, InfraError, bootstrap
-from tasks_review.core.docker.base import DEFAULT_REGISTRY
+from groundwork.core.docker import BaseImageSpec, InfraError, bootstrap
+from groundwork.core.docker.base import DEFAULT_REGISTRY
 from tasks_review.core.images import named_variants
 
 

@@ -13,9 +13,9 @@ from typing import Any
 from django.db import close_old_connections, transaction
 from django.db.models import Q
 
+from groundwork.core.docker import CleanupReport, Engine, InfraError
+from groundwork.core.docker import labels as lbl
 from groundwork.core.failures import said
-from tasks_review.core.docker import CleanupReport, Engine, InfraError
-from tasks_review.core.docker import labels as lbl
 from tasks_review.core.pool import run_each
 from tasks_review.core.trials.matrix import Cancelled, verify_task
 from tasks_review.core.trials.model import MatrixResult, MatrixStatus, TrialStatus

@@ -11,9 +11,9 @@ import pytest
 from django_q.conf import Conf
 from django_q.signals import post_spawn
 
+from groundwork.core.docker import Engine, InfraError, bootstrap
+from groundwork.core.docker import labels as lbl
 from tasks_review import tasks
-from tasks_review.core.docker import Engine, InfraError, bootstrap
-from tasks_review.core.docker import labels as lbl
 from tasks_review.services import verification
 from tasks_review.services.images import base_image_spec
 from tests.conftest import REPO, subprocess_env
@@ -21,7 +21,7 @@ from tests.conftest import REPO, subprocess_env
 # A sandbox opened by a process of this host that then dies without cleaning up.
 ORPHANING = """
 import sys, time
-from tasks_review.core.docker import Engine
+from groundwork.core.docker import Engine
 with Engine.from_env().sandbox(sys.argv[1], run_id=sys.argv[2]):
     print("up", flush=True)
     time.sleep(600)

@@ -21,8 +21,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from groundwork.core.docker import Engine, InfraError
 from groundwork.core.failures import said
-from tasks_review.core.docker import Engine, InfraError
 from tasks_review.core.trials.taskdir import read_tree
 from tasks_review.models import Candidate
 from tasks_review.services.audit import audit_event_record

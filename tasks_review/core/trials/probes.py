@@ -32,8 +32,9 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from ..docker import Engine, FileEntry, InfraError
-from ..docker.sandbox import Sandbox
+from groundwork.core.docker import Engine, FileEntry, InfraError
+from groundwork.core.docker.sandbox import Sandbox
+
 from .image import PreparedTask
 from .kit import probe_values
 from .kit.probing import RUNNER, request

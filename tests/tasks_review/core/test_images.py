@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from groundwork.core.docker.base import BaseImageSpec, mmdebstrap_command
 from tasks_review.core import images
-from tasks_review.core.docker.base import BaseImageSpec, mmdebstrap_command
 from tasks_review.core.images import named_variants, variants_for
 
 

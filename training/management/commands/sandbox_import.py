@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from tasks_review.core.docker import Engine, InfraError
+from groundwork.core.docker import Engine, InfraError
 from training.core.sandbox import SandboxTaskInvalid, read_sandbox_task
 from training.models import Behaviour, BehaviourTask, SandboxTask
 from training.services.errors import TrainingError

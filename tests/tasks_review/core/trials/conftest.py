@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks_review.core.docker import BaseImageSpec, Engine, InfraError, bootstrap
+from groundwork.core.docker import BaseImageSpec, Engine, InfraError, bootstrap
 from tasks_review.core.images import named_variants
 from tasks_review.core.taskfiles import PythonPackages
 from tasks_review.core.trials import prepare, run_matrices

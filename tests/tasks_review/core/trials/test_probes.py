@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks_review.core.docker import FileEntry
+from groundwork.core.docker import FileEntry
 from tasks_review.core.trials.probes import derive, mutations, read_traces, select
 from tasks_review.core.trials.probeset import ProbeSet, read_probes, record_probes
 

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from tasks_review.core.docker import InfraError, bootstrap
-from tasks_review.core.docker import labels as lbl
-from tasks_review.core.docker.base import BaseImageSpec, Variant, mmdebstrap_command
-from tasks_review.core.docker.engine import Engine, ImageInfo
-from tasks_review.core.docker.errors import SetupError
-from tasks_review.core.docker.hashing import context_hash, recipe_hash
-from tasks_review.core.docker.transfer import load_images
+from groundwork.core.docker import InfraError, bootstrap
+from groundwork.core.docker import labels as lbl
+from groundwork.core.docker.base import BaseImageSpec, Variant, mmdebstrap_command
+from groundwork.core.docker.engine import Engine, ImageInfo
+from groundwork.core.docker.errors import SetupError
+from groundwork.core.docker.hashing import context_hash, recipe_hash
+from groundwork.core.docker.transfer import load_images
 
 DIGEST = "sha256:" + "ab" * 32
 EXTRA = Variant(name="extra", packages=("jq",), env=(("EXTRA", "1"),))

@@ -1,6 +1,6 @@
 """The Docker layer: offline base images, content-cached builds and sandboxes. No Django here.
 
-    from tasks_review.core.docker import BaseImageSpec, Engine, InfraError, Limits, bootstrap
+    from groundwork.core.docker import BaseImageSpec, Engine, InfraError, Limits, bootstrap
 
     engine = Engine.from_env()                       # DOCKER_HOST & co.; InfraError if unreachable
     base = bootstrap(BaseImageSpec(cache_dir=var / "cache"), engine=engine)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks_review.core.docker import (
+from groundwork.core.docker import (
     ArchiveTooLarge,
     BaseImageSpec,
     Engine,
@@ -28,12 +28,12 @@ from tasks_review.core.docker import (
     Limits,
     bootstrap,
 )
-from tasks_review.core.docker import labels as lbl
-from tasks_review.core.docker.hashing import context_hash
+from groundwork.core.docker import labels as lbl
+from groundwork.core.docker.hashing import context_hash
 
 pytestmark = pytest.mark.docker
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 FAST = Limits(cpus=1.0, memory_bytes=512 << 20, pids=256, timeout=60)
 
 
@@ -342,7 +342,7 @@ def test_no_container_is_left_after_keyboard_interrupt_mid_exec(engine, base):
 
 CHILD = """
 import sys
-from tasks_review.core.docker import Engine, Limits
+from groundwork.core.docker import Engine, Limits
 engine = Engine.from_env()
 with engine.sandbox(sys.argv[1], run_id=sys.argv[2], limits=Limits(timeout=600)) as box:
     print(box.id, flush=True)

@@ -7,7 +7,7 @@ import tarfile
 
 import pytest
 
-from tasks_review.core.docker.archive import (
+from groundwork.core.docker.archive import (
     ArchiveTooLarge,
     FileEntry,
     UnsafePath,
