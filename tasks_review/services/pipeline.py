@@ -23,6 +23,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from groundwork.core.failures import said
+from groundwork.llm import llm_client
 from tasks_review.core.clones import Overlay, Project, clone_overlay
 from tasks_review.core.config import GenerateConfig, parse_config
 from tasks_review.core.families import mine
@@ -30,7 +31,6 @@ from tasks_review.core.families.common import Asks
 from tasks_review.core.mining.candidate import RepairCandidate
 from tasks_review.models import STAGES, Candidate, PipelineRun, empty_counts
 from tasks_review.services.images import base_image_ref
-from tasks_review.services.llm import llm_client
 from tasks_review.services.run_report import run_report_build, run_report_write
 from tasks_review.services.taskwriting import candidate_payload, candidate_write_task
 from tasks_review.services.verification import (

@@ -1,10 +1,10 @@
-"""The LLM client the pipeline's families use, from settings (None when no model is set)."""
+"""The LLM client from settings (None when no model is set): what the pipeline's families ask."""
 
 from __future__ import annotations
 
 from django.conf import settings
 
-from tasks_review.core.llm import LlmClient, LlmConfig
+from groundwork.core.llm import LlmClient, LlmConfig
 
 
 def llm_client() -> LlmClient | None:

@@ -1,5 +1,5 @@
 """The LLM seam: LiteLLM's real client over HTTP to a loopback server, the schema check and the
-disk cache (tasks_review.core.llm)."""
+disk cache (groundwork.core.llm)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tasks_review.core.llm import FailureKind, LlmClient, LlmFailure, Question, cache_key
+from groundwork.core.llm import FailureKind, LlmClient, LlmFailure, Question, cache_key
 from tests.llm_server import LOCAL_MODEL, Reply, recorded
 
-REPO = Path(__file__).resolve().parents[4]
+REPO = Path(__file__).resolve().parents[3]
 SCHEMA = {
     "type": "object",
     "properties": {"answer": {"type": "string"}, "count": {"type": "integer"}},
@@ -124,12 +124,12 @@ def test_a_local_model_without_a_price_costs_nothing_known(serve):
 
 def test_only_the_seam_imports_litellm():
     importers = []
-    for package in ("trajectories", "tasks_review", "training", "project"):
+    for package in ("groundwork", "trajectories", "tasks_review", "training", "project"):
         for path in (REPO / package).rglob("*.py"):
             text = path.read_text(encoding="utf-8")
             if "import litellm" in text or "from litellm" in text:
                 importers.append(path.relative_to(REPO).as_posix())
-    assert importers == ["tasks_review/core/llm.py"]
+    assert importers == ["groundwork/core/llm.py"]
 
 
 def test_litellm_loads_its_local_price_list_without_the_network():
