@@ -18,7 +18,7 @@ class TasksReviewConfig(AppConfig):
         # Every django-q2 worker process, as it starts (and when respawned after a death).
         post_spawn.connect(docker_worker_started, dispatch_uid="traj2env-docker-worker-started")
         # The schedule of the sweep that queues the jobs a broker lost again.
-        from trajectories.redelivery import on_migrate
+        from groundwork.jobs.redelivery import on_migrate
 
         post_migrate.connect(
             on_migrate("tasks_review.tasks.redeliver_job", self.name),

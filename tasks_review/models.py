@@ -61,7 +61,7 @@ class PipelineRun(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
-    # Stamped every few seconds while a job runs it (trajectories.heartbeat).
+    # Stamped every few seconds while a job runs it (groundwork.jobs.heartbeat).
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     report = models.JSONField(null=True, blank=True)
@@ -142,7 +142,7 @@ class Candidate(models.Model):
     # training unless a behaviour opts in. Blank until verified by verifier v3.
     grading = models.CharField(max_length=12, choices=Grading, blank=True, db_index=True)
     verify_started_at = models.DateTimeField(null=True, blank=True)
-    # Stamped every few seconds while a job runs it (trajectories.heartbeat).
+    # Stamped every few seconds while a job runs it (groundwork.jobs.heartbeat).
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     task_name = models.CharField(max_length=200, blank=True)
     task_dir = models.TextField(blank=True)

@@ -18,6 +18,9 @@ from django.db.models import Exists, OuterRef, Q
 from django_q.conf import Conf
 from django_q.tasks import async_task
 
+from groundwork.jobs.claiming import DOCKER
+from groundwork.jobs.heartbeat import dead_before
+from groundwork.jobs.redelivery import Lost, each, redeliver, summary
 from tasks_review.models import Candidate, DatasetExport, PipelineRun
 from tasks_review.services.exports import dataset_export_execute
 from tasks_review.services.pipeline import (
@@ -27,9 +30,6 @@ from tasks_review.services.pipeline import (
     pipeline_verify_next,
 )
 from tasks_review.services.verification import dead_owner_containers_remove
-from trajectories.claiming import DOCKER
-from trajectories.heartbeat import dead_before
-from trajectories.redelivery import Lost, each, redeliver, summary
 from trajectories.tasks import default_cluster, unless_gone
 
 log = logging.getLogger(__name__)
@@ -175,5 +175,5 @@ def _retries_enqueue(candidate_ids: list[int]) -> None:
 
 
 def redeliver_job() -> str:
-    """Queue again the pipeline jobs a broker lost (``trajectories.redelivery``)."""
+    """Queue again the pipeline jobs a broker lost (``groundwork.jobs.redelivery``)."""
     return summary(redeliver(_lost()))

@@ -15,7 +15,7 @@ class TrainingConfig(AppConfig):
             sync_role_permissions, sender=self, dispatch_uid="traj2env-roles-training"
         )
         # The schedule of the sweep that queues the jobs a broker lost again.
-        from trajectories.redelivery import on_migrate
+        from groundwork.jobs.redelivery import on_migrate
 
         post_migrate.connect(
             on_migrate("training.tasks.redeliver_job", self.name),

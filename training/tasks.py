@@ -15,8 +15,8 @@ from django.db import transaction
 from django.db.models import Q
 from django_q.tasks import async_task
 
+from groundwork.jobs.redelivery import Lost, each, redeliver, summary
 from tasks_review.models import Candidate
-from trajectories.redelivery import Lost, each, redeliver, summary
 from trajectories.tasks import default_cluster, unless_gone
 
 from .models import EvalRun, Rollout, RolloutImport, SandboxTask, TrainingExport
@@ -170,5 +170,5 @@ def _lost() -> list[Lost]:
 
 
 def redeliver_job() -> str:
-    """Queue again the training jobs a broker lost (``trajectories.redelivery``)."""
+    """Queue again the training jobs a broker lost (``groundwork.jobs.redelivery``)."""
     return summary(redeliver(_lost()))

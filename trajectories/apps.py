@@ -7,7 +7,7 @@ class TrajectoriesConfig(AppConfig):
     verbose_name = "Trajectories"
 
     def ready(self) -> None:
-        from .redelivery import on_migrate
+        from groundwork.jobs.redelivery import on_migrate
 
         # The schedule of the sweep that queues lost replays again.
         post_migrate.connect(

@@ -25,11 +25,11 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from groundwork.core.failures import said
+from groundwork.jobs.claiming import claim
+from groundwork.jobs.heartbeat import Heartbeat, dead_before
 
-from .claiming import claim
 from .core import formats, sessions
 from .core import replay as core_replay
-from .heartbeat import Heartbeat, dead_before
 from .models import (
     Command,
     IngestIssue,

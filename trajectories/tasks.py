@@ -15,8 +15,9 @@ from django.db import models, transaction
 from django.db.models import Q
 from django_q.tasks import async_task
 
+from groundwork.jobs.redelivery import Lost, redeliver, summary
+
 from .models import Trajectory
-from .redelivery import Lost, redeliver, summary
 from .services import replay_compute
 
 log = logging.getLogger(__name__)
@@ -82,5 +83,5 @@ def _lost() -> list[Lost]:
 
 
 def redeliver_job() -> str:
-    """Queue again the replays a broker lost (``trajectories.redelivery``)."""
+    """Queue again the replays a broker lost (``groundwork.jobs.redelivery``)."""
     return summary(redeliver(_lost()))

@@ -23,6 +23,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from groundwork.core.failures import said
+from groundwork.jobs.claiming import DOCKER, claim, dead
+from groundwork.jobs.heartbeat import Heartbeat, beat_seconds
 from groundwork.llm import llm_client
 from tasks_review.core.clones import Overlay, Project, clone_overlay
 from tasks_review.core.config import GenerateConfig, parse_config
@@ -38,9 +40,7 @@ from tasks_review.services.verification import (
     candidates_verify,
     dead_run_containers_remove,
 )
-from trajectories.claiming import DOCKER, claim, dead
 from trajectories.core import replay as core_replay
-from trajectories.heartbeat import Heartbeat, beat_seconds
 from trajectories.models import Trajectory
 from trajectories.selectors import replay_inputs
 from trajectories.services import ingest_run_create, ingest_run_execute, replay_compute

@@ -16,12 +16,12 @@ from django.db.models import Q
 from groundwork.core.docker import CleanupReport, Engine, InfraError
 from groundwork.core.docker import labels as lbl
 from groundwork.core.failures import said
+from groundwork.jobs.claiming import DOCKER, claim
+from groundwork.jobs.heartbeat import Heartbeat
 from tasks_review.core.pool import run_each
 from tasks_review.core.trials.matrix import Cancelled, verify_task
 from tasks_review.core.trials.model import MatrixResult, MatrixStatus, TrialStatus
 from tasks_review.models import Candidate, TrialRun
-from trajectories.claiming import DOCKER, claim
-from trajectories.heartbeat import Heartbeat
 
 log = logging.getLogger(__name__)
 STAGE = "verify"

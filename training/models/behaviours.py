@@ -127,7 +127,7 @@ class RolloutImport(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
-    # Stamped every few seconds while a job runs it (trajectories.heartbeat).
+    # Stamped every few seconds while a job runs it (groundwork.jobs.heartbeat).
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -214,7 +214,7 @@ class EvalRun(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
-    # Stamped every few seconds while a job runs it (trajectories.heartbeat).
+    # Stamped every few seconds while a job runs it (groundwork.jobs.heartbeat).
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -47,7 +47,7 @@ class TrainingExport(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
-    # Stamped every few seconds while a job runs it (trajectories.heartbeat).
+    # Stamped every few seconds while a job runs it (groundwork.jobs.heartbeat).
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -15,15 +15,15 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from groundwork.core.failures import said
+from groundwork.jobs.claiming import claim
+from groundwork.jobs.heartbeat import Heartbeat
 from tasks_review.services.audit import audit_event_record
 from training.core.facts import TrajectoryFacts
 from training.core.harness import evaluate
 from training.core.spec import BehaviourSpec, load_spec
 from training.core.stats import Outcome, Split, aggregate
-from trajectories.claiming import claim
 from trajectories.core import limits
 from trajectories.core.memory import collector_paused
-from trajectories.heartbeat import Heartbeat
 from trajectories.store import DbBlobs
 
 from ..models import Behaviour, BehaviourTask, BehaviourVersion, EvalResult, EvalRun, Rollout

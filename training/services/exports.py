@@ -22,11 +22,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from groundwork.core.failures import said
+from groundwork.jobs.claiming import claim
+from groundwork.jobs.heartbeat import Heartbeat
 from tasks_review.services.audit import audit_event_record
 from training.core.exports import BadExportInput, ExportRefused, task_dir_name, write_export
-from trajectories.claiming import claim
 from trajectories.core.limits import echo
-from trajectories.heartbeat import Heartbeat
 
 from ..models import Behaviour, TrainingExport
 from ..roles import EXPORT

@@ -23,6 +23,8 @@ from django.utils import timezone
 
 from groundwork.core.docker import Engine, InfraError
 from groundwork.core.failures import said
+from groundwork.jobs.claiming import DOCKER, claim, dead
+from groundwork.jobs.heartbeat import Heartbeat
 from tasks_review.core.trials.taskdir import read_tree
 from tasks_review.models import Candidate
 from tasks_review.services.audit import audit_event_record
@@ -31,10 +33,8 @@ from training.core.facts import TaskContext, TrajectoryFacts, facts_of, with_wor
 from training.core.harbor.jobs import JobTrial, read_jobs, task_digest
 from training.core.harbor.regrade import Grader, TaskGrader
 from training.core.sandbox import SandboxGrader
-from trajectories.claiming import DOCKER, claim, dead
 from trajectories.core import formats, limits
 from trajectories.core.blobs import sha256_hex
-from trajectories.heartbeat import Heartbeat
 from trajectories.models import Trajectory
 from trajectories.services import ingest_run_create, ingest_run_execute
 from trajectories.store import DbBlobs

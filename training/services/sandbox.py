@@ -25,6 +25,8 @@ from django.utils import timezone
 
 from groundwork.core.docker import Engine, InfraError
 from groundwork.core.failures import said
+from groundwork.jobs.claiming import DOCKER, claim
+from groundwork.jobs.heartbeat import Heartbeat
 from tasks_review.core.trials.model import MatrixStatus
 from tasks_review.models import Candidate
 from tasks_review.services.audit import audit_event_record
@@ -40,9 +42,7 @@ from training.core.sandbox import (
     unavailable_images,
     verify_sandbox_task,
 )
-from trajectories.claiming import DOCKER, claim
 from trajectories.core import limits
-from trajectories.heartbeat import Heartbeat
 
 from ..models import Behaviour, SandboxTask
 from ..roles import EDIT_BEHAVIOUR, IMPORT_SANDBOX

@@ -8,7 +8,7 @@ import pytest
 from django.db.models import Q
 from django.utils import timezone
 
-from trajectories.claiming import DOCKER, claim, stale_before
+from groundwork.jobs.claiming import DOCKER, claim, stale_before
 from trajectories.models import IngestRun
 
 pytestmark = pytest.mark.django_db

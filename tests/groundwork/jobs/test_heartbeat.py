@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from trajectories.heartbeat import Heartbeat
+from groundwork.jobs.heartbeat import Heartbeat
 from trajectories.models import IngestRun
 from trajectories.services import ingest_run_create, ingest_run_execute
 

@@ -8,7 +8,7 @@
     )
 
 A row is free when it is waiting, or when it is running but its worker died. A row with a
-``heartbeat`` field (``trajectories.heartbeat``) is dead when its last beat is a few beats old;
+``heartbeat`` field (``heartbeat``) is dead when its last beat is a few beats old;
 one that has never beaten (or a row without the field) when it was started longer ago than the
 job time limit of the queue that runs it: django-q2 stops a job at its timeout. The UPDATE stamps
 ``started`` (and the heartbeat) with now and sets the rest; it matches nothing when another
@@ -26,7 +26,7 @@ from django.conf import settings
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from trajectories.heartbeat import dead_before
+from groundwork.jobs.heartbeat import dead_before
 
 DEFAULT = "default"
 DOCKER = "docker"
