@@ -8,16 +8,11 @@ default one.
 
 from __future__ import annotations
 
-from functools import partial
-
-from django.conf import settings
-from django.db import transaction
 from django.db.models import Q
-from django_q.tasks import async_task
 
+from groundwork.jobs.queue import DOCKER, enqueue_on_commit, unless_gone
 from groundwork.jobs.redelivery import Lost, each, redeliver, summary
 from tasks_review.models import Candidate
-from trajectories.tasks import default_cluster, unless_gone
 
 from .models import EvalRun, Rollout, RolloutImport, SandboxTask, TrainingExport
 from .services.evals import eval_run_execute
@@ -26,17 +21,11 @@ from .services.rollouts import rollout_import_execute, rollouts_pending_by_task,
 from .services.sandbox import sandbox_task_verify
 
 
-def _enqueue(func: str, *args: object, cluster: str, **options: object) -> None:
-    # After commit: a worker that starts first must find the rows.
-    transaction.on_commit(partial(async_task, func, *args, cluster=cluster, **options))
-
-
 def rollout_import_enqueue(import_id: int) -> None:
-    _enqueue(
+    enqueue_on_commit(
         "training.tasks.rollout_import_job",
         import_id,
         group="rollouts",
-        cluster=default_cluster(),
     )
 
 
@@ -55,12 +44,12 @@ def regrade_enqueue(rollout_ids: list[int] | None = None) -> int:
     """One grading job per kept task with pending rollouts (a task's image is prepared once)."""
     groups = rollouts_pending_by_task(rollout_ids)
     for candidate_id, ids in groups.items():
-        _enqueue(
+        enqueue_on_commit(
             "training.tasks.regrade_job",
             candidate_id,
             ids,
             group="regrade",
-            cluster=settings.Q_DOCKER_CLUSTER,
+            queue=DOCKER,
         )
     return len(groups)
 
@@ -74,7 +63,7 @@ def regrade_job(candidate_id: int, rollout_ids: list[int]) -> str:
 
 
 def eval_run_enqueue(run_id: int) -> None:
-    _enqueue("training.tasks.eval_run_job", run_id, group="eval", cluster=default_cluster())
+    enqueue_on_commit("training.tasks.eval_run_job", run_id, group="eval")
 
 
 def eval_run_job(run_id: int) -> str:
@@ -86,11 +75,10 @@ def eval_run_job(run_id: int) -> str:
 
 
 def training_export_enqueue(export_id: int) -> None:
-    _enqueue(
+    enqueue_on_commit(
         "training.tasks.training_export_job",
         export_id,
         group="training-export",
-        cluster=default_cluster(),
     )
 
 
@@ -103,11 +91,11 @@ def training_export_job(export_id: int) -> str:
 
 
 def sandbox_task_enqueue(task_id: int) -> None:
-    _enqueue(
+    enqueue_on_commit(
         "training.tasks.sandbox_task_job",
         task_id,
         group="sandbox",
-        cluster=settings.Q_DOCKER_CLUSTER,
+        queue=DOCKER,
     )
 
 
@@ -154,7 +142,7 @@ def _lost() -> list[Lost]:
             waiting=Q(status=S.QUEUED),
             running=Q(status=S.VERIFYING),
             heartbeat="heartbeat_at",
-            queue=settings.Q_DOCKER_CLUSTER,
+            queue=DOCKER,
         ),
         Lost(
             "rollout gradings",
@@ -164,7 +152,7 @@ def _lost() -> list[Lost]:
             running=Q(grade=G.GRADING),
             started="grade_started_at",
             heartbeat="heartbeat_at",
-            queue=settings.Q_DOCKER_CLUSTER,
+            queue=DOCKER,
         ),
     ]
 

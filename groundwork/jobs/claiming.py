@@ -22,21 +22,11 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from groundwork.jobs.heartbeat import dead_before
-
-DEFAULT = "default"
-DOCKER = "docker"
-
-
-def job_limit(queue: str = DEFAULT) -> int:
-    """The job time limit of ``queue``, in seconds: django-q2 stops a job there."""
-    if queue == DOCKER:
-        return int(settings.Q_CLUSTER["ALT_CLUSTERS"][settings.Q_DOCKER_CLUSTER]["timeout"])
-    return int(settings.Q_CLUSTER["timeout"])
+from .heartbeat import dead_before
+from .queue import DEFAULT, job_limit
 
 
 def stale_before(queue: str = DEFAULT) -> datetime:

@@ -30,7 +30,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Q, QuerySet
 
-from .claiming import DEFAULT, dead, job_limit, stale_before
+from .claiming import dead, stale_before
+from .queue import DEFAULT, job_limit
 
 SCHEDULE_PREFIX = "traj2env-redeliver-"
 

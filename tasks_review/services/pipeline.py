@@ -23,8 +23,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from groundwork.core.failures import said
-from groundwork.jobs.claiming import DOCKER, claim, dead
+from groundwork.jobs.claiming import claim, dead
+from groundwork.jobs.containers import dead_run_containers_remove
 from groundwork.jobs.heartbeat import Heartbeat, beat_seconds
+from groundwork.jobs.queue import DOCKER
 from groundwork.llm import llm_client
 from tasks_review.core.clones import Overlay, Project, clone_overlay
 from tasks_review.core.config import GenerateConfig, parse_config
@@ -35,11 +37,7 @@ from tasks_review.models import STAGES, Candidate, PipelineRun, empty_counts
 from tasks_review.services.images import base_image_ref
 from tasks_review.services.run_report import run_report_build, run_report_write
 from tasks_review.services.taskwriting import candidate_payload, candidate_write_task
-from tasks_review.services.verification import (
-    candidate_verify,
-    candidates_verify,
-    dead_run_containers_remove,
-)
+from tasks_review.services.verification import candidate_verify, candidates_verify
 from trajectories.core import replay as core_replay
 from trajectories.models import Trajectory
 from trajectories.selectors import replay_inputs

@@ -8,7 +8,8 @@ import pytest
 from django.db.models import Q
 from django.utils import timezone
 
-from groundwork.jobs.claiming import DOCKER, claim, stale_before
+from groundwork.jobs.claiming import claim, stale_before
+from groundwork.jobs.queue import DOCKER
 from trajectories.models import IngestRun
 
 pytestmark = pytest.mark.django_db

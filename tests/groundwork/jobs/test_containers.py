@@ -13,8 +13,7 @@ from django_q.signals import post_spawn
 
 from groundwork.core.docker import Engine, InfraError, bootstrap
 from groundwork.core.docker import labels as lbl
-from tasks_review import tasks
-from tasks_review.services import verification
+from groundwork.jobs import containers
 from tasks_review.services.images import base_image_spec
 from tests.conftest import REPO, subprocess_env
 
@@ -32,7 +31,7 @@ with Engine.from_env().sandbox(sys.argv[1], run_id=sys.argv[2]):
 def started_in(monkeypatch):
     """Fire post_spawn as a worker process of cluster ``name`` does; the sweeps it asked for."""
     sweeps: list[dict] = []
-    monkeypatch.setattr(tasks, "dead_owner_containers_remove", lambda **kw: sweeps.append(kw))
+    monkeypatch.setattr(containers, "dead_owner_containers_remove", lambda **kw: sweeps.append(kw))
 
     def start(name: str) -> list[dict]:
         monkeypatch.setattr(Conf, "CLUSTER_NAME", name)
@@ -54,8 +53,8 @@ def test_an_unreachable_engine_sweeps_nothing_and_the_worker_starts(monkeypatch)
     def unreachable(**_):
         raise InfraError("the Docker daemon at tcp://nowhere:2375 is unreachable")
 
-    monkeypatch.setattr(verification.Engine, "from_env", unreachable)
-    assert verification.dead_owner_containers_remove() is None
+    monkeypatch.setattr(containers.Engine, "from_env", unreachable)
+    assert containers.dead_owner_containers_remove() is None
 
 
 @pytest.mark.docker
@@ -82,7 +81,7 @@ def test_the_sweep_removes_a_dead_owners_containers_and_keeps_a_live_ones():
             owners = {c.labels[lbl.OWNER] for c in engine.containers(label=label)}
             assert len(owners) == 2
 
-            report = verification.dead_owner_containers_remove(engine=engine, label=label)
+            report = containers.dead_owner_containers_remove(engine=engine, label=label)
 
             assert report is not None and len(report.containers) == 1
             left = engine.containers(label=label)
