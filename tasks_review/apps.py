@@ -7,14 +7,13 @@ class TasksReviewConfig(AppConfig):
     verbose_name = "Tasks and review"
 
     def ready(self) -> None:
-        from .roles import sync_role_permissions
-
-        # Runs after every app's post_migrate handlers have had a chance to create permissions,
-        # because tasks_review is listed after trajectories in INSTALLED_APPS.
-        post_migrate.connect(sync_role_permissions, sender=self, dispatch_uid="traj2env-roles")
-        # The schedule of the sweep that queues the jobs a broker lost again.
+        from groundwork.access.roles import grant
         from groundwork.jobs.redelivery import on_migrate
 
+        from .roles import GRANTS
+
+        grant(self.label, GRANTS)
+        # The schedule of the sweep that queues the jobs a broker lost again.
         post_migrate.connect(
             on_migrate("tasks_review.tasks.redeliver_job", self.name),
             sender=self,

@@ -12,8 +12,9 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Model
 
+from groundwork.access.errors import NotPermitted, require
+
 from ..models import AuditEvent
-from .errors import NotPermitted, require
 
 
 def iso(value: datetime | None) -> str | None:

@@ -18,9 +18,10 @@ from django.db import transaction
 from django.db.models import Model, Q, QuerySet
 from django.utils import timezone
 
+from groundwork.access.errors import Held, Refused
+
 from ..selectors.reviewable import free_q, held_by, held_by_other
 from .audit import audit_event_record, audit_type, iso
-from .errors import Reserved, ReviewError
 
 # Why a hold ended when its page gave it back as the tab closed or navigated away.
 LEFT = "left the page"
@@ -49,11 +50,11 @@ def holding(row: Any, now: datetime) -> dict[str, Any]:
 def refuse_if_held(row: Any, user: AbstractBaseUser, now: datetime) -> None:
     if held_by_other(row, user, now):
         until = timezone.localtime(row.reserved_until).strftime("%H:%M")
-        raise Reserved(f"{_name(row)} {row.pk} is reserved by {row.reserved_by} until {until}")
+        raise Held(f"{_name(row)} {row.pk} is reserved by {row.reserved_by} until {until}")
 
 
 def reserve[Row: Model](row: Row, user: AbstractBaseUser, now: datetime, *, seconds: int) -> Row:
-    """Hold ``row`` for ``seconds``, or renew one's own hold; refused with ``Reserved`` when
+    """Hold ``row`` for ``seconds``, or renew one's own hold; refused with ``Held`` when
     someone else holds it. Holding one row of a kind frees the others this person held."""
     model = type(row)
     held: Any = row
@@ -70,7 +71,7 @@ def reserve[Row: Model](row: Row, user: AbstractBaseUser, now: datetime, *, seco
     if not claimed:
         row.refresh_from_db(fields=["reserved_by", "reserved_until"])
         refuse_if_held(row, user, now)
-        raise Reserved(f"{_name(row)} {row.pk} was just reserved by someone else")
+        raise Held(f"{_name(row)} {row.pk} was just reserved by someone else")
     # One person holds one row at a time: moving on frees the one left behind for the others.
     for other in model._default_manager.filter(reserved_by=user.pk, reserved_until__gt=now).exclude(
         pk=row.pk
@@ -109,7 +110,7 @@ def reserve_next[Row: Model](
     now: datetime,
     after: int | None,
     take: Callable[[int], Row],
-    skip: tuple[type[Exception], ...] = (ReviewError,),
+    skip: tuple[type[Exception], ...] = (Refused,),
 ) -> Row | None:
     """Hold the next row of ``open_`` (in its order): after ``after``, wrapping round, or without
     it the one this person already holds first. ``take(pk)`` locks, checks and reserves one row;

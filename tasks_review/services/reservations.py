@@ -3,8 +3,9 @@
 The hold itself (the conditional update, one hold per person, its audit) is in ``holds``, shared
 with the training floor's preference pairs; this module says who may hold which candidate.
 
-Every function checks the caller's role itself, refuses illegal transitions with a ReviewError,
-and writes its AuditEvent in the same transaction as the change it records. The decisions in
+Every function checks the caller's role itself, refuses illegal transitions with a refusal
+(``groundwork.access.errors``), and writes its AuditEvent in the same transaction as the change it
+records. The decisions in
 `reviews` take their locks and their refusals from here.
 """
 
@@ -17,19 +18,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from groundwork.access.errors import Conflict, NotHeld, NotPermitted, require
+
 from ..models import Candidate
 from ..roles import ADJUDICATE, REVIEW
 from ..selectors import disputes, queue, reviewable
 from ..selectors.disputes import Unsettled
 from . import holds
-from .errors import (
-    AlreadyReviewed,
-    NotPermitted,
-    NotReserved,
-    NotReviewable,
-    Reserved,
-    require,
-)
 
 ReviewStatus = Candidate.ReviewStatus
 
@@ -45,7 +40,7 @@ def candidate_locked(candidate_id: int) -> Candidate:
             .get(pk=candidate_id)
         )
     except Candidate.DoesNotExist:
-        raise NotReviewable(f"candidate {candidate_id} does not exist") from None
+        raise Conflict(f"candidate {candidate_id} does not exist") from None
 
 
 def holding(candidate: Candidate, now: datetime) -> dict[str, Any]:
@@ -63,11 +58,11 @@ def refuse_unless_settler(candidate: Candidate, user: AbstractBaseUser) -> None:
     if refusal is Unsettled.NOT_ADJUDICATOR:
         raise NotPermitted(f"{user.get_username() or 'anonymous'} may not adjudicate disputes")
     if refusal is Unsettled.NOT_DISPUTED:
-        raise NotReviewable(
+        raise Conflict(
             f"candidate {candidate.pk} is not disputed ({candidate.get_review_status_display()})"
         )
     if refusal is Unsettled.DISPUTANT:
-        raise NotReviewable(
+        raise Conflict(
             f"you reviewed candidate {candidate.pk}; another reviewer must settle the dispute"
         )
 
@@ -75,15 +70,15 @@ def refuse_unless_settler(candidate: Candidate, user: AbstractBaseUser) -> None:
 def _check_workable(candidate: Candidate, user: AbstractBaseUser) -> None:
     """May this user take this candidate to decide it (review, or adjudicate a dispute)?"""
     if not reviewable.is_reviewable(candidate):
-        raise NotReviewable(f"candidate {candidate.pk} is {candidate.status}, not up for review")
+        raise Conflict(f"candidate {candidate.pk} is {candidate.status}, not up for review")
     if candidate.review_status == ReviewStatus.PENDING:
         if candidate.reviews.filter(reviewer=user.pk, is_adjudication=False).exists():
-            raise AlreadyReviewed(f"you already reviewed candidate {candidate.pk}")
+            raise Conflict(f"you already reviewed candidate {candidate.pk}")
         return
     if candidate.review_status == ReviewStatus.DISPUTED:
         refuse_unless_settler(candidate, user)
         return
-    raise NotReviewable(
+    raise Conflict(
         f"candidate {candidate.pk} is already decided ({candidate.get_review_status_display()})"
     )
 
@@ -132,7 +127,7 @@ def candidate_reserve_next(
         now=now,
         after=after,
         take=take,
-        skip=(Reserved, NotReviewable, AlreadyReviewed),
+        skip=(Conflict,),
     )
 
 
@@ -147,7 +142,7 @@ def candidate_release(
     with transaction.atomic():
         candidate = candidate_locked(candidate_id)
         if not (candidate.reserved_until and candidate.reserved_until > now):
-            raise NotReserved(f"candidate {candidate.pk} is not reserved")
+            raise NotHeld(f"candidate {candidate.pk} is not reserved")
         if candidate.reserved_by_id != user.pk:
             require(user, ADJUDICATE, "release another reviewer's reservation")
         _release(candidate, user, now, why=holds.LEFT if left else "released")

@@ -21,6 +21,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
+from groundwork.access.errors import Conflict, Invalid, NotPermitted, Refused
 from project.htmx import render_fragment, render_page, wants_fragment
 from trajectories.display import Capped, Fields, moment, shown_text
 
@@ -33,7 +34,6 @@ from ..selectors import exports as export_reads
 from ..selectors import queue as queue_reads
 from ..services import exports as export_services
 from ..services import reservations, reviews
-from ..services.errors import ExportRefused, InvalidDecision, NotPermitted, ReviewError
 from ..tasks import dataset_export_enqueue
 
 can_review = permission_required(REVIEW, raise_exception=True)
@@ -199,7 +199,7 @@ def _reserve_on_open(request: HttpRequest, candidate: Candidate) -> Candidate:
     """Reserve a candidate one could work if it is free; anything else just shows it."""
     try:
         return reservations.candidate_reserve(user=request.user, candidate_id=candidate.pk)
-    except ReviewError:
+    except Refused:
         return candidate
 
 
@@ -273,9 +273,9 @@ def _refused(
     request: HttpRequest,
     pk: int,
     filters: queue_reads.QueueFilters,
-    exc: ReviewError,
+    exc: Refused,
 ) -> HttpResponse:
-    status = 422 if isinstance(exc, InvalidDecision) else 409
+    status = 422 if isinstance(exc, Invalid) else 409
     return _desk(
         request, _candidate(pk), filters, status=status, error=str(exc), form=_posted(request)
     )
@@ -294,7 +294,7 @@ def decide(request: HttpRequest, pk: int) -> HttpResponse:
         review = reviews.review_submit(user=request.user, candidate_id=pk, **_posted(request))
     except NotPermitted:
         raise
-    except ReviewError as exc:
+    except Refused as exc:
         return _refused(request, pk, filters, exc)
     following = reservations.candidate_reserve_next(user=request.user, filters=filters, after=pk)
     return _after_decision(
@@ -315,7 +315,7 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
         review = reviews.review_adjudicate(user=request.user, candidate_id=pk, **_posted(request))
     except NotPermitted:
         raise
-    except ReviewError as exc:
+    except Refused as exc:
         return _refused(request, pk, filters, exc)
     following = dispute_reads.next_dispute(pk, request.user, timezone.now())
     if following is not None:
@@ -340,7 +340,7 @@ def release(request: HttpRequest, pk: int) -> HttpResponse:
         reservations.candidate_release(user=request.user, candidate_id=pk, left=left)
     except NotPermitted:
         raise
-    except ReviewError as exc:
+    except Refused as exc:
         return HttpResponse(status=409) if left else _refused(request, pk, filters, exc)
     if left:
         return HttpResponse(status=204)
@@ -477,7 +477,7 @@ def exports(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         try:
             export = export_services.dataset_export_create(user=request.user)
-        except ExportRefused as exc:
+        except Conflict as exc:
             return _exports_page(request, error=str(exc), status=409)
         dataset_export_enqueue(export.pk)
         return redirect("review:exports")

@@ -12,6 +12,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from groundwork.access.errors import Conflict, Invalid, NotFound, require
 from tasks_review.models import Candidate
 from tasks_review.services.audit import audit_event_record
 from training.core.catalogue import catalogue
@@ -21,7 +22,6 @@ from trajectories.core import limits
 
 from ..models import Behaviour, BehaviourTask, BehaviourVersion
 from ..roles import EDIT_BEHAVIOUR
-from .errors import Conflict, Invalid, NotFound, require
 
 
 def _validated(document: Mapping[str, Any] | str) -> tuple[BehaviourSpec, dict[str, Any]]:

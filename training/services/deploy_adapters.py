@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
+from groundwork.access.errors import Conflict, Invalid, NotFound, require
 from tasks_review.services.audit import audit_event_record
 from training.core.deploy.adapters import (
     AdapterError,
@@ -21,7 +22,6 @@ from trajectories.core.limits import echo
 
 from ..models import Adapter, Behaviour
 from ..roles import REGISTER_ADAPTER
-from .errors import Conflict, Invalid, NotFound, require
 
 
 def adapter_register(

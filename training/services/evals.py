@@ -14,6 +14,7 @@ from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from groundwork.access.errors import Invalid, NotFound, require
 from groundwork.core.failures import said
 from groundwork.jobs.claiming import claim
 from groundwork.jobs.heartbeat import Heartbeat
@@ -28,7 +29,6 @@ from trajectories.store import DbBlobs
 
 from ..models import Behaviour, BehaviourTask, BehaviourVersion, EvalResult, EvalRun, Rollout
 from ..roles import RUN_EVAL
-from .errors import Invalid, NotFound, require
 
 CHUNK = 500
 GROUPS = ("agent", "model", "adapter", "prompt_version", "split")

@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from groundwork.access.errors import Conflict, Invalid, NotFound, require
 from groundwork.core.failures import said
 from groundwork.jobs.claiming import claim
 from groundwork.jobs.heartbeat import Heartbeat
@@ -31,7 +32,6 @@ from trajectories.core.limits import echo
 from ..models import Behaviour, TrainingExport
 from ..roles import EXPORT
 from ..selectors.exports import export_request
-from .errors import Conflict, Invalid, NotFound, require
 
 log = logging.getLogger(__name__)
 Status = TrainingExport.Status

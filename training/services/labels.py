@@ -16,18 +16,17 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from groundwork.access.errors import Conflict, Held, Invalid, NotFound, require
 from tasks_review.models import DeskSetting
 from tasks_review.selectors.reviewable import hold_seconds
 from tasks_review.services import holds
 from tasks_review.services.audit import audit_event_record
 from tasks_review.services.desk_settings import desk_setting_change
-from tasks_review.services.errors import Reserved
 from trajectories.core.limits import echo
 
 from ..models import PairLabel, PreferencePair
 from ..roles import DECIDE, LABEL
 from ..selectors import labels as reads
-from .errors import Conflict, Invalid, NotFound, require
 
 # What a labeller presses, in screen terms: the left one (A), the right one (B), or a tie.
 CHOICES = ("A", "B", "tie")
@@ -56,7 +55,7 @@ def _check_workable(pair: PreferencePair, user: AbstractBaseUser) -> None:
 def _reserve(pair: PreferencePair, user: AbstractBaseUser, now: datetime) -> PreferencePair:
     try:
         return holds.reserve(pair, user, now, seconds=hold_seconds())
-    except Reserved as refused:
+    except Held as refused:
         raise Conflict(str(refused)) from None
 
 
@@ -141,7 +140,7 @@ def pair_label_submit(
         _check_workable(pair, user)
         try:
             holds.refuse_if_held(pair, user, now)
-        except Reserved as refused:
+        except Held as refused:
             raise Conflict(str(refused)) from None
         shown = reads.sides(pair, user)
         if left != shown.left:

@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from groundwork.access.errors import Invalid, require
 from groundwork.core.docker import Engine, InfraError
 from groundwork.core.failures import said
 from groundwork.jobs.claiming import claim, dead
@@ -42,7 +43,6 @@ from trajectories.store import DbBlobs
 
 from ..models import Rollout, RolloutImport
 from ..roles import RUN_EVAL
-from .errors import Invalid, require
 
 log = logging.getLogger(__name__)
 MAX_WORLD_FILES = 5000

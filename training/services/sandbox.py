@@ -23,6 +23,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from groundwork.access.errors import Conflict, Invalid, NotFound, Refused, require
 from groundwork.core.docker import Engine, InfraError
 from groundwork.core.failures import said
 from groundwork.jobs.claiming import claim
@@ -32,7 +33,6 @@ from groundwork.jobs.queue import DOCKER
 from tasks_review.core.trials.model import MatrixStatus
 from tasks_review.models import Candidate
 from tasks_review.services.audit import audit_event_record
-from tasks_review.services.errors import ExportRefused
 from tasks_review.services.exports import copy_task_folder
 from training.core.harbor.jobs import task_digest
 from training.core.sandbox import (
@@ -48,7 +48,6 @@ from trajectories.core import limits
 from ..models import Behaviour, SandboxTask
 from ..roles import EDIT_BEHAVIOUR, IMPORT_SANDBOX
 from .behaviours import behaviour_tasks_add
-from .errors import Conflict, Invalid, NotFound, TrainingError, require
 
 log = logging.getLogger(__name__)
 S = SandboxTask.Status
@@ -161,7 +160,7 @@ def _store(spec: SandboxSpec, digest: str) -> Path:
         except OSError:  # another import of the same content got there first
             if _stored(home) is None:
                 raise
-    except ExportRefused as refused:
+    except Conflict as refused:
         raise Invalid(str(refused)) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -235,7 +234,7 @@ def _record(row: SandboxTask, result: SandboxResult) -> SandboxTask:
             behaviour_tasks_add(
                 user=None, behaviour_id=row.behaviour_id, candidate_ids=[candidate.pk]
             )
-        except TrainingError as error:
+        except Refused as error:
             log.warning("sandbox task %s kept but not added to its behaviour: %s", row.pk, error)
     row.refresh_from_db()
     return row

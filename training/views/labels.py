@@ -20,6 +20,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
+from groundwork.access.errors import Refused, status_of
 from project.htmx import render_fragment, render_page, wants_fragment
 from tasks_review.selectors.reviewable import held_by, held_by_other, held_note, hold_beat_seconds
 
@@ -28,9 +29,7 @@ from ..roles import EXPORT, LABEL
 from ..selectors import labels as reads
 from ..selectors.pairs import pair_view
 from ..services import labels
-from ..services.errors import TrainingError
 from ..services.pairs import pairs_build
-from .access import status_of
 
 can_label = permission_required(LABEL, raise_exception=True)
 TEMPLATE = "training/labels/pair.html"
@@ -172,7 +171,7 @@ def reserve(request: HttpRequest, pk: int) -> HttpResponse:
     pair = _pair(pk)
     try:  # a pair one could label is held; anything else (labelled, held by another) is shown
         labels.pair_reserve(user=request.user, pair_id=pair.pk)
-    except TrainingError:
+    except Refused:
         pass
     if not wants_fragment(request):
         return redirect(_with_scope(reverse("loop:pair", args=[pk]), behaviour))
@@ -233,7 +232,7 @@ def label(request: HttpRequest, pk: int) -> HttpResponse:
             left=left,
             tag=request.POST.get("tag", ""),
         )
-    except TrainingError as error:
+    except Refused as error:
         context = _context(request, _pair(pk), _scope(request), error=str(error))
         return render_page(request, TEMPLATE, context, "pair", status=status_of(error))
     return _next(request, pk, f"Pair #{pk} labelled.")
@@ -246,7 +245,7 @@ def release(request: HttpRequest, pk: int) -> HttpResponse:
     once instead of when it runs out. Nothing reads the answer."""
     try:
         labels.pair_release(user=request.user, pair_id=pk, left=True)
-    except TrainingError as error:
+    except Refused as error:
         return HttpResponse(status=status_of(error))
     return HttpResponse(status=204)
 

@@ -10,8 +10,9 @@ import stat
 
 import pytest
 
+from groundwork.access.errors import Conflict, NotPermitted
 from tasks_review.models import AuditEvent, DatasetExport
-from tasks_review.services import errors, exports
+from tasks_review.services import exports
 from tests.tasks_review.factories import make_task_dir
 
 pytestmark = pytest.mark.django_db
@@ -95,10 +96,10 @@ def test_a_symlink_in_a_task_folder_fails_the_export_and_leaves_nothing(people, 
 def test_a_symlinked_task_folder_or_directory_is_refused(tmp_path):
     src = make_task_dir(tmp_path, "real")
     os.symlink(src, tmp_path / "link")
-    with pytest.raises(errors.ExportRefused, match="not a task folder"):
+    with pytest.raises(Conflict, match="not a task folder"):
         exports.copy_task_folder(tmp_path / "link", tmp_path / "copy1")
     os.symlink(src / "tests", src / "more-tests")
-    with pytest.raises(errors.ExportRefused, match="symlink"):
+    with pytest.raises(Conflict, match="symlink"):
         exports.copy_task_folder(src, tmp_path / "copy2")
 
 
@@ -115,10 +116,10 @@ def test_the_default_destination_is_a_timestamped_folder_under_var_exports(
 def test_a_used_destination_is_refused(people, tmp_path):
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("x")
-    with pytest.raises(errors.ExportRefused, match="already used"):
+    with pytest.raises(Conflict, match="already used"):
         exports.dataset_export_create(user=people.bob, destination=tmp_path / "full")
     exports.dataset_export_create(user=people.bob, destination=tmp_path / "new")
-    with pytest.raises(errors.ExportRefused, match="already used"):
+    with pytest.raises(Conflict, match="already used"):
         exports.dataset_export_create(user=people.bob, destination=tmp_path / "new")
 
 
@@ -133,7 +134,7 @@ def test_an_export_runs_once_however_often_the_job_is_delivered(people, tmp_path
 
 @pytest.mark.parametrize("who", ["alice", "carol", "eve"])
 def test_only_reviewers_and_admins_export(people, who, tmp_path):
-    with pytest.raises(errors.NotPermitted):
+    with pytest.raises(NotPermitted):
         exports.dataset_export_create(user=getattr(people, who), destination=tmp_path / "x")
     assert not DatasetExport.objects.exists()
 

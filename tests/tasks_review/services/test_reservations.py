@@ -8,9 +8,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from groundwork.access.errors import Conflict, Held, NotHeld, NotPermitted
 from tasks_review.models import Candidate
 from tasks_review.selectors import queue
-from tasks_review.services import errors, reservations
+from tasks_review.services import reservations
 from tests.tasks_review.factories import audit_events as events
 from tests.tasks_review.factories import make_candidate, make_review
 
@@ -37,7 +38,7 @@ def test_opening_holds_for_the_configured_seconds_and_audits_it(people, settings
 def test_a_candidate_held_by_one_reviewer_cannot_be_reserved_by_another(people):
     c = make_candidate()
     reservations.candidate_reserve(user=people.alice, candidate_id=c.pk)
-    with pytest.raises(errors.Reserved, match="reserved by alice"):
+    with pytest.raises(Held, match="reserved by alice"):
         reservations.candidate_reserve(user=people.bob, candidate_id=c.pk)
     c.refresh_from_db()
     assert c.reserved_by == people.alice
@@ -60,7 +61,7 @@ def test_the_conditional_update_refuses_a_claim_that_lost_the_race(people):
     Candidate.objects.filter(pk=c.pk).update(
         reserved_by=people.alice, reserved_until=timezone.now() + timedelta(minutes=5)
     )
-    with pytest.raises(errors.Reserved):
+    with pytest.raises(Held):
         reservations._reserve(stale, people.bob, timezone.now())
     assert Candidate.objects.get(pk=c.pk).reserved_by == people.alice
 
@@ -145,7 +146,7 @@ def test_next_finds_nothing_when_all_is_reviewed_or_held(people):
 def test_the_holder_releases_and_a_reviewer_may_override_a_colleagues_hold(people):
     c = make_candidate()
     reservations.candidate_reserve(user=people.alice, candidate_id=c.pk)
-    with pytest.raises(errors.NotPermitted):
+    with pytest.raises(NotPermitted):
         reservations.candidate_release(user=people.eve, candidate_id=c.pk)
     reservations.candidate_release(user=people.bob, candidate_id=c.pk)  # bob adjudicates
     c.refresh_from_db()
@@ -158,19 +159,19 @@ def test_the_holder_releases_and_a_reviewer_may_override_a_colleagues_hold(peopl
 def test_an_annotator_cannot_release_someone_elses_hold(people):
     c = make_candidate()
     reservations.candidate_reserve(user=people.bob, candidate_id=c.pk)
-    with pytest.raises(errors.NotPermitted):
+    with pytest.raises(NotPermitted):
         reservations.candidate_release(user=people.alice, candidate_id=c.pk)
 
 
 def test_releasing_a_free_candidate_is_refused(people):
     c = make_candidate()
-    with pytest.raises(errors.NotReserved):
+    with pytest.raises(NotHeld):
         reservations.candidate_release(user=people.alice, candidate_id=c.pk)
 
 
 def test_a_candidate_not_kept_or_written_cannot_be_reserved(people):
     c = make_candidate(status=Candidate.Status.PROPOSED)
-    with pytest.raises(errors.NotReviewable, match="not up for review"):
+    with pytest.raises(Conflict, match="not up for review"):
         reservations.candidate_reserve(user=people.alice, candidate_id=c.pk)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from groundwork.access.errors import Conflict, Invalid, NotFound, NotPermitted
 from tasks_review.models import AuditEvent, Candidate
 from tests.tasks_review.factories import make_candidate
 from tests.training.factories import make_behaviour
@@ -18,7 +19,6 @@ from training.services.behaviours import (
     behaviour_tasks_remove,
     behaviour_version_create,
 )
-from training.services.errors import Conflict, Invalid, NotFound, NotPermitted
 
 pytestmark = pytest.mark.django_db
 

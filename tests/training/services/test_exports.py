@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from datasets import Dataset
 
+from groundwork.access.errors import Invalid, NotPermitted
 from tasks_review.models import AuditEvent, Candidate
-from tasks_review.services.errors import NotPermitted
 from tests.tasks_review.factories import make_task_dir
 from tests.training.factories import make_rollout
 from tests.training.loop_factories import (
@@ -27,7 +27,6 @@ from training.core.exports.kinds import tree_sha256
 from training.models import BehaviourTask, Rollout, TrainingExport
 from training.selectors import labels as label_reads
 from training.services import labels
-from training.services.errors import Invalid
 from training.services.exports import training_export_create, training_export_execute
 from training.services.pairs import pairs_build
 from training.tasks import training_export_job

@@ -11,16 +11,15 @@ from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
+from groundwork.access.errors import Conflict, Held, Invalid
+from groundwork.access.roles import ANNOTATOR
 from tasks_review.core.agreement import cohen_kappa, krippendorff_alpha_nominal
 from tasks_review.models import AuditEvent
-from tasks_review.roles import ANNOTATOR
 from tasks_review.services import holds
-from tasks_review.services.errors import Reserved
 from tests.training.loop_factories import behaviour_with, pass_and_fail, tasks_of
 from training.models import PairLabel, PreferencePair
 from training.selectors import labels as reads
 from training.services import labels
-from training.services.errors import Conflict, Invalid
 from training.services.pairs import pairs_build
 
 pytestmark = pytest.mark.django_db
@@ -71,7 +70,7 @@ def test_the_conditional_update_refuses_a_claim_that_lost_the_race(people, pairs
     PreferencePair.objects.filter(pk=stale.pk).update(
         reserved_by=people.alice, reserved_until=timezone.now() + timedelta(minutes=5)
     )
-    with pytest.raises(Reserved):
+    with pytest.raises(Held):
         holds.reserve(stale, people.bob, timezone.now(), seconds=60)
     assert PreferencePair.objects.get(pk=stale.pk).reserved_by == people.alice
 
