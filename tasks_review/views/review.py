@@ -21,7 +21,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
-from groundwork.access.errors import Conflict, Invalid, NotPermitted, Refused
+from groundwork.access.errors import Conflict, NotPermitted, Refused, status_of
 from project.htmx import render_fragment, render_page, wants_fragment
 from trajectories.display import Capped, Fields, moment, shown_text
 
@@ -275,7 +275,7 @@ def _refused(
     filters: queue_reads.QueueFilters,
     exc: Refused,
 ) -> HttpResponse:
-    status = 422 if isinstance(exc, Invalid) else 409
+    status = status_of(exc)
     return _desk(
         request, _candidate(pk), filters, status=status, error=str(exc), form=_posted(request)
     )
