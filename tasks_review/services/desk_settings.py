@@ -15,11 +15,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from groundwork.access.errors import Invalid, require
+from groundwork.services.audit import audit_event_record
 
 from ..models import DeskSetting
 from ..roles import CHANGE_SETTINGS
 from ..selectors import desk_settings
-from .audit import audit_event_record
 from .reviews import candidates_settle
 
 SET = "set in the app"

@@ -23,11 +23,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from groundwork.access.errors import Conflict, require
+from groundwork.services.audit import audit_event_record, iso
 
 from ..models import Candidate, DatasetExport
 from ..roles import EXPORT
 from ..selectors import exports, trials
-from .audit import audit_event_record, iso
 
 
 def _default_destination(now: datetime) -> Path:

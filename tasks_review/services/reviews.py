@@ -17,13 +17,13 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from groundwork.access.errors import Conflict, Invalid
+from groundwork.services.audit import audit_event_record, require_audited
 from trajectories.core import limits
 from trajectories.core.limits import echo
 
 from ..models import Candidate, Review
 from ..roles import ADJUDICATE, REVIEW
 from ..selectors import reviewable
-from .audit import audit_event_record, require_audited
 from .reservations import candidate_locked, holding, refuse_if_held, refuse_unless_settler
 
 Decision = Review.Decision

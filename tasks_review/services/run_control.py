@@ -9,9 +9,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from groundwork.access.errors import Conflict, require
+from groundwork.services.audit import audit_event_record
 from tasks_review.models import Candidate, PipelineRun
 from tasks_review.roles import RUN_PIPELINE
-from tasks_review.services.audit import audit_event_record
 
 
 def _state(run: PipelineRun) -> dict[str, object]:

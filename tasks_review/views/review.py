@@ -22,12 +22,14 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
 from groundwork.access.errors import Conflict, NotPermitted, Refused, status_of
+from groundwork.models import AuditEvent
+from groundwork.selectors import audit as audit_log
 from project.htmx import render_fragment, render_page, wants_fragment
+from tasks_review.models import Candidate, DatasetExport, Review, TrialRun
 from trajectories.display import Capped, Fields, moment, shown_text
 
-from ..models import AuditEvent, Candidate, DatasetExport, Review, TrialRun
 from ..roles import ADJUDICATE, AUDIT, EXPORT, REVIEW
-from ..selectors import audit as audit_reads
+from ..selectors import audit as blind_audit
 from ..selectors import desk, families, reviewable, reviewer_agreement, trials
 from ..selectors import disputes as dispute_reads
 from ..selectors import exports as export_reads
@@ -425,12 +427,12 @@ def agreement(request: HttpRequest) -> HttpResponse:
 @can_audit
 @require_GET
 def audit(request: HttpRequest) -> HttpResponse:
-    filters = audit_reads.AuditFilters.from_query(request.GET)
-    page = Paginator(audit_reads.audit_search(filters), AUDIT_PAGE_SIZE).get_page(
+    filters = audit_log.AuditFilters.from_query(request.GET)
+    page = Paginator(audit_log.audit_search(filters), AUDIT_PAGE_SIZE).get_page(
         request.GET.get("page")
     )
     events = list(page.object_list)
-    blinded = audit_reads.audit_blinded(events, request.user)
+    blinded = blind_audit.audit_blinded(events, request.user)
     query = request.GET.copy()
     query.pop("page", None)
     return render_page(
@@ -440,7 +442,7 @@ def audit(request: HttpRequest) -> HttpResponse:
             "page": page,
             "events": [(e, e.pk in blinded, _changes(e)) for e in events],
             "filters": filters,
-            "facets": audit_reads.audit_facets(),
+            "facets": audit_log.audit_facets(),
             "querystring": query.urlencode(),
         },
         "results",

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_review.models import AuditEvent, Candidate, Review
+from groundwork.models import AuditEvent
+from tasks_review.models import Candidate, Review
 from tasks_review.services import exports, reviews
 from tests.tasks_review.factories import make_candidate
 from tests.trajectories.factories import make_trajectory

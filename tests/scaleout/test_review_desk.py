@@ -11,7 +11,8 @@ import pytest
 from django.db import connections
 from django.test import Client
 
-from tasks_review.models import AuditEvent, Candidate, Review
+from groundwork.models import AuditEvent
+from tasks_review.models import Candidate, Review
 from tests.tasks_review.factories import make_candidate
 
 pytestmark = [pytest.mark.scaleout, pytest.mark.django_db(transaction=True)]

@@ -28,8 +28,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.management.base import BaseCommand, CommandError
 
 from groundwork.access.errors import EXIT_REFUSED, EXIT_USAGE, Refused, exit_code_of
+from groundwork.services.audit import iso
 from tasks_review.models import Candidate
-from tasks_review.services.audit import iso
 from training.core.deploy.bucketing import format_percentage
 from training.models import Adapter, Behaviour, BehaviourTask, Deployment, TrainingExport
 

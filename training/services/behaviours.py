@@ -13,8 +13,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from groundwork.access.errors import Conflict, Invalid, NotFound, require
+from groundwork.services.audit import audit_event_record
 from tasks_review.models import Candidate
-from tasks_review.services.audit import audit_event_record
 from training.core.catalogue import catalogue
 from training.core.spec import BehaviourSpec, SpecError, load_spec
 from training.core.stats import split_of

@@ -7,7 +7,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from groundwork.access.errors import Invalid, NotFound
-from tasks_review.services.audit import audit_event_record, require_audited
+from groundwork.services.audit import audit_event_record, require_audited
 from trajectories.core import limits
 
 from ..models import Behaviour, Decision, EvalRun

@@ -21,7 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from groundwork.access.errors import Conflict, Invalid, NotFound, NotPermitted, require
-from tasks_review.services.audit import audit_event_record, iso, require_audited
+from groundwork.services.audit import audit_event_record, iso, require_audited
 from training.core.deploy import states
 from training.core.deploy.bucketing import format_percentage, subject_inside
 from training.core.deploy.budget import BudgetCap, BudgetError

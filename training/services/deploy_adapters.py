@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
 from groundwork.access.errors import Conflict, Invalid, NotFound, require
-from tasks_review.services.audit import audit_event_record
+from groundwork.services.audit import audit_event_record
 from training.core.deploy.adapters import (
     AdapterError,
     AdapterVersion,

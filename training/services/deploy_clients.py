@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from groundwork.access.errors import Conflict, Invalid, NotFound, require
-from tasks_review.services.audit import audit_event_record
+from groundwork.services.audit import audit_event_record
 from trajectories.core.limits import echo
 
 from ..models import ApiClient

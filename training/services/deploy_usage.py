@@ -10,7 +10,7 @@ from decimal import Decimal
 from django.db import transaction
 
 from groundwork.access.errors import Invalid, NotFound
-from tasks_review.services.audit import audit_event_record, iso
+from groundwork.services.audit import audit_event_record, iso
 from training.core.deploy import states
 from training.core.deploy.budget import (
     BudgetCap,

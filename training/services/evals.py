@@ -18,7 +18,7 @@ from groundwork.access.errors import Invalid, NotFound, require
 from groundwork.core.failures import said
 from groundwork.jobs.claiming import claim
 from groundwork.jobs.heartbeat import Heartbeat
-from tasks_review.services.audit import audit_event_record
+from groundwork.services.audit import audit_event_record
 from training.core.facts import TrajectoryFacts
 from training.core.harness import evaluate
 from training.core.spec import BehaviourSpec, load_spec

@@ -25,7 +25,7 @@ from groundwork.access.errors import Conflict, Invalid, NotFound, require
 from groundwork.core.failures import said
 from groundwork.jobs.claiming import claim
 from groundwork.jobs.heartbeat import Heartbeat
-from tasks_review.services.audit import audit_event_record
+from groundwork.services.audit import audit_event_record
 from training.core.exports import BadExportInput, ExportRefused, task_dir_name, write_export
 from trajectories.core.limits import echo
 

@@ -12,7 +12,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from groundwork.access.errors import NotFound, require
-from tasks_review.services.audit import audit_event_record
+from groundwork.services.audit import audit_event_record
 from training.core.pairs import Rollout as CoreRollout
 from training.core.pairs import candidate_pairs
 

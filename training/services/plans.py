@@ -10,7 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from groundwork.access.errors import Invalid, NotFound, require
-from tasks_review.services.audit import audit_event_record
+from groundwork.services.audit import audit_event_record
 from training.core.exports import ExportKind
 from training.core.plans import (
     Budget,

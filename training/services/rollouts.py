@@ -28,9 +28,9 @@ from groundwork.jobs.claiming import claim, dead
 from groundwork.jobs.containers import dead_run_containers_remove
 from groundwork.jobs.heartbeat import Heartbeat
 from groundwork.jobs.queue import DOCKER
+from groundwork.services.audit import audit_event_record
 from tasks_review.core.trials.taskdir import read_tree
 from tasks_review.models import Candidate
-from tasks_review.services.audit import audit_event_record
 from training.core.facts import TaskContext, TrajectoryFacts, facts_of, with_world
 from training.core.harbor.jobs import JobTrial, read_jobs, task_digest
 from training.core.harbor.regrade import Grader, TaskGrader

@@ -30,9 +30,9 @@ from groundwork.jobs.claiming import claim
 from groundwork.jobs.containers import dead_run_containers_remove
 from groundwork.jobs.heartbeat import Heartbeat
 from groundwork.jobs.queue import DOCKER
+from groundwork.services.audit import audit_event_record
 from tasks_review.core.trials.model import MatrixStatus
 from tasks_review.models import Candidate
-from tasks_review.services.audit import audit_event_record
 from tasks_review.services.exports import copy_task_folder
 from training.core.harbor.jobs import task_digest
 from training.core.sandbox import (

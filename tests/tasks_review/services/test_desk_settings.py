@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from groundwork.access.errors import Invalid, NotPermitted
-from tasks_review.models import AuditEvent, Candidate, DeskSetting
+from groundwork.models import AuditEvent
+from tasks_review.models import Candidate, DeskSetting
 from tasks_review.selectors import desk_settings, reviewable
 from tasks_review.services import reviews
 from tasks_review.services.desk_settings import desk_setting_change, reviews_per_candidate_set

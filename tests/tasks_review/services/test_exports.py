@@ -11,7 +11,8 @@ import stat
 import pytest
 
 from groundwork.access.errors import Conflict, NotPermitted
-from tasks_review.models import AuditEvent, DatasetExport
+from groundwork.models import AuditEvent
+from tasks_review.models import DatasetExport
 from tasks_review.services import exports
 from tests.tasks_review.factories import make_task_dir
 

@@ -7,7 +7,8 @@ import pytest
 from django.contrib.auth.models import User
 
 from groundwork.access.errors import Conflict, Held, Invalid, NotPermitted
-from tasks_review.models import AuditEvent, Candidate, Review
+from groundwork.models import AuditEvent
+from tasks_review.models import Candidate, Review
 from tasks_review.selectors import desk
 from tasks_review.services import reservations, reviews
 from tests.tasks_review.factories import audit_events as events

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from groundwork.access.errors import Conflict, NotPermitted
-from tasks_review.models import AuditEvent, Candidate, PipelineRun
+from groundwork.models import AuditEvent
+from tasks_review.models import Candidate, PipelineRun
 from tasks_review.services.run_control import (
     pipeline_run_cancel,
     pipeline_run_rerun,

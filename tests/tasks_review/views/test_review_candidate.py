@@ -9,7 +9,8 @@ import re
 import pytest
 from django.utils import timezone
 
-from tasks_review.models import AuditEvent, Candidate, Review, TrialRun
+from groundwork.models import AuditEvent
+from tasks_review.models import Candidate, Review, TrialRun
 from tasks_review.services import reservations, reviews
 from tests.tasks_review.factories import START, make_candidate, make_review
 from tests.trajectories.planted import CONFIG_FILE, ENV_FILE, OPENAI_KEY, USER_TEXT, leaked

@@ -7,7 +7,8 @@ import pytest
 from django.urls import reverse
 
 from groundwork.access.errors import NotPermitted
-from tasks_review.models import AuditEvent, Candidate
+from groundwork.models import AuditEvent
+from tasks_review.models import Candidate
 from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail, tasks_of
 from training.models import TrainingExport
 from training.selectors.grading import grading_of

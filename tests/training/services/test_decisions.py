@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from groundwork.access.errors import Invalid, NotPermitted
-from tasks_review.models import AuditEvent
+from groundwork.models import AuditEvent
 from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail, tasks_of
 from training.models import Decision, EvalRun
 from training.services.decisions import decision_record

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from groundwork.access.errors import Conflict, Invalid, NotFound, NotPermitted
-from tasks_review.models import AuditEvent
+from groundwork.models import AuditEvent
 from tests.training.factories_deploy import REPAIR, held_out_behaviour, register
 from training.models import Adapter
 from training.services.deploy_adapters import adapter_register

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from groundwork.access.errors import Conflict
-from tasks_review.models import AuditEvent
+from groundwork.models import AuditEvent
 from tests.tasks_review.factories import make_candidate
 from tests.training.factories_deploy import (
     BASE_MODEL,

@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from groundwork.access.errors import Invalid, NotFound
-from tasks_review.models import AuditEvent
+from groundwork.models import AuditEvent
 from tests.training.factories_deploy import REPAIR, gated_world, live
 from training.core.deploy.bucketing import subject_inside
 from training.models import Deployment, DeploymentUsage

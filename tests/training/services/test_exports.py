@@ -11,7 +11,8 @@ import pytest
 from datasets import Dataset
 
 from groundwork.access.errors import Invalid, NotPermitted
-from tasks_review.models import AuditEvent, Candidate
+from groundwork.models import AuditEvent
+from tasks_review.models import Candidate
 from tests.tasks_review.factories import make_task_dir
 from tests.training.factories import make_rollout
 from tests.training.loop_factories import (

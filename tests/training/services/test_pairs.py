@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from groundwork.access.errors import NotPermitted
-from tasks_review.models import AuditEvent
+from groundwork.models import AuditEvent
 from tests.training.loop_factories import (
     FIXED,
     behaviour_with,

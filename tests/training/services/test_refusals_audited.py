@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from groundwork.access.errors import NotPermitted
-from tasks_review.models import AuditEvent
+from groundwork.models import AuditEvent
 from tasks_review.services import reviews
 from tests.tasks_review.factories import make_candidate
 from tests.training.factories import make_behaviour

@@ -12,8 +12,9 @@ import pytest
 from django.utils import timezone
 
 from groundwork.access.errors import Conflict, NotFound, NotPermitted
+from groundwork.models import AuditEvent
 from tasks_review.core.trials.model import MatrixStatus, Role, TrialRecord, TrialStatus
-from tasks_review.models import AuditEvent, Candidate
+from tasks_review.models import Candidate
 from tasks_review.selectors.reviewable import reviewable
 from tasks_review.services.reverify import stale_kept
 from tests.training.core.sandbox.helpers import EXAMPLE, copy_example

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tasks_review.models import AuditEvent
+from groundwork.models import AuditEvent
 from tests.training.core.helpers import Session
 from tests.training.loop_factories import (
     FIXED,

@@ -239,9 +239,7 @@ def approve(
     if not is_approver:
         raise NotAllowed(f"{approver} is not in the approver role")
     if approver == d.adapter.registrar:
-        raise NotAllowed(
-            f"{approver} registered {d.adapter.key} and cannot approve its deployment"
-        )
+        raise NotAllowed(f"{approver} registered {d.adapter.key} and cannot approve its deployment")
     if approver == d.proposer:
         raise NotAllowed(f"{approver} proposed this deployment and cannot approve it too")
     if verdict.adapter != d.adapter.key or verdict.gated != d.adapter.behaviour:
