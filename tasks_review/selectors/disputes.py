@@ -8,9 +8,11 @@ from enum import StrEnum
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
+from groundwork.selectors.holds import free_q
+from tasks_review.selectors.reviewable import reviewable
+
 from ..models import Candidate
 from ..roles import ADJUDICATE
-from .reviewable import free_q, reviewable
 
 
 class Unsettled(StrEnum):

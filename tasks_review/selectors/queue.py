@@ -10,10 +10,11 @@ from django.contrib.auth.models import AbstractBaseUser, User
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
+from groundwork.selectors.holds import free_q, held_q
+from tasks_review.selectors.reviewable import REVIEWABLE, reviewable, reviewed_by
 from trajectories.models import Trajectory
 
 from ..models import Candidate, Review
-from .reviewable import REVIEWABLE, free_q, held_q, reviewable, reviewed_by
 
 # Review buckets, each a tab on the queue. "todo" is what is left for this reviewer to do.
 BUCKETS: dict[str, str] = {

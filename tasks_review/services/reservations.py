@@ -19,12 +19,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from groundwork.access.errors import Conflict, NotHeld, NotPermitted, require
+from groundwork.selectors.holds import hold_seconds
+from groundwork.services import holds
 
 from ..models import Candidate
 from ..roles import ADJUDICATE, REVIEW
 from ..selectors import disputes, queue, reviewable
 from ..selectors.disputes import Unsettled
-from . import holds
 
 ReviewStatus = Candidate.ReviewStatus
 
@@ -84,7 +85,7 @@ def _check_workable(candidate: Candidate, user: AbstractBaseUser) -> None:
 
 
 def _reserve(candidate: Candidate, user: AbstractBaseUser, now: datetime) -> Candidate:
-    return holds.reserve(candidate, user, now, seconds=reviewable.hold_seconds())
+    return holds.reserve(candidate, user, now, seconds=hold_seconds())
 
 
 def _release(candidate: Candidate, user: AbstractBaseUser, now: datetime, *, why: str) -> None:

@@ -24,6 +24,7 @@ from django_htmx.http import push_url
 from groundwork.access.errors import Conflict, NotPermitted, Refused, status_of
 from groundwork.models import AuditEvent
 from groundwork.selectors import audit as audit_log
+from groundwork.selectors import holds as hold_reads
 from project.htmx import render_fragment, render_page, wants_fragment
 from tasks_review.models import Candidate, DatasetExport, Review, TrialRun
 from trajectories.display import Capped, Fields, moment, shown_text
@@ -84,7 +85,7 @@ def queue(request: HttpRequest) -> HttpResponse:
             "sorts": [(key, label) for key, (label, _) in queue_reads.SORTS.items()],
             "now": timezone.now(),
             "needed": reviewable.reviews_needed(),
-            "hold": reviewable.hold_length(),
+            "hold": hold_reads.hold_length(),
             "held": _held_note(request, filters) if request.GET.get("done") else "",
             "reasons": REASONS,
         },
@@ -106,7 +107,7 @@ def next_candidate(request: HttpRequest) -> HttpResponse:
 
 def _held_note(request: HttpRequest, filters: queue_reads.QueueFilters) -> str:
     held = queue_reads.held_by_others(request.user, timezone.now(), filters)
-    return reviewable.held_note(held, "candidate")
+    return hold_reads.held_note(held, "candidate")
 
 
 # -- one candidate ---------------------------------------------------------------------------------
@@ -187,11 +188,11 @@ def _hold_context(
     release_url = reverse("review:release", args=[candidate.pk])
     return {
         "candidate": candidate,
-        "held_by_me": reviewable.held_by(candidate, request.user, now),
-        "held_by_other": reviewable.held_by_other(candidate, request.user, now),
+        "held_by_me": hold_reads.held_by(candidate, request.user, now),
+        "held_by_other": hold_reads.held_by_other(candidate, request.user, now),
         "reserve": False,
         "reserve_url": _with_query(reverse("review:reserve", args=[candidate.pk]), filters.query()),
-        "beat": reviewable.hold_beat_seconds(),
+        "beat": hold_reads.hold_beat_seconds(),
         "leave_url": _with_query(release_url, {"left": "1"}),
         "query": urlencode(filters.query()),
     }
@@ -235,7 +236,7 @@ def reserve(request: HttpRequest, pk: int) -> HttpResponse:
     candidate = _reserve_on_open(request, _candidate(pk))
     if not wants_fragment(request):
         return redirect(candidate_url(pk, filters))
-    if not reviewable.held_by(candidate, request.user, timezone.now()):
+    if not hold_reads.held_by(candidate, request.user, timezone.now()):
         candidate = _candidate(pk)  # refused: show who holds it now
     return render_fragment(
         request,

@@ -14,10 +14,10 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
+from groundwork.selectors.holds import free_q, held_q
 from tasks_review.core.agreement import Undefined
 from tasks_review.models import DeskSetting
 from tasks_review.selectors import desk_settings
-from tasks_review.selectors.reviewable import free_q, held_q
 from tasks_review.selectors.reviewer_agreement import Agreement, agreement_over
 
 from ..models import PairLabel, PreferencePair

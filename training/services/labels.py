@@ -17,10 +17,10 @@ from django.db.models import Count
 from django.utils import timezone
 
 from groundwork.access.errors import Conflict, Held, Invalid, NotFound, require
+from groundwork.selectors.holds import hold_seconds
+from groundwork.services import holds
 from groundwork.services.audit import audit_event_record
 from tasks_review.models import DeskSetting
-from tasks_review.selectors.reviewable import hold_seconds
-from tasks_review.services import holds
 from tasks_review.services.desk_settings import desk_setting_change
 from trajectories.core.limits import echo
 

@@ -21,8 +21,8 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
 from groundwork.access.errors import Refused, status_of
+from groundwork.selectors.holds import held_by, held_by_other, held_note, hold_beat_seconds
 from project.htmx import render_fragment, render_page, wants_fragment
-from tasks_review.selectors.reviewable import held_by, held_by_other, held_note, hold_beat_seconds
 
 from ..models import Behaviour, BehaviourTask, PairLabel, PreferencePair
 from ..roles import EXPORT, LABEL

@@ -14,8 +14,8 @@ from django.utils import timezone
 from groundwork.access.errors import Conflict, Held, Invalid
 from groundwork.access.roles import ANNOTATOR
 from groundwork.models import AuditEvent
+from groundwork.services import holds
 from tasks_review.core.agreement import cohen_kappa, krippendorff_alpha_nominal
-from tasks_review.services import holds
 from tests.training.loop_factories import behaviour_with, pass_and_fail, tasks_of
 from training.models import PairLabel, PreferencePair
 from training.selectors import labels as reads

@@ -19,9 +19,8 @@ from django.db.models import Model, Q, QuerySet
 from django.utils import timezone
 
 from groundwork.access.errors import Held, Refused
+from groundwork.selectors.holds import free_q, held_by, held_by_other
 from groundwork.services.audit import audit_event_record, audit_type, iso
-
-from ..selectors.reviewable import free_q, held_by, held_by_other
 
 # Why a hold ended when its page gave it back as the tab closed or navigated away.
 LEFT = "left the page"
