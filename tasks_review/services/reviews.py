@@ -18,13 +18,14 @@ from django.utils import timezone
 
 from groundwork.access.errors import Conflict, Invalid
 from groundwork.services.audit import audit_event_record, require_audited
+from groundwork.services.holds import holding, refuse_if_held
 from trajectories.core import limits
 from trajectories.core.limits import echo
 
 from ..models import Candidate, Review
 from ..roles import ADJUDICATE, REVIEW
 from ..selectors import reviewable
-from .reservations import candidate_locked, holding, refuse_if_held, refuse_unless_settler
+from .candidate_holds import candidate_locked, refuse_unless_settler
 
 Decision = Review.Decision
 Reason = Review.Reason

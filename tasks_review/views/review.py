@@ -25,8 +25,10 @@ from groundwork.access.errors import Conflict, NotPermitted, Refused, status_of
 from groundwork.models import AuditEvent
 from groundwork.selectors import audit as audit_log
 from groundwork.selectors import holds as hold_reads
+from groundwork.services import holds
 from project.htmx import render_fragment, render_page, wants_fragment
 from tasks_review.models import Candidate, DatasetExport, Review, TrialRun
+from tasks_review.services.candidate_holds import CANDIDATES
 from trajectories.display import Capped, Fields, moment, shown_text
 
 from ..roles import ADJUDICATE, AUDIT, EXPORT, REVIEW
@@ -36,7 +38,7 @@ from ..selectors import disputes as dispute_reads
 from ..selectors import exports as export_reads
 from ..selectors import queue as queue_reads
 from ..services import exports as export_services
-from ..services import reservations, reviews
+from ..services import reviews
 from ..tasks import dataset_export_enqueue
 
 can_review = permission_required(REVIEW, raise_exception=True)
@@ -99,7 +101,7 @@ def queue(request: HttpRequest) -> HttpResponse:
 def next_candidate(request: HttpRequest) -> HttpResponse:
     """Reserve the next candidate left for this reviewer and open it."""
     filters = queue_reads.QueueFilters.from_query(request.GET)
-    candidate = reservations.candidate_reserve_next(user=request.user, filters=filters)
+    candidate = holds.hold_next(CANDIDATES, user=request.user, scope=filters)
     if candidate is None:
         return redirect(_with_query(reverse("review:queue"), {**filters.query(), "done": "1"}))
     return redirect(candidate_url(candidate.pk, filters))
@@ -201,7 +203,7 @@ def _hold_context(
 def _reserve_on_open(request: HttpRequest, candidate: Candidate) -> Candidate:
     """Reserve a candidate one could work if it is free; anything else just shows it."""
     try:
-        return reservations.candidate_reserve(user=request.user, candidate_id=candidate.pk)
+        return holds.hold(CANDIDATES, user=request.user, row_id=candidate.pk)
     except Refused:
         return candidate
 
@@ -299,7 +301,7 @@ def decide(request: HttpRequest, pk: int) -> HttpResponse:
         raise
     except Refused as exc:
         return _refused(request, pk, filters, exc)
-    following = reservations.candidate_reserve_next(user=request.user, filters=filters, after=pk)
+    following = holds.hold_next(CANDIDATES, user=request.user, scope=filters, after=pk)
     return _after_decision(
         request,
         following.pk if following else None,
@@ -340,7 +342,7 @@ def release(request: HttpRequest, pk: int) -> HttpResponse:
     filters = queue_reads.QueueFilters.from_query(request.GET)
     left = request.GET.get("left") == "1"
     try:
-        reservations.candidate_release(user=request.user, candidate_id=pk, left=left)
+        holds.release(CANDIDATES, user=request.user, row_id=pk, left=left)
     except NotPermitted:
         raise
     except Refused as exc:

@@ -22,7 +22,9 @@ from django_htmx.http import push_url
 
 from groundwork.access.errors import Refused, status_of
 from groundwork.selectors.holds import held_by, held_by_other, held_note, hold_beat_seconds
+from groundwork.services import holds
 from project.htmx import render_fragment, render_page, wants_fragment
+from training.services.labels import PAIRS
 
 from ..models import Behaviour, BehaviourTask, PairLabel, PreferencePair
 from ..roles import EXPORT, LABEL
@@ -95,9 +97,7 @@ def build(request: HttpRequest, slug: str) -> HttpResponse:
 def next_pair(request: HttpRequest) -> HttpResponse:
     """Reserve the next pair left for this labeller and open it."""
     behaviour = _scope(request)
-    pair = labels.pair_reserve_next(
-        user=request.user, behaviour_id=behaviour.pk if behaviour else None
-    )
+    pair = holds.hold_next(PAIRS, user=request.user, scope=behaviour.pk if behaviour else None)
     if pair is None:
         return redirect(_with_scope(reverse("loop:labels"), behaviour, done="1"))
     return redirect(_with_scope(reverse("loop:pair", args=[pair.pk]), behaviour))
@@ -170,7 +170,7 @@ def reserve(request: HttpRequest, pk: int) -> HttpResponse:
     behaviour = _scope(request)
     pair = _pair(pk)
     try:  # a pair one could label is held; anything else (labelled, held by another) is shown
-        labels.pair_reserve(user=request.user, pair_id=pair.pk)
+        holds.hold(PAIRS, user=request.user, row_id=pair.pk)
     except Refused:
         pass
     if not wants_fragment(request):
@@ -200,8 +200,8 @@ def _next(request: HttpRequest, after: int, notice: str) -> HttpResponse:
     """The next pair in place of the one just labelled or skipped: a swap of the pair (and its
     URL) under htmx, a redirect without it."""
     behaviour = _scope(request)
-    following = labels.pair_reserve_next(
-        user=request.user, behaviour_id=behaviour.pk if behaviour else None, after=after
+    following = holds.hold_next(
+        PAIRS, user=request.user, scope=behaviour.pk if behaviour else None, after=after
     )
     if following is None:
         empty = _with_scope(reverse("loop:labels"), behaviour)
@@ -244,7 +244,7 @@ def release(request: HttpRequest, pk: int) -> HttpResponse:
     """The beacon the page sends as its tab closes or navigates away: the hold goes back at
     once instead of when it runs out. Nothing reads the answer."""
     try:
-        labels.pair_release(user=request.user, pair_id=pk, left=True)
+        holds.release(PAIRS, user=request.user, row_id=pk, left=True)
     except Refused as error:
         return HttpResponse(status=status_of(error))
     return HttpResponse(status=204)
@@ -255,5 +255,5 @@ def release(request: HttpRequest, pk: int) -> HttpResponse:
 def skip(request: HttpRequest, pk: int) -> HttpResponse:
     pair = _pair(pk)
     if held_by(pair, request.user, timezone.now()):
-        labels.pair_release(user=request.user, pair_id=pk)
+        holds.release(PAIRS, user=request.user, row_id=pk)
     return _next(request, pk, f"Pair #{pk} skipped.")

@@ -8,9 +8,11 @@ from django.contrib.auth.models import User
 
 from groundwork.access.errors import Conflict, Held, Invalid, NotPermitted
 from groundwork.models import AuditEvent
+from groundwork.services import holds
 from tasks_review.models import Candidate, Review
 from tasks_review.selectors import desk
-from tasks_review.services import reservations, reviews
+from tasks_review.services import reviews
+from tasks_review.services.candidate_holds import CANDIDATES
 from tests.tasks_review.factories import audit_events as events
 from tests.tasks_review.factories import make_candidate
 
@@ -22,7 +24,7 @@ pytestmark = pytest.mark.django_db
 
 def test_a_decision_is_recorded_releases_the_hold_and_is_audited(people):
     c = make_candidate()
-    reservations.candidate_reserve(user=people.alice, candidate_id=c.pk)
+    holds.hold(CANDIDATES, user=people.alice, row_id=c.pk)
     review = reviews.review_submit(
         user=people.alice,
         candidate_id=c.pk,
@@ -95,7 +97,7 @@ def test_other_with_a_comment_is_fine(people):
 
 def test_deciding_a_candidate_another_reviewer_holds_is_refused(people):
     c = make_candidate()
-    reservations.candidate_reserve(user=people.bob, candidate_id=c.pk)
+    holds.hold(CANDIDATES, user=people.bob, row_id=c.pk)
     with pytest.raises(Held):
         reviews.review_submit(user=people.alice, candidate_id=c.pk, decision="accept")
     assert not Review.objects.exists()
@@ -219,7 +221,7 @@ def test_a_disputed_candidate_takes_no_further_review(people, disputed):
 
 
 def test_an_adjudicator_reserves_a_dispute_so_two_do_not_settle_it(people, disputed):
-    reservations.candidate_reserve(user=people.bob, candidate_id=disputed.pk)
+    holds.hold(CANDIDATES, user=people.bob, row_id=disputed.pk)
     other = User.objects.create_user("frank")
     other.groups.add(people.bob.groups.get())
     with pytest.raises(Held):
@@ -234,9 +236,9 @@ def test_people_without_the_review_role_cannot_reserve_or_decide(people, who):
     user = getattr(people, who)
     c = make_candidate()
     with pytest.raises(NotPermitted):
-        reservations.candidate_reserve(user=user, candidate_id=c.pk)
+        holds.hold(CANDIDATES, user=user, row_id=c.pk)
     with pytest.raises(NotPermitted):
-        reservations.candidate_reserve_next(user=user)
+        holds.hold_next(CANDIDATES, user=user)
     with pytest.raises(NotPermitted):
         reviews.review_submit(user=user, candidate_id=c.pk, decision="accept")
     with pytest.raises(NotPermitted):

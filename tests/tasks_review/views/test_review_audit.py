@@ -8,7 +8,9 @@ import re
 import pytest
 
 from groundwork.models import AuditEvent
-from tasks_review.services import reservations, reviews
+from groundwork.services import holds
+from tasks_review.services import reviews
+from tasks_review.services.candidate_holds import CANDIDATES
 from tests.tasks_review.factories import make_candidate
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +26,7 @@ def history(people, settings):
     """alice reserves and accepts c1, bob rejects c2 (two reviews needed: both pending)."""
     settings.TRAJ2ENV = {**settings.TRAJ2ENV, "REVIEWS_PER_CANDIDATE": 2}
     c1, c2 = make_candidate(), make_candidate()
-    reservations.candidate_reserve(user=people.alice, candidate_id=c1.pk)
+    holds.hold(CANDIDATES, user=people.alice, row_id=c1.pk)
     reviews.review_submit(user=people.alice, candidate_id=c1.pk, decision="accept")
     reviews.review_submit(
         user=people.bob, candidate_id=c2.pk, decision="reject", reason="duplicate"
@@ -101,8 +103,8 @@ def test_the_audit_log_pages(people, client):
     for _ in range(3):
         c = make_candidate(trials=False)
         for _ in range(20):
-            reservations.candidate_reserve(user=people.alice, candidate_id=c.pk)
-            reservations.candidate_release(user=people.alice, candidate_id=c.pk)
+            holds.hold(CANDIDATES, user=people.alice, row_id=c.pk)
+            holds.release(CANDIDATES, user=people.alice, row_id=c.pk)
     client.force_login(people.bob)
     first = client.get("/review/audit/")
     assert len(shown(first)) == 50 and "Page 1 of 3" in first.content.decode()

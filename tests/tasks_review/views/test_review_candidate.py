@@ -10,8 +10,10 @@ import pytest
 from django.utils import timezone
 
 from groundwork.models import AuditEvent
+from groundwork.services import holds
 from tasks_review.models import Candidate, Review, TrialRun
-from tasks_review.services import reservations, reviews
+from tasks_review.services import reviews
+from tasks_review.services.candidate_holds import CANDIDATES
 from tests.tasks_review.factories import START, make_candidate, make_review
 from tests.trajectories.planted import CONFIG_FILE, ENV_FILE, OPENAI_KEY, USER_TEXT, leaked
 
@@ -141,7 +143,7 @@ def test_the_reserve_post_holds_the_candidate_and_answers_its_banner(people, cli
 
 def test_a_second_reviewers_reserve_post_sees_the_hold(people, client):
     c = make_candidate()
-    reservations.candidate_reserve(user=people.alice, candidate_id=c.pk)
+    holds.hold(CANDIDATES, user=people.alice, row_id=c.pk)
     client.force_login(people.bob)
     html = client.get(f"/review/candidates/{c.pk}/").content.decode()
     assert "Reserved by <strong>alice</strong>" in html
@@ -176,7 +178,7 @@ def test_a_renewal_that_finds_the_hold_lapsed_and_taken_shows_the_new_holder(peo
     client.force_login(people.alice)
     client.post(f"/review/candidates/{c.pk}/reserve/", headers=HX)
     Candidate.objects.filter(pk=c.pk).update(reserved_until=timezone.now())  # the tab slept
-    reservations.candidate_reserve(user=people.bob, candidate_id=c.pk)
+    holds.hold(CANDIDATES, user=people.bob, row_id=c.pk)
     html = client.post(f"/review/candidates/{c.pk}/reserve/", headers=HX).content.decode()
     assert "Reserved by <strong>bob</strong>" in html and "hold-beat" not in html
 
@@ -228,7 +230,7 @@ def test_binary_and_missing_contents_are_described_not_diffed(as_annotator):
 
 def test_j_and_k_go_to_the_neighbours_in_the_queue_skipping_held_ones(people, client):
     a, held, b, c = (make_candidate() for _ in range(4))
-    reservations.candidate_reserve(user=people.bob, candidate_id=held.pk)
+    holds.hold(CANDIDATES, user=people.bob, row_id=held.pk)
     client.force_login(people.alice)
     html = client.get(f"/review/candidates/{b.pk}/?language=python").content.decode()
     prev = re.search(r'<a class="navbtn" data-key="k"[^>]*href="([^"]+)"', html).group(1)
@@ -325,11 +327,11 @@ def test_a_decision_missing_its_reason_is_shown_back_with_422(people, client):
 
 def test_deciding_a_candidate_held_by_another_is_refused_with_409(people, client):
     c = make_candidate()
-    reservations.candidate_reserve(user=people.alice, candidate_id=c.pk)
+    holds.hold(CANDIDATES, user=people.alice, row_id=c.pk)
     client.force_login(people.bob)
     response = client.post(f"/review/candidates/{c.pk}/decide/", {"decision": "accept"}, headers=HX)
     assert response.status_code == 409
-    assert "reserved by alice" in response.content.decode()
+    assert "held by alice" in response.content.decode()
     assert not Review.objects.exists()
 
 

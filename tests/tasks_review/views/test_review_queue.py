@@ -8,8 +8,9 @@ import re
 import pytest
 from django.utils import timezone
 
+from groundwork.services import holds
 from tasks_review.models import Candidate
-from tasks_review.services import reservations
+from tasks_review.services.candidate_holds import CANDIDATES
 from tests.tasks_review.factories import make_candidate, make_review
 from tests.trajectories.factories import make_trajectory
 
@@ -98,7 +99,7 @@ def test_sorting(people, client):
 
 def test_another_reviewers_reservation_shows_in_the_queue(people, client):
     c = make_candidate()
-    reservations.candidate_reserve(user=people.bob, candidate_id=c.pk)
+    holds.hold(CANDIDATES, user=people.bob, row_id=c.pk)
     client.force_login(people.alice)
     html = client.get("/review/").content.decode()
     assert "bob · until" in html
@@ -124,8 +125,8 @@ def test_review_next_with_nothing_left_says_so(people, client):
 
 def test_review_next_with_everything_held_says_who_holds_what_until_when(people, client):
     first, second = make_candidate(), make_candidate()
-    reservations.candidate_reserve(user=people.bob, candidate_id=first.pk)
-    reservations.candidate_reserve(user=people.dave, candidate_id=second.pk)
+    holds.hold(CANDIDATES, user=people.bob, row_id=first.pk)
+    holds.hold(CANDIDATES, user=people.dave, row_id=second.pk)
     first.refresh_from_db()
     client.force_login(people.alice)
     response = client.post("/review/next/")

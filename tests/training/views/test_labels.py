@@ -10,6 +10,7 @@ import re
 import pytest
 
 from groundwork.models import AuditEvent
+from groundwork.services import holds
 from tests.training.core.helpers import Session
 from tests.training.loop_factories import (
     FIXED,
@@ -25,6 +26,7 @@ from tests.trajectories.planted import CONFIG_FILE, ENV_FILE, GITHUB_TOKEN, USER
 from training.models import PairLabel, PreferencePair
 from training.selectors import labels as reads
 from training.services import labels
+from training.services.labels import PAIRS
 from training.services.pairs import pairs_build
 
 pytestmark = pytest.mark.django_db
@@ -103,7 +105,7 @@ def test_opening_a_pair_writes_nothing_and_the_page_posts_the_hold(client, peopl
     assert not AuditEvent.objects.filter(target_type="preference_pair").exists()
 
 
-def test_the_reserve_post_holds_the_pair_and_answers_its_banner(client, people, pairs):
+def test_the_hold_post_holds_the_pair_and_answers_its_banner(client, people, pairs):
     pair = pairs[0]
     client.force_login(people.alice)
     slug = pair.behaviour.slug
@@ -128,9 +130,9 @@ def test_the_reserve_post_holds_the_pair_and_answers_its_banner(client, people, 
     assert "Held for you until" in held
 
 
-def test_a_second_labellers_reserve_post_sees_the_hold(client, people, pairs):
+def test_a_second_labellers_hold_post_sees_the_hold(client, people, pairs):
     pair = pairs[0]
-    labels.pair_reserve(user=people.alice, pair_id=pair.pk)
+    holds.hold(PAIRS, user=people.alice, row_id=pair.pk)
     client.force_login(people.bob)
     html = client.get(f"/training/labels/pairs/{pair.pk}/").content.decode()
     assert "Held by <strong>alice</strong>" in html
@@ -157,8 +159,8 @@ def test_leaving_a_held_pair_gives_it_back(client, people, pairs):
 
 
 def test_the_next_pair_with_everything_held_says_who_holds_what_until_when(client, people, pairs):
-    labels.pair_reserve(user=people.bob, pair_id=pairs[0].pk)
-    labels.pair_reserve(user=people.dave, pair_id=pairs[1].pk)
+    holds.hold(PAIRS, user=people.bob, row_id=pairs[0].pk)
+    holds.hold(PAIRS, user=people.dave, row_id=pairs[1].pk)
     client.force_login(people.alice)
     response = client.post("/training/labels/next/")
     html = client.get(response["Location"]).content.decode()
@@ -279,10 +281,10 @@ def test_refusals_come_back_in_the_pair_with_their_status(client, people, pairs)
     again = post_label(client, people.alice, pairs[0])
     assert again.status_code == 409 and "already labelled" in again.content.decode()
     assert "<html" in again.content.decode()
-    labels.pair_release(user=people.alice, pair_id=pairs[1].pk)  # the label moved her on to it
-    labels.pair_reserve(user=people.bob, pair_id=pairs[1].pk)
+    holds.release(PAIRS, user=people.alice, row_id=pairs[1].pk)  # the label moved her on to it
+    holds.hold(PAIRS, user=people.bob, row_id=pairs[1].pk)
     held = post_label(client, people.alice, pairs[1], headers=HX)
-    assert held.status_code == 409 and "reserved by bob" in held.content.decode()
+    assert held.status_code == 409 and "held by bob" in held.content.decode()
 
 
 def test_building_pairs_is_for_those_who_prepare_training_data(client, people, pairs):

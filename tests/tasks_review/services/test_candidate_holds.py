@@ -1,31 +1,33 @@
-"""Reservations: a reviewer holds a candidate for a while, one at a time; expired holds are free;
+"""Candidate holds: a reviewer holds a candidate for a while, one at a time; expired holds are free;
 the race for a free candidate is won once; an adjudicator may release a colleague's hold."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
 from groundwork.access.errors import Conflict, Held, NotHeld, NotPermitted
+from groundwork.services import holds
 from tasks_review.models import Candidate
 from tasks_review.selectors import queue
-from tasks_review.services import reservations
+from tasks_review.services.candidate_holds import CANDIDATES
 from tests.tasks_review.factories import audit_events as events
 from tests.tasks_review.factories import make_candidate, make_review
 
 pytestmark = pytest.mark.django_db
 
 
-# -- reservations ----------------------------------------------------------------------------------
+# -- holds --------------------------------------------------------------------------------------
 
 
 def test_opening_holds_for_the_configured_seconds_and_audits_it(people, settings):
     settings.TRAJ2ENV = {**settings.TRAJ2ENV, "HOLD_SECONDS": 45}
     c = make_candidate()
     now = timezone.now()
-    reservations.candidate_reserve(user=people.alice, candidate_id=c.pk, now=now)
+    holds.hold(CANDIDATES, user=people.alice, row_id=c.pk, now=now)
     c.refresh_from_db()
     assert c.reserved_by == people.alice
     assert c.reserved_until == now + timedelta(seconds=45)
@@ -35,20 +37,20 @@ def test_opening_holds_for_the_configured_seconds_and_audits_it(people, settings
     assert event.after["reserved_by"] == "alice"
 
 
-def test_a_candidate_held_by_one_reviewer_cannot_be_reserved_by_another(people):
+def test_a_candidate_held_by_one_reviewer_cannot_be_held_by_another(people):
     c = make_candidate()
-    reservations.candidate_reserve(user=people.alice, candidate_id=c.pk)
-    with pytest.raises(Held, match="reserved by alice"):
-        reservations.candidate_reserve(user=people.bob, candidate_id=c.pk)
+    holds.hold(CANDIDATES, user=people.alice, row_id=c.pk)
+    with pytest.raises(Held, match="held by alice"):
+        holds.hold(CANDIDATES, user=people.bob, row_id=c.pk)
     c.refresh_from_db()
     assert c.reserved_by == people.alice
 
 
-def test_an_expired_reservation_is_free_for_the_next_reviewer(people):
+def test_an_expired_hold_is_free_for_the_next_reviewer(people):
     c = make_candidate()
     then = timezone.now() - timedelta(hours=1)
-    reservations.candidate_reserve(user=people.alice, candidate_id=c.pk, now=then)
-    reservations.candidate_reserve(user=people.bob, candidate_id=c.pk)
+    holds.hold(CANDIDATES, user=people.alice, row_id=c.pk, now=then)
+    holds.hold(CANDIDATES, user=people.bob, row_id=c.pk)
     c.refresh_from_db()
     assert c.reserved_by == people.bob
     event = events("candidate.reserve", c)[-1]
@@ -62,7 +64,7 @@ def test_the_conditional_update_refuses_a_claim_that_lost_the_race(people):
         reserved_by=people.alice, reserved_until=timezone.now() + timedelta(minutes=5)
     )
     with pytest.raises(Held):
-        reservations._reserve(stale, people.bob, timezone.now())
+        holds._take(stale, people.bob, timezone.now(), seconds=60)
     assert Candidate.objects.get(pk=c.pk).reserved_by == people.alice
 
 
@@ -71,11 +73,11 @@ def test_an_opened_candidate_is_held_briefly_so_an_abandoned_tab_frees_it_soon(p
     hidden tab) must not lock teammates out for long."""
     c = make_candidate()
     now = timezone.now()
-    reservations.candidate_reserve(user=people.alice, candidate_id=c.pk, now=now)
+    holds.hold(CANDIDATES, user=people.alice, row_id=c.pk, now=now)
     c.refresh_from_db()
     assert c.reserved_until <= now + timedelta(minutes=2)
     later = now + timedelta(minutes=2, seconds=1)
-    reservations.candidate_reserve(user=people.bob, candidate_id=c.pk, now=later)
+    holds.hold(CANDIDATES, user=people.bob, row_id=c.pk, now=later)
     assert Candidate.objects.get(pk=c.pk).reserved_by == people.bob
 
 
@@ -83,10 +85,8 @@ def test_renewing_ones_own_hold_extends_it_without_a_new_audit_row(people, setti
     settings.TRAJ2ENV = {**settings.TRAJ2ENV, "HOLD_SECONDS": 120}
     c = make_candidate()
     first = timezone.now()
-    reservations.candidate_reserve(user=people.alice, candidate_id=c.pk, now=first)
-    reservations.candidate_reserve(
-        user=people.alice, candidate_id=c.pk, now=first + timedelta(seconds=30)
-    )
+    holds.hold(CANDIDATES, user=people.alice, row_id=c.pk, now=first)
+    holds.hold(CANDIDATES, user=people.alice, row_id=c.pk, now=first + timedelta(seconds=30))
     c.refresh_from_db()
     assert c.reserved_until == first + timedelta(seconds=150)
     assert len(events("candidate.reserve", c)) == 1
@@ -94,25 +94,25 @@ def test_renewing_ones_own_hold_extends_it_without_a_new_audit_row(people, setti
 
 def test_a_reviewer_holds_one_candidate_at_a_time(people):
     first, second = make_candidate(), make_candidate()
-    reservations.candidate_reserve(user=people.alice, candidate_id=first.pk)
-    reservations.candidate_reserve(user=people.alice, candidate_id=second.pk)
+    holds.hold(CANDIDATES, user=people.alice, row_id=first.pk)
+    holds.hold(CANDIDATES, user=people.alice, row_id=second.pk)
     first.refresh_from_db()
     assert first.reserved_by is None
     [released] = events("candidate.release", first)
     assert released.after["why"] == "moved on"
 
 
-def test_next_reserves_the_first_candidate_left_for_the_reviewer(people):
+def test_next_holds_the_first_candidate_left_for_the_reviewer(people):
     make_candidate(status=Candidate.Status.PROPOSED)
     make_candidate(status=Candidate.Status.DROPPED)
     reviewed = make_candidate()
     make_review(reviewed, people.alice, "accept")
     held = make_candidate()
-    reservations.candidate_reserve(user=people.bob, candidate_id=held.pk)
+    holds.hold(CANDIDATES, user=people.bob, row_id=held.pk)
     make_candidate(review_status=Candidate.ReviewStatus.ACCEPTED)
     written = make_candidate(status=Candidate.Status.WRITTEN)
 
-    got = reservations.candidate_reserve_next(user=people.alice)
+    got = holds.hold_next(CANDIDATES, user=people.alice)
     assert got.pk == written.pk
     assert Candidate.objects.get(pk=written.pk).reserved_by == people.alice
 
@@ -120,35 +120,35 @@ def test_next_reserves_the_first_candidate_left_for_the_reviewer(people):
 def test_next_resumes_the_candidate_already_held(people):
     make_candidate()
     second = make_candidate()
-    reservations.candidate_reserve(user=people.alice, candidate_id=second.pk)
-    assert reservations.candidate_reserve_next(user=people.alice).pk == second.pk
+    holds.hold(CANDIDATES, user=people.alice, row_id=second.pk)
+    assert holds.hold_next(CANDIDATES, user=people.alice).pk == second.pk
 
 
 def test_next_after_a_candidate_goes_forward_and_wraps_round(people):
     a, b, c = make_candidate(), make_candidate(), make_candidate()
-    assert reservations.candidate_reserve_next(user=people.alice, after=a.pk).pk == b.pk
-    assert reservations.candidate_reserve_next(user=people.alice, after=c.pk).pk == a.pk
+    assert holds.hold_next(CANDIDATES, user=people.alice, after=a.pk).pk == b.pk
+    assert holds.hold_next(CANDIDATES, user=people.alice, after=c.pk).pk == a.pk
 
 
 def test_next_honours_the_queue_filters(people):
     make_candidate(language="python")
     go = make_candidate(language="go")
     filters = queue.QueueFilters(language="go")
-    assert reservations.candidate_reserve_next(user=people.alice, filters=filters).pk == go.pk
+    assert holds.hold_next(CANDIDATES, user=people.alice, scope=filters).pk == go.pk
 
 
 def test_next_finds_nothing_when_all_is_reviewed_or_held(people):
     c = make_candidate()
-    reservations.candidate_reserve(user=people.bob, candidate_id=c.pk)
-    assert reservations.candidate_reserve_next(user=people.alice) is None
+    holds.hold(CANDIDATES, user=people.bob, row_id=c.pk)
+    assert holds.hold_next(CANDIDATES, user=people.alice) is None
 
 
 def test_the_holder_releases_and_a_reviewer_may_override_a_colleagues_hold(people):
     c = make_candidate()
-    reservations.candidate_reserve(user=people.alice, candidate_id=c.pk)
+    holds.hold(CANDIDATES, user=people.alice, row_id=c.pk)
     with pytest.raises(NotPermitted):
-        reservations.candidate_release(user=people.eve, candidate_id=c.pk)
-    reservations.candidate_release(user=people.bob, candidate_id=c.pk)  # bob adjudicates
+        holds.release(CANDIDATES, user=people.eve, row_id=c.pk)
+    holds.release(CANDIDATES, user=people.bob, row_id=c.pk)  # bob adjudicates
     c.refresh_from_db()
     assert c.reserved_by is None
     [event] = events("candidate.release", c)
@@ -158,37 +158,37 @@ def test_the_holder_releases_and_a_reviewer_may_override_a_colleagues_hold(peopl
 
 def test_an_annotator_cannot_release_someone_elses_hold(people):
     c = make_candidate()
-    reservations.candidate_reserve(user=people.bob, candidate_id=c.pk)
+    holds.hold(CANDIDATES, user=people.bob, row_id=c.pk)
     with pytest.raises(NotPermitted):
-        reservations.candidate_release(user=people.alice, candidate_id=c.pk)
+        holds.release(CANDIDATES, user=people.alice, row_id=c.pk)
 
 
 def test_releasing_a_free_candidate_is_refused(people):
     c = make_candidate()
     with pytest.raises(NotHeld):
-        reservations.candidate_release(user=people.alice, candidate_id=c.pk)
+        holds.release(CANDIDATES, user=people.alice, row_id=c.pk)
 
 
-def test_a_candidate_not_kept_or_written_cannot_be_reserved(people):
+def test_a_candidate_not_kept_or_written_cannot_be_held(people):
     c = make_candidate(status=Candidate.Status.PROPOSED)
     with pytest.raises(Conflict, match="not up for review"):
-        reservations.candidate_reserve(user=people.alice, candidate_id=c.pk)
+        holds.hold(CANDIDATES, user=people.alice, row_id=c.pk)
 
 
 def test_a_refusal_is_a_permission_denied_django_answers_with_403(people):
     from django.core.exceptions import PermissionDenied
 
     with pytest.raises(PermissionDenied):
-        reservations.candidate_reserve_next(user=people.eve)
+        holds.hold_next(CANDIDATES, user=people.eve)
 
 
-def test_next_skips_a_candidate_decided_after_the_queue_was_read(people, monkeypatch):
+def test_next_skips_a_candidate_decided_after_the_queue_was_read(people):
     decided = make_candidate(review_status=Candidate.ReviewStatus.ACCEPTED)
     pending = make_candidate()
     # The queue as read a moment earlier, when `decided` was still pending.
-    monkeypatch.setattr(
-        queue, "workable", lambda user, now, filters=None: Candidate.objects.order_by("id")
+    stale = dataclasses.replace(
+        CANDIDATES, open_rows=lambda user, now, scope: Candidate.objects.order_by("id")
     )
-    assert reservations.candidate_reserve_next(user=people.alice).pk == pending.pk
+    assert holds.hold_next(stale, user=people.alice).pk == pending.pk
     decided.refresh_from_db()
     assert decided.reserved_by is None
