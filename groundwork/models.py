@@ -1,4 +1,5 @@
-"""The ground floor's rows: the audit trail every app writes to."""
+"""The ground floor's rows: the audit trail every app writes to, and what a row a person can hold
+(``Holdable``) carries."""
 
 from __future__ import annotations
 
@@ -55,3 +56,22 @@ class AuditEvent(models.Model):
 
     def delete(self, *args, **kwargs):
         raise PermissionError("audit events are append-only")
+
+
+class Holdable(models.Model):
+    """A row a person can hold for a while, so nobody else works it meanwhile
+    (``groundwork.services.holds``); an expired hold is free for the next person. The columns
+    keep the names they were made with (``reserved_by_id``, ``reserved_until``)."""
+
+    held_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_column="reserved_by_id",
+    )
+    held_until = models.DateTimeField(null=True, blank=True, db_column="reserved_until")
+
+    class Meta:
+        abstract = True

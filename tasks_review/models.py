@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.db import models
 
+from groundwork.models import Holdable
 from trajectories.models import Trajectory
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ class PipelineRun(models.Model):
         return list(options.get("families") or ["repair"])
 
 
-class Candidate(models.Model):
+class Candidate(Holdable):
     class Status(models.TextChoices):
         PROPOSED = "proposed"
         DROPPED = "dropped"
@@ -161,12 +162,6 @@ class Candidate(models.Model):
     review_status = models.CharField(
         max_length=10, choices=ReviewStatus, default=ReviewStatus.PENDING, db_index=True
     )
-    # A reviewer who opens the candidate holds it until reserved_until, so two reviewers never
-    # work the same item by accident; an expired reservation is free for the next one.
-    reserved_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    reserved_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]

@@ -1,20 +1,22 @@
 """Who holds a row, and for how long: the reads of holds (``groundwork.services.holds``).
 
 A person holds a row for ``hold_seconds`` so nobody else works it meanwhile; the page renews the
-hold every ``hold_beat_seconds`` while it is open. Any model with ``reserved_by`` (a user) and
-``reserved_until`` can be held.
+hold every ``hold_beat_seconds`` while it is open. Any model with ``held_by`` (a user) and
+``held_until`` can be held.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+
+from groundwork.models import Holdable
 
 
 def hold_seconds() -> int:
@@ -36,38 +38,27 @@ def hold_beat_seconds() -> int:
     return max(5, hold_seconds() // 4)
 
 
-class Held(Protocol):
-    """A row someone can hold: a candidate here, a preference pair on the training floor."""
-
-    reserved_by_id: int | None
-    reserved_until: datetime | None
-
-
 def free_q(now: datetime) -> Q:
-    """Nobody holds the row: never reserved, released, or the reservation ran out."""
-    return Q(reserved_until__isnull=True) | Q(reserved_until__lte=now)
+    """Nobody holds the row: never held, given back, or the hold ran out."""
+    return Q(held_until__isnull=True) | Q(held_until__lte=now)
 
 
-def held_by_other(row: Held, user: AbstractBaseUser, now: datetime) -> bool:
+def is_held_by_other(row: Holdable, user: AbstractBaseUser, now: datetime) -> bool:
     return (
-        row.reserved_by_id is not None
-        and row.reserved_by_id != user.pk
-        and row.reserved_until is not None
-        and row.reserved_until > now
+        row.held_by_id is not None
+        and row.held_by_id != user.pk
+        and row.held_until is not None
+        and row.held_until > now
     )
 
 
-def held_by(row: Held, user: AbstractBaseUser, now: datetime) -> bool:
-    return (
-        row.reserved_by_id == user.pk
-        and row.reserved_until is not None
-        and row.reserved_until > now
-    )
+def is_held_by(row: Holdable, user: AbstractBaseUser, now: datetime) -> bool:
+    return row.held_by_id == user.pk and row.held_until is not None and row.held_until > now
 
 
 def held_q(user: AbstractBaseUser, now: datetime) -> Q:
     """Someone other than this user holds the row right now."""
-    return Q(reserved_until__gt=now) & ~Q(reserved_by=user.pk)
+    return Q(held_until__gt=now) & ~Q(held_by=user.pk)
 
 
 # How many holds a "nothing is free" note names before it counts the rest.
@@ -87,13 +78,13 @@ def holds_named(rows: Sequence[Any], count: int, noun: str) -> str:
     >>> from datetime import UTC
     >>> bob = Row(get_username=lambda: "bob")
     >>> until = datetime(2026, 1, 2, 9, 5, 30, 123, UTC)
-    >>> holds_named([Row(pk=4, reserved_by=bob, reserved_until=until)], 1, "candidate")
+    >>> holds_named([Row(pk=4, held_by=bob, held_until=until)], 1, "candidate")
     '1 candidate is held by others: #4 by bob until 09:05:30.'
     """
     if not count:
         return ""
     named = [
-        f"#{row.pk} by {row.reserved_by.get_username()} until {clock(row.reserved_until)}"
+        f"#{row.pk} by {row.held_by.get_username()} until {clock(row.held_until)}"
         for row in rows[:NAMED_HOLDS]
     ]
     more = f" and {count - NAMED_HOLDS} more" if count > NAMED_HOLDS else ""

@@ -9,7 +9,7 @@
     hold_next(CANDIDATES, user=alice, scope=filters, after=42)  # the next one in the queue
     release(CANDIDATES, user=alice, row_id=42, left=True)  # its page closed
 
-Any model with ``reserved_by`` (a user) and ``reserved_until`` can be held: the review desk's
+Any model with ``held_by`` (a user) and ``held_until`` can be held: the review desk's
 candidates and the training floor's preference pairs. A ``HoldPolicy`` says, for one kind of row,
 who may hold one and give back someone else's, how a row is locked and which rows a person may
 work; these functions check the role, take the hold with a conditional update, free the one a
@@ -30,7 +30,7 @@ from django.db.models import Model, Q, QuerySet
 from django.utils import timezone
 
 from groundwork.access.errors import Conflict, Held, NotHeld, require
-from groundwork.selectors.holds import free_q, held_by, held_by_other, hold_seconds
+from groundwork.selectors.holds import free_q, hold_seconds, is_held_by, is_held_by_other
 from groundwork.services.audit import audit_event_record, audit_type, iso
 
 # Why a hold ended when its page gave it back as the tab closed or navigated away.
@@ -46,11 +46,11 @@ def _name(row: Model) -> str:
 
 def holding(row: Any, now: datetime) -> dict[str, Any]:
     """Who holds the row, as the audit log records it."""
-    active = row.reserved_until is not None and row.reserved_until > now
-    holder = row.reserved_by.get_username() if row.reserved_by else None
+    active = row.held_until is not None and row.held_until > now
+    holder = row.held_by.get_username() if row.held_by else None
     state: dict[str, Any] = {
         "reserved_by": holder,
-        "reserved_until": iso(row.reserved_until),
+        "reserved_until": iso(row.held_until),
     }
     if holder and not active:
         state["expired"] = True
@@ -58,9 +58,9 @@ def holding(row: Any, now: datetime) -> dict[str, Any]:
 
 
 def refuse_if_held(row: Any, user: AbstractBaseUser, now: datetime) -> None:
-    if held_by_other(row, user, now):
-        until = timezone.localtime(row.reserved_until).strftime("%H:%M")
-        raise Held(f"{_name(row)} {row.pk} is held by {row.reserved_by} until {until}")
+    if is_held_by_other(row, user, now):
+        until = timezone.localtime(row.held_until).strftime("%H:%M")
+        raise Held(f"{_name(row)} {row.pk} is held by {row.held_by} until {until}")
 
 
 def _take[Row: Model](row: Row, user: AbstractBaseUser, now: datetime, *, seconds: int) -> Row:
@@ -70,24 +70,24 @@ def _take[Row: Model](row: Row, user: AbstractBaseUser, now: datetime, *, second
     held: Any = row
     until = now + timedelta(seconds=seconds)
     before = holding(held, now)
-    renewal = held_by(held, user, now)
+    renewal = is_held_by(held, user, now)
     # The conditional update is the guard against a race between two people: only one of two
     # simultaneous claims on a free row matches the filter.
     claimed = (
         model._default_manager.filter(pk=row.pk)
-        .filter(free_q(now) | Q(reserved_by=user.pk))
-        .update(reserved_by=user, reserved_until=until)
+        .filter(free_q(now) | Q(held_by=user.pk))
+        .update(held_by=user, held_until=until)
     )
     if not claimed:
-        row.refresh_from_db(fields=["reserved_by", "reserved_until"])
+        row.refresh_from_db(fields=["held_by", "held_until"])
         refuse_if_held(row, user, now)
         raise Held(f"{_name(row)} {row.pk} was just taken by someone else")
     # One person holds one row at a time: moving on frees the one left behind for the others.
-    for other in model._default_manager.filter(reserved_by=user.pk, reserved_until__gt=now).exclude(
+    for other in model._default_manager.filter(held_by=user.pk, held_until__gt=now).exclude(
         pk=row.pk
     ):
         _give_back(other, user, now, why="moved on")
-    held.reserved_by, held.reserved_until = user, until
+    held.held_by, held.held_until = user, until
     if not renewal:  # the page's heartbeat renewing one's own hold is not news
         audit_event_record(
             actor=user,
@@ -103,8 +103,8 @@ def _give_back(row: Model, user: AbstractBaseUser, now: datetime, *, why: str) -
     """Free the row, recording why; freeing someone else's hold is marked as an override."""
     held: Any = row
     before = holding(held, now)
-    type(row)._default_manager.filter(pk=row.pk).update(reserved_by=None, reserved_until=None)
-    held.reserved_by, held.reserved_until = None, None
+    type(row)._default_manager.filter(pk=row.pk).update(held_by=None, held_until=None)
+    held.held_by, held.held_until = None, None
     after: dict[str, Any] = {"reserved_by": None, "reserved_until": None, "why": why}
     if before["reserved_by"] not in (None, user.get_username()):
         after["override"] = True
@@ -161,7 +161,7 @@ def hold_next[Row: Model](
             qs = rows.exclude(pk__in=tried)
             if after is None:
                 pk = (
-                    qs.filter(reserved_by=user.pk, reserved_until__gt=now)
+                    qs.filter(held_by=user.pk, held_until__gt=now)
                     .values_list("pk", flat=True)
                     .first()
                     or qs.values_list("pk", flat=True).first()
@@ -199,9 +199,9 @@ def release[Row: Model](
     now = now or timezone.now()
     with transaction.atomic():
         row: Any = policy.locked(row_id)
-        if not (row.reserved_until and row.reserved_until > now):
+        if not (row.held_until and row.held_until > now):
             raise NotHeld(f"{_name(row)} {row.pk} is not held")
-        if row.reserved_by_id != user.pk:
+        if row.held_by_id != user.pk:
             require(user, policy.override_perm, policy.override_action)
         _give_back(row, user, now, why=LEFT if left else "released")
         return row

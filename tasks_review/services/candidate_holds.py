@@ -29,7 +29,7 @@ def candidate_locked(candidate_id: int) -> Candidate:
         # candidate's row: PostgreSQL refuses FOR UPDATE on the outer join to a nullable holder.
         return (
             Candidate.objects.select_for_update(of=("self",))
-            .select_related("reserved_by")
+            .select_related("held_by")
             .get(pk=candidate_id)
         )
     except Candidate.DoesNotExist:

@@ -87,7 +87,7 @@ def _status_after(decisions: list[str], needed: int) -> ReviewStatus:
 def _settle(candidate: Candidate, status: ReviewStatus) -> None:
     # A decision ends the decider's hold, so the next reviewer can take the candidate at once.
     Candidate.objects.filter(pk=candidate.pk).update(
-        review_status=status, reserved_by=None, reserved_until=None
+        review_status=status, held_by=None, held_until=None
     )
     candidate.review_status = status
 

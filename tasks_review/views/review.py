@@ -99,7 +99,7 @@ def queue(request: HttpRequest) -> HttpResponse:
 @can_review
 @require_POST
 def next_candidate(request: HttpRequest) -> HttpResponse:
-    """Reserve the next candidate left for this reviewer and open it."""
+    """Hold the next candidate left for this reviewer and open it."""
     filters = queue_reads.QueueFilters.from_query(request.GET)
     candidate = holds.hold_next(CANDIDATES, user=request.user, scope=filters)
     if candidate is None:
@@ -117,7 +117,7 @@ def _held_note(request: HttpRequest, filters: queue_reads.QueueFilters) -> str:
 
 def _candidate(pk: int) -> Candidate:
     return get_object_or_404(
-        reviewable.reviewable().select_related("trajectory", "reserved_by", "run"), pk=pk
+        reviewable.reviewable().select_related("trajectory", "held_by", "run"), pk=pk
     )
 
 
@@ -145,7 +145,7 @@ def _desk_context(
     return {
         **hold,
         # Post the hold on load for a candidate this user could take: free, or theirs to renew.
-        "reserve": can_decide and not hold["held_by_other"],
+        "take": can_decide and not hold["held_by_other"],
         "candidate": candidate,
         "instruction": shown_text(candidate.instruction),
         "family": families.family_facts(candidate),
@@ -190,18 +190,18 @@ def _hold_context(
     release_url = reverse("review:release", args=[candidate.pk])
     return {
         "candidate": candidate,
-        "held_by_me": hold_reads.held_by(candidate, request.user, now),
-        "held_by_other": hold_reads.held_by_other(candidate, request.user, now),
-        "reserve": False,
-        "reserve_url": _with_query(reverse("review:reserve", args=[candidate.pk]), filters.query()),
+        "held_by_me": hold_reads.is_held_by(candidate, request.user, now),
+        "held_by_other": hold_reads.is_held_by_other(candidate, request.user, now),
+        "take": False,
+        "hold_url": _with_query(reverse("review:hold", args=[candidate.pk]), filters.query()),
         "beat": hold_reads.hold_beat_seconds(),
         "leave_url": _with_query(release_url, {"left": "1"}),
         "query": urlencode(filters.query()),
     }
 
 
-def _reserve_on_open(request: HttpRequest, candidate: Candidate) -> Candidate:
-    """Reserve a candidate one could work if it is free; anything else just shows it."""
+def _hold_on_open(request: HttpRequest, candidate: Candidate) -> Candidate:
+    """Hold a candidate one could work if it is free; anything else just shows it."""
     try:
         return holds.hold(CANDIDATES, user=request.user, row_id=candidate.pk)
     except Refused:
@@ -225,20 +225,20 @@ def _desk(
 @can_review
 @require_GET
 def candidate_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    """The desk; it writes nothing (the page posts `reserve` once it is up)."""
+    """The desk; it writes nothing (the page posts `hold` once it is up)."""
     filters = queue_reads.QueueFilters.from_query(request.GET)
     return _desk(request, _candidate(pk), filters)
 
 
 @can_review
 @require_POST
-def reserve(request: HttpRequest, pk: int) -> HttpResponse:
+def hold(request: HttpRequest, pk: int) -> HttpResponse:
     """Hold the candidate, or renew one's hold: the hold banner under htmx, the desk without."""
     filters = queue_reads.QueueFilters.from_query(request.GET)
-    candidate = _reserve_on_open(request, _candidate(pk))
+    candidate = _hold_on_open(request, _candidate(pk))
     if not wants_fragment(request):
         return redirect(candidate_url(pk, filters))
-    if not hold_reads.held_by(candidate, request.user, timezone.now()):
+    if not hold_reads.is_held_by(candidate, request.user, timezone.now()):
         candidate = _candidate(pk)  # refused: show who holds it now
     return render_fragment(
         request,
@@ -324,7 +324,7 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
         return _refused(request, pk, filters, exc)
     following = dispute_reads.next_dispute(pk, request.user, timezone.now())
     if following is not None:
-        following = _reserve_on_open(request, _candidate(following)).pk
+        following = _hold_on_open(request, _candidate(following)).pk
     return _after_decision(
         request,
         following,
@@ -470,7 +470,7 @@ def _json(value: Any) -> str:
     if value is None:
         return "none"
     if isinstance(value, str):
-        return str(moment(value))  # a stored ISO time ("reserved_until") shown to the second
+        return str(moment(value))  # a stored ISO time ("held_until") shown to the second
     return json.dumps(value, ensure_ascii=False)
 
 

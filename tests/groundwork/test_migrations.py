@@ -1,4 +1,5 @@
-"""The audit trail moved to groundwork as a change of state: no SQL, the same table, its rows."""
+"""The audit trail moved to groundwork, and holds got their name, as changes of state: no SQL,
+the same tables and rows."""
 
 from __future__ import annotations
 
@@ -11,14 +12,19 @@ from django.db.migrations.executor import MigrationExecutor
 
 from groundwork.models import AuditEvent
 
-MOVE = [("groundwork", "0001_initial"), ("tasks_review", "0013_auditevent_to_groundwork")]
+STATE_ONLY = [
+    ("groundwork", "0001_initial"),
+    ("tasks_review", "0013_auditevent_to_groundwork"),
+    ("tasks_review", "0014_candidate_held_by_held_until"),
+    ("training", "0005_preferencepair_held_by_held_until"),
+]
 BEFORE = [("tasks_review", "0012_desksetting_reviews_and_labels_per_item"), ("groundwork", None)]
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("migration", MOVE)
+@pytest.mark.parametrize("migration", STATE_ONLY)
 @pytest.mark.parametrize("backwards", [False, True])
-def test_the_move_runs_no_sql_either_way(migration, backwards):
+def test_the_moves_and_renames_run_no_sql_either_way(migration, backwards):
     out = io.StringIO()
     args = ["--backwards"] if backwards else []
     call_command("sqlmigrate", *migration, *args, stdout=out)

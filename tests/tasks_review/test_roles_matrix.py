@@ -51,7 +51,7 @@ MATRIX = [
     ("get", "/review/", None, REVIEWERS, 200),
     ("post", "/review/next/", {}, REVIEWERS, 302),
     ("get", "/review/candidates/{pending}/", None, REVIEWERS, 200),
-    ("post", "/review/candidates/{pending}/reserve/", {}, REVIEWERS, 302),
+    ("post", "/review/candidates/{pending}/hold/", {}, REVIEWERS, 302),
     ("post", "/review/candidates/{pending}/decide/", {"decision": "accept"}, REVIEWERS, 302),
     ("post", "/review/candidates/{held}/release/", {}, {"alice", "bob", "dave"}, 302),
     ("get", "/review/candidates/{pending}/trials/{trial}/logs/", None, REVIEWERS, 200),

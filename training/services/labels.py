@@ -35,7 +35,7 @@ def pair_locked(pair_id: int) -> PreferencePair:
     pair = (
         # The pair's row only: PostgreSQL refuses FOR UPDATE on the outer join to its holder.
         PreferencePair.objects.select_for_update(of=("self",))
-        .select_related("reserved_by")
+        .select_related("held_by")
         .filter(pk=pair_id)
         .first()
     )
@@ -101,9 +101,9 @@ def pair_label_submit(
             status = PreferencePair.Status.COMPLETE
         # A label ends the labeller's hold, so the next one can take the pair at once.
         PreferencePair.objects.filter(pk=pair.pk).update(
-            status=status, reserved_by=None, reserved_until=None
+            status=status, held_by=None, held_until=None
         )
-        pair.status, pair.reserved_by, pair.reserved_until = status, None, None
+        pair.status, pair.held_by, pair.held_until = status, None, None
         audit_event_record(
             actor=user,
             verb="preference_pair.label",
@@ -139,7 +139,7 @@ def labels_per_pair_set(*, user: AbstractBaseUser, value: Any) -> DeskSetting:
             if pair.status != PreferencePair.Status.OPEN:
                 continue  # completed since the query ran
             PreferencePair.objects.filter(pk=pk).update(
-                status=PreferencePair.Status.COMPLETE, reserved_by=None, reserved_until=None
+                status=PreferencePair.Status.COMPLETE, held_by=None, held_until=None
             )
             audit_event_record(
                 actor=user,

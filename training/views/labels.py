@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
 from groundwork.access.errors import Refused, status_of
-from groundwork.selectors.holds import held_by, held_by_other, held_note, hold_beat_seconds
+from groundwork.selectors.holds import held_note, hold_beat_seconds, is_held_by, is_held_by_other
 from groundwork.services import holds
 from project.htmx import render_fragment, render_page, wants_fragment
 from training.services.labels import PAIRS
@@ -95,7 +95,7 @@ def build(request: HttpRequest, slug: str) -> HttpResponse:
 @can_label
 @require_POST
 def next_pair(request: HttpRequest) -> HttpResponse:
-    """Reserve the next pair left for this labeller and open it."""
+    """Hold the next pair left for this labeller and open it."""
     behaviour = _scope(request)
     pair = holds.hold_next(PAIRS, user=request.user, scope=behaviour.pk if behaviour else None)
     if pair is None:
@@ -105,7 +105,7 @@ def next_pair(request: HttpRequest) -> HttpResponse:
 
 def _pair(pk: int) -> PreferencePair:
     return get_object_or_404(
-        PreferencePair.objects.select_related("behaviour", "task__candidate", "reserved_by"), pk=pk
+        PreferencePair.objects.select_related("behaviour", "task__candidate", "held_by"), pk=pk
     )
 
 
@@ -124,7 +124,7 @@ def _context(
     return {
         **hold,
         # Post the hold on load for a pair this labeller could take: free, or theirs to renew.
-        "reserve": workable and not hold["held_by_other"],
+        "take": workable and not hold["held_by_other"],
         "view": pair_view(pair, user),
         "labels": seen,
         "can_label": workable and not hold["held_by_other"],
@@ -146,10 +146,10 @@ def _hold_context(
     (a beat while in use) and gives it back on leaving."""
     return {
         "pair": pair,
-        "held_by_me": held_by(pair, request.user, now),
-        "held_by_other": held_by_other(pair, request.user, now),
-        "reserve": False,
-        "reserve_url": _with_scope(reverse("loop:reserve", args=[pair.pk]), behaviour),
+        "held_by_me": is_held_by(pair, request.user, now),
+        "held_by_other": is_held_by_other(pair, request.user, now),
+        "take": False,
+        "hold_url": _with_scope(reverse("loop:hold", args=[pair.pk]), behaviour),
         "beat": hold_beat_seconds(),
         "leave_url": reverse("loop:release", args=[pair.pk]),
     }
@@ -158,14 +158,14 @@ def _hold_context(
 @can_label
 @require_GET
 def pair_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    """The pair side by side; it writes nothing (the page posts `reserve` once it is up)."""
+    """The pair side by side; it writes nothing (the page posts `hold` once it is up)."""
     context = _context(request, _pair(pk), _scope(request))
     return render_page(request, TEMPLATE, context, "pair")
 
 
 @can_label
 @require_POST
-def reserve(request: HttpRequest, pk: int) -> HttpResponse:
+def hold(request: HttpRequest, pk: int) -> HttpResponse:
     """Hold the pair, or renew one's hold: the hold banner under htmx, the pair without."""
     behaviour = _scope(request)
     pair = _pair(pk)
@@ -254,6 +254,6 @@ def release(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def skip(request: HttpRequest, pk: int) -> HttpResponse:
     pair = _pair(pk)
-    if held_by(pair, request.user, timezone.now()):
+    if is_held_by(pair, request.user, timezone.now()):
         holds.release(PAIRS, user=request.user, row_id=pk)
     return _next(request, pk, f"Pair #{pk} skipped.")

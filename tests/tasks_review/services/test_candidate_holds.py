@@ -29,8 +29,8 @@ def test_opening_holds_for_the_configured_seconds_and_audits_it(people, settings
     now = timezone.now()
     holds.hold(CANDIDATES, user=people.alice, row_id=c.pk, now=now)
     c.refresh_from_db()
-    assert c.reserved_by == people.alice
-    assert c.reserved_until == now + timedelta(seconds=45)
+    assert c.held_by == people.alice
+    assert c.held_until == now + timedelta(seconds=45)
     [event] = events("candidate.reserve", c)
     assert event.actor == people.alice
     assert event.before == {"reserved_by": None, "reserved_until": None}
@@ -43,7 +43,7 @@ def test_a_candidate_held_by_one_reviewer_cannot_be_held_by_another(people):
     with pytest.raises(Held, match="held by alice"):
         holds.hold(CANDIDATES, user=people.bob, row_id=c.pk)
     c.refresh_from_db()
-    assert c.reserved_by == people.alice
+    assert c.held_by == people.alice
 
 
 def test_an_expired_hold_is_free_for_the_next_reviewer(people):
@@ -52,7 +52,7 @@ def test_an_expired_hold_is_free_for_the_next_reviewer(people):
     holds.hold(CANDIDATES, user=people.alice, row_id=c.pk, now=then)
     holds.hold(CANDIDATES, user=people.bob, row_id=c.pk)
     c.refresh_from_db()
-    assert c.reserved_by == people.bob
+    assert c.held_by == people.bob
     event = events("candidate.reserve", c)[-1]
     assert event.before["reserved_by"] == "alice" and event.before["expired"] is True
 
@@ -61,11 +61,11 @@ def test_the_conditional_update_refuses_a_claim_that_lost_the_race(people):
     c = make_candidate()
     stale = Candidate.objects.get(pk=c.pk)  # read while still free
     Candidate.objects.filter(pk=c.pk).update(
-        reserved_by=people.alice, reserved_until=timezone.now() + timedelta(minutes=5)
+        held_by=people.alice, held_until=timezone.now() + timedelta(minutes=5)
     )
     with pytest.raises(Held):
         holds._take(stale, people.bob, timezone.now(), seconds=60)
-    assert Candidate.objects.get(pk=c.pk).reserved_by == people.alice
+    assert Candidate.objects.get(pk=c.pk).held_by == people.alice
 
 
 def test_an_opened_candidate_is_held_briefly_so_an_abandoned_tab_frees_it_soon(people):
@@ -75,10 +75,10 @@ def test_an_opened_candidate_is_held_briefly_so_an_abandoned_tab_frees_it_soon(p
     now = timezone.now()
     holds.hold(CANDIDATES, user=people.alice, row_id=c.pk, now=now)
     c.refresh_from_db()
-    assert c.reserved_until <= now + timedelta(minutes=2)
+    assert c.held_until <= now + timedelta(minutes=2)
     later = now + timedelta(minutes=2, seconds=1)
     holds.hold(CANDIDATES, user=people.bob, row_id=c.pk, now=later)
-    assert Candidate.objects.get(pk=c.pk).reserved_by == people.bob
+    assert Candidate.objects.get(pk=c.pk).held_by == people.bob
 
 
 def test_renewing_ones_own_hold_extends_it_without_a_new_audit_row(people, settings):
@@ -88,7 +88,7 @@ def test_renewing_ones_own_hold_extends_it_without_a_new_audit_row(people, setti
     holds.hold(CANDIDATES, user=people.alice, row_id=c.pk, now=first)
     holds.hold(CANDIDATES, user=people.alice, row_id=c.pk, now=first + timedelta(seconds=30))
     c.refresh_from_db()
-    assert c.reserved_until == first + timedelta(seconds=150)
+    assert c.held_until == first + timedelta(seconds=150)
     assert len(events("candidate.reserve", c)) == 1
 
 
@@ -97,7 +97,7 @@ def test_a_reviewer_holds_one_candidate_at_a_time(people):
     holds.hold(CANDIDATES, user=people.alice, row_id=first.pk)
     holds.hold(CANDIDATES, user=people.alice, row_id=second.pk)
     first.refresh_from_db()
-    assert first.reserved_by is None
+    assert first.held_by is None
     [released] = events("candidate.release", first)
     assert released.after["why"] == "moved on"
 
@@ -114,7 +114,7 @@ def test_next_holds_the_first_candidate_left_for_the_reviewer(people):
 
     got = holds.hold_next(CANDIDATES, user=people.alice)
     assert got.pk == written.pk
-    assert Candidate.objects.get(pk=written.pk).reserved_by == people.alice
+    assert Candidate.objects.get(pk=written.pk).held_by == people.alice
 
 
 def test_next_resumes_the_candidate_already_held(people):
@@ -150,7 +150,7 @@ def test_the_holder_releases_and_a_reviewer_may_override_a_colleagues_hold(peopl
         holds.release(CANDIDATES, user=people.eve, row_id=c.pk)
     holds.release(CANDIDATES, user=people.bob, row_id=c.pk)  # bob adjudicates
     c.refresh_from_db()
-    assert c.reserved_by is None
+    assert c.held_by is None
     [event] = events("candidate.release", c)
     assert event.actor == people.bob and event.after["override"] is True
     assert event.before["reserved_by"] == "alice"
@@ -191,4 +191,4 @@ def test_next_skips_a_candidate_decided_after_the_queue_was_read(people):
     )
     assert holds.hold_next(stale, user=people.alice).pk == pending.pk
     decided.refresh_from_db()
-    assert decided.reserved_by is None
+    assert decided.held_by is None

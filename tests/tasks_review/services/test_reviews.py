@@ -39,7 +39,7 @@ def test_a_decision_is_recorded_releases_the_hold_and_is_audited(people):
     )
     c.refresh_from_db()
     assert c.review_status == Candidate.ReviewStatus.REJECTED  # one review is enough by default
-    assert c.reserved_by is None and c.reserved_until is None
+    assert c.held_by is None and c.held_until is None
     [event] = events("review.submit", c)
     assert event.actor == people.alice
     assert event.before["review_status"] == "pending" and event.before["reserved_by"] == "alice"
@@ -220,7 +220,7 @@ def test_a_disputed_candidate_takes_no_further_review(people, disputed):
         reviews.review_submit(user=people.bob, candidate_id=disputed.pk, decision="accept")
 
 
-def test_an_adjudicator_reserves_a_dispute_so_two_do_not_settle_it(people, disputed):
+def test_an_adjudicator_holds_a_dispute_so_two_do_not_settle_it(people, disputed):
     holds.hold(CANDIDATES, user=people.bob, row_id=disputed.pk)
     other = User.objects.create_user("frank")
     other.groups.add(people.bob.groups.get())
@@ -232,7 +232,7 @@ def test_an_adjudicator_reserves_a_dispute_so_two_do_not_settle_it(people, dispu
 
 
 @pytest.mark.parametrize("who", ["carol", "eve"])
-def test_people_without_the_review_role_cannot_reserve_or_decide(people, who):
+def test_people_without_the_review_role_cannot_hold_or_decide(people, who):
     user = getattr(people, who)
     c = make_candidate()
     with pytest.raises(NotPermitted):

@@ -54,7 +54,7 @@ def test_next_holds_the_first_pair_in_build_order_and_audits_it(people, pairs):
     got = holds.hold_next(PAIRS, user=people.alice)
     assert got.pk == pairs[0].pk
     row = PreferencePair.objects.get(pk=got.pk)
-    assert row.reserved_by == people.alice and row.reserved_until > timezone.now()
+    assert row.held_by == people.alice and row.held_until > timezone.now()
     [event] = AuditEvent.objects.filter(verb="preference_pair.reserve")
     assert event.target_id == str(got.pk) and event.after["reserved_by"] == "alice"
 
@@ -69,17 +69,17 @@ def test_a_pair_held_by_one_labeller_is_refused_to_another(people, pairs):
 def test_the_conditional_update_refuses_a_claim_that_lost_the_race(people, pairs):
     stale = PreferencePair.objects.get(pk=pairs[0].pk)  # read while still free
     PreferencePair.objects.filter(pk=stale.pk).update(
-        reserved_by=people.alice, reserved_until=timezone.now() + timedelta(minutes=5)
+        held_by=people.alice, held_until=timezone.now() + timedelta(minutes=5)
     )
     with pytest.raises(Held):
         holds._take(stale, people.bob, timezone.now(), seconds=60)
-    assert PreferencePair.objects.get(pk=stale.pk).reserved_by == people.alice
+    assert PreferencePair.objects.get(pk=stale.pk).held_by == people.alice
 
 
 def test_a_labeller_holds_one_pair_at_a_time(people, pairs):
     holds.hold(PAIRS, user=people.alice, row_id=pairs[0].pk)
     holds.hold(PAIRS, user=people.alice, row_id=pairs[1].pk)
-    assert PreferencePair.objects.get(pk=pairs[0].pk).reserved_by is None
+    assert PreferencePair.objects.get(pk=pairs[0].pk).held_by is None
     [released] = AuditEvent.objects.filter(verb="preference_pair.release")
     assert released.after["why"] == "moved on"
 
@@ -115,7 +115,7 @@ def test_a_label_records_the_rollout_chosen_and_the_one_shown_left(people, pairs
     assert got.chosen_id == sides.right and got.left_id == sides.left
     assert got.tag == "verified"
     row = PreferencePair.objects.get(pk=pair.pk)
-    assert row.reserved_by is None and row.status == PreferencePair.Status.OPEN
+    assert row.held_by is None and row.status == PreferencePair.Status.OPEN
     event = AuditEvent.objects.get(verb="preference_pair.label")
     assert event.after["left"] == sides.left and event.after["labels"] == 1
     assert "verdict" not in event.after  # the audit log must not undo blind labelling
