@@ -102,14 +102,11 @@ def _lost() -> list[Lost]:
     )
     return [
         # A run's own job (every stage up to verify) whose worker died, or that never started.
-        Lost(
+        PipelineRun.lost(
             "pipeline runs",
-            unfinished.exclude(stage="verify"),
+            rows=unfinished.exclude(stage="verify"),
             enqueue=each(pipeline_run_enqueue),
             waiting=Q(status=R.QUEUED, cancel_requested=False),
-            running=Q(status=R.RUNNING),
-            heartbeat="heartbeat_at",
-            queue=DOCKER,
         ),
         # A run verifying with no lane left: candidates wait, and none is verified by a live
         # worker (the lanes that remain take a dead lane's candidate themselves).
@@ -122,15 +119,13 @@ def _lost() -> list[Lost]:
             & Q(stage_started_at__lt=dead_before()),
         ),
         # A retry of a finished run's candidate whose worker died.
-        Lost(
+        Candidate.lost(
             "candidate retries",
-            Candidate.objects.filter(run__finished_at__isnull=False),
+            rows=Candidate.objects.filter(run__finished_at__isnull=False),
             enqueue=_retries_enqueue,
-            running=Q(status=C.VERIFYING),
-            started="verify_started_at",
-            heartbeat="heartbeat_at",
-            queue=DOCKER,
+            waiting=None,  # ungraded waits for a person to retry it, not for a lost job
         ),
+        DatasetExport.lost("dataset exports", enqueue=each(dataset_export_enqueue)),
     ]
 
 

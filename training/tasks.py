@@ -8,8 +8,6 @@ default one.
 
 from __future__ import annotations
 
-from django.db.models import Q
-
 from groundwork.jobs.queue import DOCKER, enqueue_on_commit, unless_gone
 from groundwork.jobs.redelivery import Lost, each, redeliver, summary
 from tasks_review.models import Candidate
@@ -108,52 +106,12 @@ def sandbox_task_job(task_id: int) -> str:
 
 
 def _lost() -> list[Lost]:
-    R, E, X, S = RolloutImport.Status, EvalRun.Status, TrainingExport.Status, SandboxTask.Status
-    G = Rollout.Grade
     return [
-        Lost(
-            "rollout imports",
-            RolloutImport.objects.all(),
-            enqueue=each(rollout_import_enqueue),
-            waiting=Q(status=R.QUEUED),
-            running=Q(status=R.RUNNING),
-            heartbeat="heartbeat_at",
-        ),
-        Lost(
-            "eval runs",
-            EvalRun.objects.all(),
-            enqueue=each(eval_run_enqueue),
-            waiting=Q(status=E.QUEUED),
-            running=Q(status=E.RUNNING),
-            heartbeat="heartbeat_at",
-        ),
-        Lost(
-            "training exports",
-            TrainingExport.objects.all(),
-            enqueue=each(training_export_enqueue),
-            waiting=Q(status=X.QUEUED),
-            running=Q(status=X.RUNNING),
-            heartbeat="heartbeat_at",
-        ),
-        Lost(
-            "sandbox tasks",
-            SandboxTask.objects.all(),
-            enqueue=each(sandbox_task_enqueue),
-            waiting=Q(status=S.QUEUED),
-            running=Q(status=S.VERIFYING),
-            heartbeat="heartbeat_at",
-            queue=DOCKER,
-        ),
-        Lost(
-            "rollout gradings",
-            Rollout.objects.all(),
-            enqueue=regrade_enqueue,
-            waiting=Q(grade=G.PENDING),
-            running=Q(grade=G.GRADING),
-            started="grade_started_at",
-            heartbeat="heartbeat_at",
-            queue=DOCKER,
-        ),
+        RolloutImport.lost("rollout imports", enqueue=each(rollout_import_enqueue)),
+        EvalRun.lost("eval runs", enqueue=each(eval_run_enqueue)),
+        TrainingExport.lost("training exports", enqueue=each(training_export_enqueue)),
+        SandboxTask.lost("sandbox tasks", enqueue=each(sandbox_task_enqueue)),
+        Rollout.lost("rollout gradings", enqueue=regrade_enqueue),
     ]
 
 

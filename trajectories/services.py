@@ -98,18 +98,6 @@ def ingest_run_create(
     )
 
 
-def _claim(run_id: int) -> bool:
-    """QUEUED -> RUNNING, or take over a RUNNING row whose worker died (past the q2 timeout)."""
-    S = IngestRun.Status
-    return claim(
-        IngestRun.objects.filter(id=run_id),
-        waiting=Q(status=S.QUEUED),
-        running=Q(status=S.RUNNING),
-        heartbeat="heartbeat_at",
-        status=S.RUNNING,
-    )
-
-
 def ingest_run_execute(
     *, run_id: int, progress: Progress | None = None, summary: IngestSummary | None = None
 ) -> IngestSummary | None:
@@ -119,7 +107,7 @@ def ingest_run_execute(
     the one filled as the run goes, for a caller that shows the counts while it runs.
     """
     ingest_runs_interrupted(but=run_id)  # this run, if dead, is taken over below
-    if not _claim(run_id):
+    if not IngestRun.claim(run_id, status=IngestRun.Status.RUNNING):
         return None
     run = IngestRun.objects.get(id=run_id)
     with Heartbeat(IngestRun.objects.filter(id=run_id)):

@@ -1,7 +1,8 @@
 """Dataset exports: the accepted tasks copied into a Harbor dataset folder with a manifest.
 
-An export is a row with a status: created here from the web, then written by a worker that
-claims it. Both steps write their AuditEvent in the same transaction as the change.
+An export is a job's row (``groundwork.models.Job``): created here from the web, then written
+by a worker that claims it and beats on it while it writes; a worker that dies leaves it to the
+redelivery sweep. Both steps write their AuditEvent in the same transaction as the change.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from groundwork.access.errors import Conflict, require
+from groundwork.jobs.heartbeat import Heartbeat
 from groundwork.services.audit import audit_event_record, iso
 
 from ..models import Candidate, DatasetExport
@@ -63,30 +65,30 @@ def dataset_export_create(
 
 
 def dataset_export_execute(*, export_id: int) -> DatasetExport | None:
-    """Write the dataset folder for a queued export. A worker takes only the id; a row already
-    claimed, finished or deleted is left alone."""
-    claimed = DatasetExport.objects.filter(pk=export_id, status=DatasetExport.Status.QUEUED).update(
-        status=DatasetExport.Status.RUNNING
-    )
-    if not claimed:
+    """Write the dataset folder for a queued export. A worker takes only the id; a row another
+    worker has, finished or deleted is left alone, and one whose worker died is taken over (the
+    folder is written beside its destination and renamed into place, so nothing half-written
+    stands in the way)."""
+    if not DatasetExport.claim(export_id, status=DatasetExport.Status.RUNNING):
         return DatasetExport.objects.filter(pk=export_id).first()
     export = DatasetExport.objects.select_related("created_by").get(pk=export_id)
-    tasks = [_export_task(c) for c in exports.exportable()]
-    try:
-        manifest = write_dataset(
-            Path(export.path),
-            tasks,
-            header={
-                "export_id": export.pk,
-                "created_by": export.created_by.get_username() if export.created_by else None,
-                "created_at": iso(export.created_at),
-            },
-        )
-    except (Conflict, OSError) as exc:
-        export.status, export.error = DatasetExport.Status.FAILED, str(exc)
-    else:
-        export.status, export.manifest = DatasetExport.Status.DONE, manifest
-        export.task_count = len(tasks)
+    with Heartbeat(DatasetExport.objects.filter(pk=export_id)):
+        tasks = [_export_task(c) for c in exports.exportable()]
+        try:
+            manifest = write_dataset(
+                Path(export.path),
+                tasks,
+                header={
+                    "export_id": export.pk,
+                    "created_by": export.created_by.get_username() if export.created_by else None,
+                    "created_at": iso(export.created_at),
+                },
+            )
+        except (Conflict, OSError) as exc:
+            export.status, export.error = DatasetExport.Status.FAILED, str(exc)
+        else:
+            export.status, export.manifest = DatasetExport.Status.DONE, manifest
+            export.task_count = len(tasks)
     export.finished_at = timezone.now()
     with transaction.atomic():
         export.save(update_fields=["status", "error", "manifest", "task_count", "finished_at"])

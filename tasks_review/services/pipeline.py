@@ -23,10 +23,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from groundwork.core.failures import said
-from groundwork.jobs.claiming import claim, dead
 from groundwork.jobs.containers import dead_run_containers_remove
 from groundwork.jobs.heartbeat import Heartbeat, beat_seconds
-from groundwork.jobs.queue import DOCKER
 from groundwork.llm import llm_client
 from tasks_review.core.clones import Overlay, Project, clone_overlay
 from tasks_review.core.config import GenerateConfig, parse_config
@@ -85,22 +83,6 @@ def pipeline_run_create(
     data["output"]["destination"] = str(destination)
     return PipelineRun.objects.create(
         config=data, config_path=config_path, destination=str(destination), created_by=user
-    )
-
-
-def _claim(run_id: int) -> bool:
-    S = PipelineRun.Status
-    return claim(
-        PipelineRun.objects.filter(id=run_id, cancel_requested=False),
-        waiting=Q(status=S.QUEUED),
-        running=Q(status=S.RUNNING),
-        heartbeat="heartbeat_at",
-        queue=DOCKER,
-        on_reclaim=lambda: dead_run_containers_remove(f"pipeline-{run_id}"),
-        status=S.RUNNING,
-        counts=empty_counts(),
-        timings={},
-        error="",
     )
 
 
@@ -197,7 +179,16 @@ def pipeline_run_execute_queued(*, run_id: int) -> Next:
 def _execute(
     run_id: int, progress: Progress | None, *, queued: bool
 ) -> tuple[PipelineRun | None, int]:
-    if not _claim(run_id):
+    claimed = PipelineRun.claim(
+        run_id,
+        rows=PipelineRun.objects.filter(cancel_requested=False),
+        on_reclaim=lambda: dead_run_containers_remove(f"pipeline-{run_id}"),
+        status=PipelineRun.Status.RUNNING,
+        counts=empty_counts(),
+        timings={},
+        error="",
+    )
+    if not claimed:
         return None, 0
     with Heartbeat(PipelineRun.objects.filter(id=run_id)):
         row, lanes = _stages(_Run(PipelineRun.objects.get(id=run_id), progress), queued=queued)
@@ -524,10 +515,9 @@ def candidate_retry(*, run_id: int, candidate_id: int) -> str:
 def _waiting(run: PipelineRun) -> list[int]:
     """The run's candidates a lane may take: written, or verifying under a worker that died."""
     S = Candidate.Status
-    stale = dead("verify_started_at", "heartbeat_at", DOCKER)
     return list(
         Candidate.objects.filter(run=run)
-        .filter(Q(status=S.WRITTEN) | (Q(status=S.VERIFYING) & stale))
+        .filter(Q(status=S.WRITTEN) | Candidate.stale())
         .order_by("id")
         .values_list("id", flat=True)[:20]
     )

@@ -11,15 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from django.db import close_old_connections, transaction
-from django.db.models import Q
 
 from groundwork.core.docker import Engine, InfraError
 from groundwork.core.docker import labels as lbl
 from groundwork.core.failures import said
-from groundwork.jobs.claiming import claim
 from groundwork.jobs.containers import dead_run_containers_remove
 from groundwork.jobs.heartbeat import Heartbeat
-from groundwork.jobs.queue import DOCKER
 from tasks_review.core.pool import run_each
 from tasks_review.core.trials.matrix import Cancelled, verify_task
 from tasks_review.core.trials.model import MatrixResult, MatrixStatus, TrialStatus
@@ -35,22 +32,6 @@ _STATUS = {
 }
 
 
-def _claim(candidate_id: int, run_id: str, engine: Engine | None) -> bool:
-    """WRITTEN or UNGRADED (a retry) -> VERIFYING; a stale VERIFYING is one whose worker died."""
-    S = Candidate.Status
-    return claim(
-        Candidate.objects.filter(id=candidate_id),
-        waiting=Q(status__in=(S.WRITTEN, S.UNGRADED)),
-        running=Q(status=S.VERIFYING),
-        started="verify_started_at",
-        heartbeat="heartbeat_at",
-        queue=DOCKER,
-        # Lanes of one run share its label: remove only what the dead worker's process owned.
-        on_reclaim=lambda: dead_run_containers_remove(run_id, engine=engine, include_live=False),
-        status=S.VERIFYING,
-    )
-
-
 def candidate_verify(
     *,
     candidate_id: int,
@@ -61,7 +42,13 @@ def candidate_verify(
     """Run the candidate's trial matrix and record every trial. None when not claimable or
     deleted meanwhile. ``cancel`` stops the matrix between trials; the candidate is then
     ungraded, for a retry."""
-    if not _claim(candidate_id, run_id, engine):
+    claimed = Candidate.claim(
+        candidate_id,
+        # Lanes of one run share its label: remove only what the dead worker's process owned.
+        on_reclaim=lambda: dead_run_containers_remove(run_id, engine=engine, include_live=False),
+        status=Candidate.Status.VERIFYING,
+    )
+    if not claimed:
         return None
     candidate = Candidate.objects.filter(id=candidate_id).first()
     if candidate is None:

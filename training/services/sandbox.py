@@ -20,16 +20,13 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from groundwork.access.errors import Conflict, Invalid, NotFound, Refused, require
 from groundwork.core.docker import Engine, InfraError
 from groundwork.core.failures import said
-from groundwork.jobs.claiming import claim
 from groundwork.jobs.containers import dead_run_containers_remove
 from groundwork.jobs.heartbeat import Heartbeat
-from groundwork.jobs.queue import DOCKER
 from groundwork.services.audit import audit_event_record
 from tasks_review.core.trials.model import MatrixStatus
 from tasks_review.models import Candidate
@@ -177,27 +174,18 @@ def _stored(home: Path) -> Path | None:
 # -- the job ------------------------------------------------------------------------------------
 
 
-def _claim(task_id: int, engine: Engine | None) -> bool:
-    """Queued, or left verifying by a worker that died: this worker takes it, or returns.
-    Verifying is Docker work: the docker queue's time limit says when its worker died."""
-    return claim(
-        SandboxTask.objects.filter(id=task_id),
-        waiting=Q(status=S.QUEUED),
-        running=Q(status=S.VERIFYING),
-        heartbeat="heartbeat_at",
-        queue=DOCKER,
+def sandbox_task_verify(*, task_id: int, engine: Engine | None = None) -> SandboxTask | None:
+    """Run the trial matrix on the stored folder and record it; None when the row is gone or
+    another worker holds it. A harness error leaves the row ungraded and is raised again."""
+    claimed = SandboxTask.claim(
+        task_id,
         on_reclaim=lambda: dead_run_containers_remove(f"sandbox-{task_id}", engine=engine),
         status=S.VERIFYING,
         finished_at=None,
         reasons=[],
         evidence={},
     )
-
-
-def sandbox_task_verify(*, task_id: int, engine: Engine | None = None) -> SandboxTask | None:
-    """Run the trial matrix on the stored folder and record it; None when the row is gone or
-    another worker holds it. A harness error leaves the row ungraded and is raised again."""
-    if not _claim(task_id, engine):
+    if not claimed:
         return None
     row = SandboxTask.objects.get(pk=task_id)
     try:

@@ -7,8 +7,10 @@ import json
 import os
 import re
 import stat
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from groundwork.access.errors import Conflict, NotPermitted
 from groundwork.models import AuditEvent
@@ -131,6 +133,29 @@ def test_an_export_runs_once_however_often_the_job_is_delivered(people, tmp_path
     assert again.status == DatasetExport.Status.DONE
     assert AuditEvent.objects.filter(verb="dataset_export.finish").count() == 1
     assert exports.dataset_export_execute(export_id=999_999) is None
+
+
+def test_an_export_whose_worker_died_is_taken_over_and_written(people, tmp_path, accepted):
+    export = exports.dataset_export_create(user=people.bob, destination=tmp_path / "d")
+    long_ago = timezone.now() - timedelta(hours=1)
+    # Claimed by a worker that stopped beating an hour ago: its job will never finish it.
+    DatasetExport.objects.filter(pk=export.pk).update(
+        status=DatasetExport.Status.RUNNING, started_at=long_ago, heartbeat_at=long_ago
+    )
+    done = exports.dataset_export_execute(export_id=export.pk)
+    assert done.status == DatasetExport.Status.DONE and done.task_count == 2
+    assert done.started_at > long_ago and done.heartbeat_at > long_ago
+
+
+def test_an_export_a_live_worker_is_writing_is_left_to_it(people, tmp_path, accepted):
+    export = exports.dataset_export_create(user=people.bob, destination=tmp_path / "d")
+    DatasetExport.objects.filter(pk=export.pk).update(
+        status=DatasetExport.Status.RUNNING,
+        started_at=timezone.now(),
+        heartbeat_at=timezone.now(),
+    )
+    assert exports.dataset_export_execute(export_id=export.pk).status == "running"
+    assert not (tmp_path / "d").exists()
 
 
 @pytest.mark.parametrize("who", ["alice", "carol", "eve"])
