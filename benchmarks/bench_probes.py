@@ -35,7 +35,7 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=HERE / "var" / "cache")
     options = parser.parse_args()
     from benchmarks.bench_trials import _task
-    from tasks_review.core.docker import BaseImageSpec, Engine, bootstrap
+    from groundwork.core.docker import BaseImageSpec, Engine, bootstrap
     from tasks_review.core.trials import probes as probe_module
     from tasks_review.core.trials.baseline import check_in_image
     from tasks_review.core.trials.matrix import prepare, run_matrix

@@ -216,7 +216,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="with --parallel: rounds of both")
     options = parser.parse_args()
     _setup(options.code.resolve())
-    from tasks_review.core.docker import BaseImageSpec, Engine, bootstrap
+    from groundwork.core.docker import BaseImageSpec, Engine, bootstrap
     from tasks_review.core.trials.matrix import prepare, run_matrix
 
     engine = Engine.from_env()

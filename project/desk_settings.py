@@ -13,12 +13,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
+from groundwork.access.errors import Invalid
 from project.htmx import render_page
 from tasks_review.models import DeskSetting
 from tasks_review.roles import CHANGE_SETTINGS
 from tasks_review.selectors import desk_settings as reads
 from tasks_review.services.desk_settings import reviews_per_candidate_set
-from tasks_review.services.errors import InvalidSetting
 from training.services.labels import labels_per_pair_set
 
 SETTERS: dict[str, Callable[..., DeskSetting]] = {
@@ -38,7 +38,7 @@ def page(request: HttpRequest) -> HttpResponse:
         return _page(request, error="There is no such setting.", status=422)
     try:
         row = setter(user=request.user, value=request.POST.get("value", ""))
-    except InvalidSetting as refused:
+    except Invalid as refused:
         said = str(refused)
         return _page(request, error=f"{said[:1].upper()}{said[1:]}.", key=key, status=422)
     messages.success(

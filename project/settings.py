@@ -112,6 +112,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "django_q",
+    "groundwork",
     "trajectories",
     "tasks_review",
     "training",
@@ -277,7 +278,7 @@ TRAJ2ENV = {
     "HOLD_SECONDS": env_int("TRAJ2ENV_HOLD_SECONDS", 120, minimum=20),
     # How often a running job stamps its row; a row silent for 4 beats belongs to a dead worker.
     "HEARTBEAT_SECONDS": env_int("TRAJ2ENV_HEARTBEAT_SECONDS", 30, minimum=1),
-    # Every few minutes each app queues again the jobs a broker lost (trajectories.redelivery:
+    # Every few minutes each app queues again the jobs a broker lost (groundwork.jobs.redelivery:
     # Redis hands a job out once, so a killed worker's row would wait for ever), at most this
     # many rows of a kind per sweep. The schedule is written at migrate.
     "REDELIVER_MINUTES": env_int("TRAJ2ENV_REDELIVER_MINUTES", 2, minimum=1),

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
+from groundwork.models import Beating, Holdable, Job
 from trajectories.models import Trajectory
 
 if TYPE_CHECKING:
@@ -34,7 +36,7 @@ def empty_counts() -> dict[str, int]:
     )
 
 
-class PipelineRun(models.Model):
+class PipelineRun(Job):
     class Status(models.TextChoices):
         QUEUED = "queued"
         RUNNING = "running"
@@ -43,6 +45,9 @@ class PipelineRun(models.Model):
         CANCELLED = "cancelled"
 
     FINISHED = (Status.DONE, Status.FAILED, Status.CANCELLED)
+    WAITING = Q(status=Status.QUEUED)
+    RUNNING = Q(status=Status.RUNNING)
+    QUEUE = "docker"
 
     config = models.JSONField(help_text="The parsed generate config, as run.")
     config_path = models.TextField(blank=True)
@@ -54,16 +59,7 @@ class PipelineRun(models.Model):
     stage_started_at = models.DateTimeField(null=True, blank=True)
     counts = models.JSONField(default=empty_counts)
     timings = models.JSONField(default=dict)
-    error = models.TextField(blank=True)
     cancel_requested = models.BooleanField(default=False)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    # Stamped every few seconds while a job runs it (trajectories.heartbeat).
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     report = models.JSONField(null=True, blank=True)
     # One entry per trajectory a configured clone matched (clones.Overlay.to_dict, with the
     # trajectory's id): the commit its replay was laid over, or the reason it was not.
@@ -79,16 +75,12 @@ class PipelineRun(models.Model):
         return f"pipeline run {self.pk} ({self.status})"
 
     @property
-    def finished(self) -> bool:
-        return self.status in self.FINISHED
-
-    @property
     def families(self) -> list[str]:
         options = (self.config.get("pipeline") or {}).get("options") or {}
         return list(options.get("families") or ["repair"])
 
 
-class Candidate(models.Model):
+class Candidate(Holdable, Beating):
     class Status(models.TextChoices):
         PROPOSED = "proposed"
         DROPPED = "dropped"
@@ -96,6 +88,12 @@ class Candidate(models.Model):
         VERIFYING = "verifying"
         KEPT = "kept"
         UNGRADED = "ungraded"
+
+    # Verifying is the job: written (or ungraded, a retry) waits; on the docker queue.
+    WAITING = Q(status__in=(Status.WRITTEN, Status.UNGRADED))
+    RUNNING = Q(status=Status.VERIFYING)
+    STARTED = "verify_started_at"
+    QUEUE = "docker"
 
     # A task a user authored and imported (training.services.sandbox), kept by its own trial
     # matrix: no pipeline run, no trajectory, and not for the review desk (its author stands
@@ -142,8 +140,6 @@ class Candidate(models.Model):
     # training unless a behaviour opts in. Blank until verified by verifier v3.
     grading = models.CharField(max_length=12, choices=Grading, blank=True, db_index=True)
     verify_started_at = models.DateTimeField(null=True, blank=True)
-    # Stamped every few seconds while a job runs it (trajectories.heartbeat).
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
     task_name = models.CharField(max_length=200, blank=True)
     task_dir = models.TextField(blank=True)
     drop_stage = models.CharField(max_length=20, blank=True)
@@ -161,12 +157,6 @@ class Candidate(models.Model):
     review_status = models.CharField(
         max_length=10, choices=ReviewStatus, default=ReviewStatus.PENDING, db_index=True
     )
-    # A reviewer who opens the candidate holds it until reserved_until, so two reviewers never
-    # work the same item by accident; an expired reservation is free for the next one.
-    reserved_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    reserved_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]
@@ -295,52 +285,7 @@ class Review(models.Model):
         return f"{self.decision} ({self.reason}) on candidate {self.candidate_id}"
 
 
-class AuditQuerySet(models.QuerySet):
-    """The bulk paths that skip Model.save and Model.delete, refused as those are: an UPDATE or
-    DELETE through the ORM would otherwise rewrite or erase history without a trace."""
-
-    def update(self, **kwargs: Any) -> int:
-        raise PermissionError("audit events are append-only")
-
-    def delete(self) -> tuple[int, dict[str, int]]:
-        raise PermissionError("audit events are append-only")
-
-    def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
-        raise PermissionError("audit events are append-only")
-
-
-class AuditEvent(models.Model):
-    """Append-only: who did what, when, with the state before and after."""
-
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
-    verb = models.CharField(max_length=40, db_index=True)
-    target_type = models.CharField(max_length=40, db_index=True)
-    target_id = models.CharField(max_length=40, db_index=True)
-    before = models.JSONField(null=True, blank=True)
-    after = models.JSONField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-
-    objects = AuditQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["-id"]
-        indexes = [models.Index(fields=["target_type", "target_id"])]
-
-    def __str__(self) -> str:
-        return f"{self.actor_id} {self.verb} {self.target_type}:{self.target_id}"
-
-    def save(self, *args, **kwargs) -> None:
-        if self.pk is not None:
-            raise PermissionError("audit events are append-only")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args, **kwargs):
-        raise PermissionError("audit events are append-only")
-
-
-class DatasetExport(models.Model):
+class DatasetExport(Job):
     """Accepted tasks exported as a Harbor dataset folder (task folders plus a manifest)."""
 
     class Status(models.TextChoices):
@@ -349,16 +294,14 @@ class DatasetExport(models.Model):
         DONE = "done"
         FAILED = "failed"
 
+    FINISHED = (Status.DONE, Status.FAILED)
+    WAITING = Q(status=Status.QUEUED)
+    RUNNING = Q(status=Status.RUNNING)
+
     status = models.CharField(max_length=10, choices=Status, default=Status.QUEUED, db_index=True)
     path = models.TextField(blank=True)
     task_count = models.PositiveIntegerField(default=0)
     manifest = models.JSONField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-id"]

@@ -9,15 +9,11 @@ bounds one candidate's trial matrix, not a whole run.
 
 from __future__ import annotations
 
-import logging
-from functools import partial
-
-from django.conf import settings
-from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
-from django_q.conf import Conf
-from django_q.tasks import async_task
 
+from groundwork.jobs.heartbeat import dead_before
+from groundwork.jobs.queue import DOCKER, enqueue_on_commit, unless_gone
+from groundwork.jobs.redelivery import Lost, each, redeliver, summary
 from tasks_review.models import Candidate, DatasetExport, PipelineRun
 from tasks_review.services.exports import dataset_export_execute
 from tasks_review.services.pipeline import (
@@ -26,28 +22,10 @@ from tasks_review.services.pipeline import (
     pipeline_run_execute_queued,
     pipeline_verify_next,
 )
-from tasks_review.services.verification import dead_owner_containers_remove
-from trajectories.claiming import DOCKER
-from trajectories.heartbeat import dead_before
-from trajectories.redelivery import Lost, each, redeliver, summary
-from trajectories.tasks import default_cluster, unless_gone
-
-log = logging.getLogger(__name__)
-
-
-def _enqueue(func: str, *args: object, cluster: str, **options: object) -> None:
-    # After commit: a worker that starts first must find the rows.
-    transaction.on_commit(partial(async_task, func, *args, cluster=cluster, **options))
-
-
-def _docker_cluster() -> str:
-    return settings.Q_DOCKER_CLUSTER
 
 
 def pipeline_run_enqueue(run_id: int) -> None:
-    _enqueue(
-        "tasks_review.tasks.pipeline_run_job", run_id, group="pipeline", cluster=_docker_cluster()
-    )
+    enqueue_on_commit("tasks_review.tasks.pipeline_run_job", run_id, group="pipeline", queue=DOCKER)
 
 
 def pipeline_run_job(run_id: int) -> str:
@@ -60,11 +38,11 @@ def pipeline_run_job(run_id: int) -> str:
 
 def pipeline_verify_enqueue(run_id: int) -> None:
     """One more lane step of a run's verify stage: a job that verifies one candidate."""
-    _enqueue(
+    enqueue_on_commit(
         "tasks_review.tasks.pipeline_verify_job",
         run_id,
         group=f"verify-run-{run_id}",
-        cluster=_docker_cluster(),
+        queue=DOCKER,
     )
 
 
@@ -81,12 +59,12 @@ def _queue_next(run_id: int, step: Next) -> str:
 
 
 def candidate_retry_enqueue(run_id: int, candidate_id: int) -> None:
-    _enqueue(
+    enqueue_on_commit(
         "tasks_review.tasks.candidate_retry_job",
         run_id,
         candidate_id,
         group=f"verify-run-{run_id}",
-        cluster=_docker_cluster(),
+        queue=DOCKER,
     )
 
 
@@ -99,22 +77,11 @@ def candidate_retry_job(run_id: int, candidate_id: int) -> str:
     )
 
 
-def docker_worker_started(sender: object, proc_name: str, **_: object) -> None:
-    """django-q2's ``post_spawn`` in a worker process: a docker worker first removes what dead
-    workers of this host left on its engine (``dead_owner_containers_remove`` says why here)."""
-    if Conf.CLUSTER_NAME != _docker_cluster():
-        return
-    report = dead_owner_containers_remove()
-    if report is not None and report.containers:
-        log.info("%s removed %d leftover containers", proc_name, len(report.containers))
-
-
 def dataset_export_enqueue(export_id: int) -> None:
-    _enqueue(
+    enqueue_on_commit(
         "tasks_review.tasks.dataset_export_job",
         export_id,
         task_name=f"dataset-export-{export_id}",
-        cluster=default_cluster(),
     )
 
 
@@ -135,14 +102,11 @@ def _lost() -> list[Lost]:
     )
     return [
         # A run's own job (every stage up to verify) whose worker died, or that never started.
-        Lost(
+        PipelineRun.lost(
             "pipeline runs",
-            unfinished.exclude(stage="verify"),
+            rows=unfinished.exclude(stage="verify"),
             enqueue=each(pipeline_run_enqueue),
             waiting=Q(status=R.QUEUED, cancel_requested=False),
-            running=Q(status=R.RUNNING),
-            heartbeat="heartbeat_at",
-            queue=DOCKER,
         ),
         # A run verifying with no lane left: candidates wait, and none is verified by a live
         # worker (the lanes that remain take a dead lane's candidate themselves).
@@ -155,15 +119,13 @@ def _lost() -> list[Lost]:
             & Q(stage_started_at__lt=dead_before()),
         ),
         # A retry of a finished run's candidate whose worker died.
-        Lost(
+        Candidate.lost(
             "candidate retries",
-            Candidate.objects.filter(run__finished_at__isnull=False),
+            rows=Candidate.objects.filter(run__finished_at__isnull=False),
             enqueue=_retries_enqueue,
-            running=Q(status=C.VERIFYING),
-            started="verify_started_at",
-            heartbeat="heartbeat_at",
-            queue=DOCKER,
+            waiting=None,  # ungraded waits for a person to retry it, not for a lost job
         ),
+        DatasetExport.lost("dataset exports", enqueue=each(dataset_export_enqueue)),
     ]
 
 
@@ -175,5 +137,5 @@ def _retries_enqueue(candidate_ids: list[int]) -> None:
 
 
 def redeliver_job() -> str:
-    """Queue again the pipeline jobs a broker lost (``trajectories.redelivery``)."""
+    """Queue again the pipeline jobs a broker lost (``groundwork.jobs.redelivery``)."""
     return summary(redeliver(_lost()))

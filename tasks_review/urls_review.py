@@ -8,10 +8,12 @@ urlpatterns = [
     path("", review.queue, name="queue"),
     path("next/", review.next_candidate, name="next"),
     path("candidates/<int:pk>/", review.candidate_detail, name="candidate"),
-    path("candidates/<int:pk>/reserve/", review.reserve, name="reserve"),
+    path("candidates/<int:pk>/hold/", review.hold, name="hold"),
     path("candidates/<int:pk>/decide/", review.decide, name="decide"),
     path("candidates/<int:pk>/adjudicate/", review.adjudicate, name="adjudicate"),
     path("candidates/<int:pk>/release/", review.release, name="release"),
+    # The hold's first address, for a desk page still open from before it was renamed.
+    path("candidates/<int:pk>/reserve/", review.hold),
     path(
         "candidates/<int:pk>/trials/<int:trial_pk>/logs/",
         review.trial_logs,

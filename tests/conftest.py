@@ -27,7 +27,7 @@ def people(db, settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     from django.contrib.auth.models import Group, User
 
-    from tasks_review.roles import ADMIN, ANNOTATOR, APPROVER, REVIEWER
+    from groundwork.access.roles import ADMIN, ANNOTATOR, APPROVER, REVIEWER
 
     def make(name: str, role: str | None) -> User:
         user = User.objects.create_user(username=name, password="pw-" + name)

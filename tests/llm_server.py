@@ -8,7 +8,7 @@
 It answers ``POST /v1/chat/completions`` the way OpenAI does, from a *responder*: a function of
 the request body that returns a ``Reply`` (the message content, or a refusal, an HTTP error, a
 delay). LiteLLM's real client talks to it over HTTP, so the call, the schema check and the cache
-in ``tasks_review.core.llm`` are all the real code. The model string ``openai/gpt-4o-mini`` is in
+in ``groundwork.core.llm`` are all the real code. The model string ``openai/gpt-4o-mini`` is in
 LiteLLM's own price list, so costs are computed as for the real model.
 """
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("project", "trajectories", "tasks_review", "training")
+PACKAGES = ("project", "groundwork", "trajectories", "tasks_review", "training")
 
 
 def modules_with_examples() -> list[str]:

@@ -7,16 +7,13 @@ class TrainingConfig(AppConfig):
     verbose_name = "Training loop"
 
     def ready(self) -> None:
-        from tasks_review.roles import sync_role_permissions
+        from groundwork.access.roles import grant
+        from groundwork.jobs.redelivery import on_migrate
 
-        # training comes after tasks_review in INSTALLED_APPS, so its permissions exist only
-        # once its own post_migrate has run: sync the roles again then.
-        post_migrate.connect(
-            sync_role_permissions, sender=self, dispatch_uid="traj2env-roles-training"
-        )
+        from .roles import GRANTS
+
+        grant(self.label, GRANTS)
         # The schedule of the sweep that queues the jobs a broker lost again.
-        from trajectories.redelivery import on_migrate
-
         post_migrate.connect(
             on_migrate("training.tasks.redeliver_job", self.name),
             sender=self,

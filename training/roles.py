@@ -1,9 +1,9 @@
-"""The training floor's permissions, by the names its services, selectors and views check.
-
-Which role holds which is decided in one place, `tasks_review.roles.ROLE_PERMISSIONS`.
-"""
+"""The training floor's permissions, by the names its services, selectors and views check, and
+which role holds which (``groundwork.access.roles``: every app grants its own)."""
 
 from __future__ import annotations
+
+from groundwork.access.roles import ADMIN, ANNOTATOR, APPROVER, REVIEWER
 
 VIEW = "training.view_training"
 EDIT_BEHAVIOUR = "training.edit_behaviour"
@@ -23,3 +23,17 @@ APPROVE_DEPLOYMENT = "training.approve_deployment"
 # Kill (no approval needed), roll back, activate within the approval, drill, retire.
 OPERATE_DEPLOYMENT = "training.operate_deployment"
 MANAGE_API_CLIENTS = "training.manage_api_clients"
+
+# Deployments: reviewers and admins register adapters and propose; approvers approve (the service
+# also refuses the registrar and the proposer); all three operate (a kill needs no approval);
+# admins hold the API clients serving infrastructure uses.
+_TRAIN = [EDIT_BEHAVIOUR, RUN_EVAL, IMPORT_SANDBOX]
+_LOOP = [DECIDE, EXPORT, PLAN]
+_PROPOSE = [REGISTER_ADAPTER, PROPOSE_DEPLOYMENT]
+
+GRANTS = {
+    ANNOTATOR: [VIEW, LABEL],
+    REVIEWER: [VIEW, *_TRAIN, LABEL, *_LOOP, *_PROPOSE, OPERATE_DEPLOYMENT],
+    APPROVER: [VIEW, APPROVE_DEPLOYMENT, OPERATE_DEPLOYMENT],
+    ADMIN: [VIEW, *_TRAIN, LABEL, *_LOOP, *_PROPOSE, OPERATE_DEPLOYMENT, MANAGE_API_CLIENTS],
+}

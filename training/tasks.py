@@ -8,16 +8,9 @@ default one.
 
 from __future__ import annotations
 
-from functools import partial
-
-from django.conf import settings
-from django.db import transaction
-from django.db.models import Q
-from django_q.tasks import async_task
-
+from groundwork.jobs.queue import DOCKER, enqueue_on_commit, unless_gone
+from groundwork.jobs.redelivery import Lost, each, redeliver, summary
 from tasks_review.models import Candidate
-from trajectories.redelivery import Lost, each, redeliver, summary
-from trajectories.tasks import default_cluster, unless_gone
 
 from .models import EvalRun, Rollout, RolloutImport, SandboxTask, TrainingExport
 from .services.evals import eval_run_execute
@@ -26,17 +19,11 @@ from .services.rollouts import rollout_import_execute, rollouts_pending_by_task,
 from .services.sandbox import sandbox_task_verify
 
 
-def _enqueue(func: str, *args: object, cluster: str, **options: object) -> None:
-    # After commit: a worker that starts first must find the rows.
-    transaction.on_commit(partial(async_task, func, *args, cluster=cluster, **options))
-
-
 def rollout_import_enqueue(import_id: int) -> None:
-    _enqueue(
+    enqueue_on_commit(
         "training.tasks.rollout_import_job",
         import_id,
         group="rollouts",
-        cluster=default_cluster(),
     )
 
 
@@ -55,12 +42,12 @@ def regrade_enqueue(rollout_ids: list[int] | None = None) -> int:
     """One grading job per kept task with pending rollouts (a task's image is prepared once)."""
     groups = rollouts_pending_by_task(rollout_ids)
     for candidate_id, ids in groups.items():
-        _enqueue(
+        enqueue_on_commit(
             "training.tasks.regrade_job",
             candidate_id,
             ids,
             group="regrade",
-            cluster=settings.Q_DOCKER_CLUSTER,
+            queue=DOCKER,
         )
     return len(groups)
 
@@ -74,7 +61,7 @@ def regrade_job(candidate_id: int, rollout_ids: list[int]) -> str:
 
 
 def eval_run_enqueue(run_id: int) -> None:
-    _enqueue("training.tasks.eval_run_job", run_id, group="eval", cluster=default_cluster())
+    enqueue_on_commit("training.tasks.eval_run_job", run_id, group="eval")
 
 
 def eval_run_job(run_id: int) -> str:
@@ -86,11 +73,10 @@ def eval_run_job(run_id: int) -> str:
 
 
 def training_export_enqueue(export_id: int) -> None:
-    _enqueue(
+    enqueue_on_commit(
         "training.tasks.training_export_job",
         export_id,
         group="training-export",
-        cluster=default_cluster(),
     )
 
 
@@ -103,11 +89,11 @@ def training_export_job(export_id: int) -> str:
 
 
 def sandbox_task_enqueue(task_id: int) -> None:
-    _enqueue(
+    enqueue_on_commit(
         "training.tasks.sandbox_task_job",
         task_id,
         group="sandbox",
-        cluster=settings.Q_DOCKER_CLUSTER,
+        queue=DOCKER,
     )
 
 
@@ -120,55 +106,15 @@ def sandbox_task_job(task_id: int) -> str:
 
 
 def _lost() -> list[Lost]:
-    R, E, X, S = RolloutImport.Status, EvalRun.Status, TrainingExport.Status, SandboxTask.Status
-    G = Rollout.Grade
     return [
-        Lost(
-            "rollout imports",
-            RolloutImport.objects.all(),
-            enqueue=each(rollout_import_enqueue),
-            waiting=Q(status=R.QUEUED),
-            running=Q(status=R.RUNNING),
-            heartbeat="heartbeat_at",
-        ),
-        Lost(
-            "eval runs",
-            EvalRun.objects.all(),
-            enqueue=each(eval_run_enqueue),
-            waiting=Q(status=E.QUEUED),
-            running=Q(status=E.RUNNING),
-            heartbeat="heartbeat_at",
-        ),
-        Lost(
-            "training exports",
-            TrainingExport.objects.all(),
-            enqueue=each(training_export_enqueue),
-            waiting=Q(status=X.QUEUED),
-            running=Q(status=X.RUNNING),
-            heartbeat="heartbeat_at",
-        ),
-        Lost(
-            "sandbox tasks",
-            SandboxTask.objects.all(),
-            enqueue=each(sandbox_task_enqueue),
-            waiting=Q(status=S.QUEUED),
-            running=Q(status=S.VERIFYING),
-            heartbeat="heartbeat_at",
-            queue=settings.Q_DOCKER_CLUSTER,
-        ),
-        Lost(
-            "rollout gradings",
-            Rollout.objects.all(),
-            enqueue=regrade_enqueue,
-            waiting=Q(grade=G.PENDING),
-            running=Q(grade=G.GRADING),
-            started="grade_started_at",
-            heartbeat="heartbeat_at",
-            queue=settings.Q_DOCKER_CLUSTER,
-        ),
+        RolloutImport.lost("rollout imports", enqueue=each(rollout_import_enqueue)),
+        EvalRun.lost("eval runs", enqueue=each(eval_run_enqueue)),
+        TrainingExport.lost("training exports", enqueue=each(training_export_enqueue)),
+        SandboxTask.lost("sandbox tasks", enqueue=each(sandbox_task_enqueue)),
+        Rollout.lost("rollout gradings", enqueue=regrade_enqueue),
     ]
 
 
 def redeliver_job() -> str:
-    """Queue again the training jobs a broker lost (``trajectories.redelivery``)."""
+    """Queue again the training jobs a broker lost (``groundwork.jobs.redelivery``)."""
     return summary(redeliver(_lost()))

@@ -22,10 +22,12 @@ urlpatterns = [
     path("labels/build/<slug:slug>/", labels.build, name="build_pairs"),
     path("labels/pairs/<int:pk>/", labels.pair_detail, name="pair"),
     path("labels/pairs/<int:pk>/more/", labels.pair_more, name="pair_more"),
-    path("labels/pairs/<int:pk>/reserve/", labels.reserve, name="reserve"),
+    path("labels/pairs/<int:pk>/hold/", labels.hold, name="hold"),
     path("labels/pairs/<int:pk>/label/", labels.label, name="label"),
     path("labels/pairs/<int:pk>/skip/", labels.skip, name="skip"),
     path("labels/pairs/<int:pk>/release/", labels.release, name="release"),
+    # The hold's first address, for a pair page still open from before it was renamed.
+    path("labels/pairs/<int:pk>/reserve/", labels.hold),
     path("exports/", exports.export_list, name="exports"),
     path("exports/<int:pk>/", exports.export_detail, name="export"),
     path("exports/<int:pk>/manifest.json", exports.export_manifest, name="export_manifest"),

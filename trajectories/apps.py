@@ -7,8 +7,12 @@ class TrajectoriesConfig(AppConfig):
     verbose_name = "Trajectories"
 
     def ready(self) -> None:
-        from .redelivery import on_migrate
+        from groundwork.access.roles import grant
+        from groundwork.jobs.redelivery import on_migrate
 
+        from .roles import GRANTS
+
+        grant(self.label, GRANTS)
         # The schedule of the sweep that queues lost replays again.
         post_migrate.connect(
             on_migrate("trajectories.tasks.redeliver_job", self.name),

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import zlib
 
-from django.conf import settings
 from django.db import models
+from django.db.models import Q
+
+from groundwork.models import Job
 
 
 class Blob(models.Model):
@@ -24,30 +26,25 @@ class Blob(models.Model):
         return zlib.decompress(self.data)
 
 
-class IngestRun(models.Model):
+class IngestRun(Job):
     class Status(models.TextChoices):
         QUEUED = "queued"
         RUNNING = "running"
         DONE = "done"
         FAILED = "failed"
 
+    FINISHED = (Status.DONE, Status.FAILED)
+    WAITING = Q(status=Status.QUEUED)
+    RUNNING = Q(status=Status.RUNNING)
+
     paths = models.JSONField(default=list)
     format = models.CharField(max_length=20, default="auto")
     scan = models.BooleanField(default=False)
     status = models.CharField(max_length=10, choices=Status, default=Status.QUEUED, db_index=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    # Stamped every few seconds while a job runs it (trajectories.heartbeat).
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     files_total = models.PositiveIntegerField(default=0)
     files_done = models.PositiveIntegerField(default=0)
     ingested = models.PositiveIntegerField(default=0)
     duplicates = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
 
     class Meta:
         ordering = ["-id"]

@@ -24,12 +24,12 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from trajectories.core.failures import said
+from groundwork.core.failures import said
+from groundwork.jobs.claiming import claim
+from groundwork.jobs.heartbeat import Heartbeat, dead_before
 
-from .claiming import claim
 from .core import formats, sessions
 from .core import replay as core_replay
-from .heartbeat import Heartbeat, dead_before
 from .models import (
     Command,
     IngestIssue,
@@ -98,18 +98,6 @@ def ingest_run_create(
     )
 
 
-def _claim(run_id: int) -> bool:
-    """QUEUED -> RUNNING, or take over a RUNNING row whose worker died (past the q2 timeout)."""
-    S = IngestRun.Status
-    return claim(
-        IngestRun.objects.filter(id=run_id),
-        waiting=Q(status=S.QUEUED),
-        running=Q(status=S.RUNNING),
-        heartbeat="heartbeat_at",
-        status=S.RUNNING,
-    )
-
-
 def ingest_run_execute(
     *,
     run_id: int,
@@ -126,7 +114,7 @@ def ingest_run_execute(
     trial repeating the session id (a replay of one recorded session, a rerun) ran by itself.
     """
     ingest_runs_interrupted(but=run_id)  # this run, if dead, is taken over below
-    if not _claim(run_id):
+    if not IngestRun.claim(run_id, status=IngestRun.Status.RUNNING):
         return None
     run = IngestRun.objects.get(id=run_id)
     with Heartbeat(IngestRun.objects.filter(id=run_id)):

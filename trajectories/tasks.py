@@ -1,61 +1,26 @@
 """django-q2 jobs of the trajectories app, and the only module here that enqueues.
 
-Enqueue functions queue after commit, on a named cluster; jobs take ids, call services, and
-tolerate rows deleted meanwhile (``unless_gone``) rather than raise into django-q2's retries.
+Enqueue functions queue after commit, on a named cluster (``groundwork.jobs.queue``); jobs take
+ids, call services, and tolerate rows deleted meanwhile (``unless_gone``) rather than raise into
+django-q2's retries.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Iterable
-from functools import partial
+from collections.abc import Iterable
 
-from django.conf import settings
-from django.db import models, transaction
 from django.db.models import Q
-from django_q.tasks import async_task
+
+from groundwork.jobs.queue import enqueue_on_commit, unless_gone
+from groundwork.jobs.redelivery import Lost, redeliver, summary
 
 from .models import Trajectory
-from .redelivery import Lost, redeliver, summary
 from .services import replay_compute
-
-log = logging.getLogger(__name__)
-
-
-def default_cluster() -> str:
-    """The queue of light work (replays, exports): the cluster named in Q_CLUSTER."""
-    return settings.Q_CLUSTER["name"]
-
-
-def unless_gone(model: type[models.Model], row_id: int, job: Callable[[], str]) -> str:
-    """``job()``, or a line saying the job's row is gone when it was deleted before or while
-    the job ran: retrying a job whose row is gone cannot succeed."""
-    what = f"{model._meta.verbose_name} {row_id}"
-    if not model._default_manager.filter(pk=row_id).exists():
-        log.info("%s is gone; nothing to do", what)
-        return f"{what} is gone"
-    try:
-        return job()
-    except Exception:
-        if model._default_manager.filter(pk=row_id).exists():
-            raise
-        log.warning("%s was deleted while its job ran", what, exc_info=True)
-        return f"{what} was deleted while its job ran"
 
 
 def replays_enqueue(trajectory_ids: Iterable[int]) -> None:
     for trajectory_id in trajectory_ids:
-        # After commit: a worker must never look for a row that is not visible yet. The cluster
-        # is named because a job enqueued from a worker would otherwise go to that worker's own.
-        transaction.on_commit(
-            partial(
-                async_task,
-                "trajectories.tasks.replay_job",
-                trajectory_id,
-                group="replay",
-                cluster=default_cluster(),
-            )
-        )
+        enqueue_on_commit("trajectories.tasks.replay_job", trajectory_id, group="replay")
 
 
 def replay_job(trajectory_id: int) -> str:
@@ -82,5 +47,5 @@ def _lost() -> list[Lost]:
 
 
 def redeliver_job() -> str:
-    """Queue again the replays a broker lost (``trajectories.redelivery``)."""
+    """Queue again the replays a broker lost (``groundwork.jobs.redelivery``)."""
     return summary(redeliver(_lost()))

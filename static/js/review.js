@@ -70,7 +70,7 @@
     if (button) toggleKeys();
   });
 
-  // A refused decision (409 reserved or already decided, 422 a reason missing) comes back as the
+  // A refused decision (409 held by another or already decided, 422 a reason missing) comes back as the
   // desk with the message in it: show it rather than drop it as an error.
   document.addEventListener("htmx:beforeSwap", function (event) {
     const status = event.detail.xhr.status;

@@ -86,15 +86,16 @@ from typing import Any
 
 from harbor.models.task.config import TaskConfig
 
+from groundwork.core.docker.base import DEFAULT_USERS, TASK_VENV
+from groundwork.core.docker.base import PATH as IMAGE_PATH
+from groundwork.core.docker.base import PROJECT_DIR as BASE_WORKDIR
 from trajectories.core.blobs import BlobStore
 from trajectories.core.redact import merge_counts, redact, replaced_counts
 
 from .answerfiles import answer_grader_files, launch_grader
-from .docker.base import DEFAULT_USERS, SERVICES_SCRIPT, TASK_VENV
-from .docker.base import PATH as IMAGE_PATH
-from .docker.base import PROJECT_DIR as BASE_WORKDIR
 from .families.window import names_only
 from .gitrepo import repository_tar
+from .images import SERVICES_SCRIPT
 from .instruction import added_lines, leaks_in
 from .mining.files import path_problem
 from .mining.repair import RepairCandidate

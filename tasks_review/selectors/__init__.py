@@ -5,7 +5,7 @@
 - `desk`: what the candidate page shows (blind reviews, the reference diff, the starting tree).
 - `trials`: a candidate's trial matrix as evidence.
 - `disputes`: disputed candidates and who may settle one.
-- `audit`: the audit log's search, and what blind review hides in it.
+- `audit`: what blind review hides in the audit log (its search is groundwork's).
 - `exports`: what a dataset export takes.
 - `reviewer_agreement`: agreement between reviewers on their decisions.
 - `runs`: a pipeline run's ungraded candidates and why, grouped by cause.

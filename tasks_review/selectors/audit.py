@@ -1,58 +1,15 @@
-"""The audit log: its search and facets, and what blind review keeps hidden in it."""
+"""What blind review keeps hidden in the audit log (searched by ``groundwork.selectors.audit``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Sequence
 
-from django.contrib.auth.models import AbstractBaseUser, User
-from django.db.models import QuerySet
+from django.contrib.auth.models import AbstractBaseUser
 
-from ..models import AuditEvent, Candidate
+from groundwork.models import AuditEvent
+
+from ..models import Candidate
 from .reviewable import bound_by_blind_review
-
-
-@dataclass(frozen=True)
-class AuditFilters:
-    actor: str = ""
-    verb: str = ""
-    target: str = ""  # "candidate", "candidate:42", or "42"
-
-    @classmethod
-    def from_query(cls, query: Mapping[str, str]) -> AuditFilters:
-        return cls(**{f.name: (query.get(f.name) or "").strip()[:100] for f in fields(cls)})
-
-    @property
-    def active(self) -> bool:
-        return bool(self.actor or self.verb or self.target)
-
-
-def audit_search(filters: AuditFilters) -> QuerySet[AuditEvent]:
-    qs = AuditEvent.objects.select_related("actor").order_by("-id")
-    if filters.actor:
-        qs = qs.filter(actor__username=filters.actor)
-    if filters.verb:
-        qs = qs.filter(verb=filters.verb)
-    if filters.target:
-        kind, _, ident = filters.target.partition(":")
-        if ident:
-            qs = qs.filter(target_type=kind, target_id=ident)
-        elif kind.isdigit():
-            qs = qs.filter(target_id=kind)
-        else:
-            qs = qs.filter(target_type=kind)
-    return qs
-
-
-def audit_facets() -> dict[str, list[str]]:
-    verbs = AuditEvent.objects.order_by("verb").values_list("verb", flat=True).distinct()
-    actors = (
-        User.objects.filter(pk__in=AuditEvent.objects.values("actor").distinct())
-        .order_by("username")
-        .values_list("username", flat=True)
-    )
-    return {"verbs": list(verbs), "actors": list(actors)}
-
 
 BLIND_VERBS = ("review.submit",)
 

@@ -8,9 +8,11 @@ from enum import StrEnum
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
+from groundwork.selectors.holds import free_q
+from tasks_review.selectors.reviewable import reviewable
+
 from ..models import Candidate
 from ..roles import ADJUDICATE
-from .reviewable import free_q, reviewable
 
 
 class Unsettled(StrEnum):
@@ -39,7 +41,7 @@ def disputes() -> QuerySet[Candidate]:
     return (
         reviewable()
         .filter(review_status=Candidate.ReviewStatus.DISPUTED)
-        .select_related("reserved_by")
+        .select_related("held_by")
         .defer("instruction", "start_files", "reference_files", "changed", "payload")
         .prefetch_related("reviews__reviewer")
         .order_by("id")
@@ -52,7 +54,7 @@ def next_dispute(after: int, user: AbstractBaseUser, now: datetime) -> int | Non
     # Disputes are few (two humans had to disagree), so the rule runs over them in Python.
     open_ = [
         c.pk
-        for c in disputes().filter(free_q(now) | Q(reserved_by=user.pk))
+        for c in disputes().filter(free_q(now) | Q(held_by=user.pk))
         if settle_refusal(c, user) is None
     ]
     return next((pk for pk in open_ if pk > after), open_[0] if open_ else None)

@@ -10,10 +10,11 @@ from django.contrib.auth.models import AbstractBaseUser, User
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
+from groundwork.selectors.holds import free_q, held_q
+from tasks_review.selectors.reviewable import REVIEWABLE, reviewable, reviewed_by
 from trajectories.models import Trajectory
 
 from ..models import Candidate, Review
-from .reviewable import REVIEWABLE, free_q, held_q, reviewable, reviewed_by
 
 # Review buckets, each a tab on the queue. "todo" is what is left for this reviewer to do.
 BUCKETS: dict[str, str] = {
@@ -117,7 +118,7 @@ def queue_search(filters: QueueFilters, user: AbstractBaseUser) -> QuerySet[Cand
         .annotate(n=Count("id"))
         .values("n")[:1]
     )
-    qs = qs.select_related("reserved_by").annotate(
+    qs = qs.select_related("held_by").annotate(
         review_count=Coalesce(Subquery(reviews_in), 0),
         reviewed_by_me=reviewed_by(user),
         source_format=F("trajectory__format"),
@@ -188,7 +189,7 @@ def workable(
     """Candidates this user could decide right now: pending, not yet reviewed by them, and not
     held by someone else."""
     qs = _narrowed(reviewable(), filters or QueueFilters())
-    qs = _bucket(qs, "todo", user).filter(free_q(now) | Q(reserved_by=user.pk))
+    qs = _bucket(qs, "todo", user).filter(free_q(now) | Q(held_by=user.pk))
     return qs.order_by("id")
 
 
@@ -198,7 +199,7 @@ def held_by_others(
     """Candidates this user could decide but for someone else's hold, soonest free first: what
     "Review next" names when nothing is free."""
     qs = _bucket(_narrowed(reviewable(), filters or QueueFilters()), "todo", user)
-    return qs.filter(held_q(user, now)).select_related("reserved_by").order_by("reserved_until")
+    return qs.filter(held_q(user, now)).select_related("held_by").order_by("held_until")
 
 
 def neighbours(
@@ -207,7 +208,7 @@ def neighbours(
     """The previous and next candidate in the filtered queue (oldest first), skipping ones held
     by another reviewer: where j and k go."""
     qs = _bucket(_narrowed(reviewable(), filters), filters.review, user)
-    qs = qs.filter(free_q(now) | Q(reserved_by=user.pk))
+    qs = qs.filter(free_q(now) | Q(held_by=user.pk))
     previous = qs.filter(pk__lt=candidate_id).order_by("-id").values_list("pk", flat=True).first()
     following = qs.filter(pk__gt=candidate_id).order_by("id").values_list("pk", flat=True).first()
     return previous, following

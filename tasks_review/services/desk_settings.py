@@ -14,11 +14,12 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from groundwork.access.errors import Invalid, require
+from groundwork.services.audit import audit_event_record
+
 from ..models import DeskSetting
 from ..roles import CHANGE_SETTINGS
 from ..selectors import desk_settings
-from .audit import audit_event_record
-from .errors import InvalidSetting, require
 from .reviews import candidates_settle
 
 SET = "set in the app"
@@ -33,7 +34,7 @@ def _whole(key: str, value: Any) -> int:
         number = None
     if number is None or not low <= number <= high:
         label = DeskSetting.Key(key).label.lower()
-        raise InvalidSetting(f"{label} must be a whole number from {low} to {high}")
+        raise Invalid(f"{label} must be a whole number from {low} to {high}")
     return number
 
 
@@ -41,7 +42,7 @@ def desk_setting_change(*, user: AbstractBaseUser, key: str, value: Any) -> Desk
     """Set ``key`` to ``value`` for everyone from now on."""
     require(user, CHANGE_SETTINGS, "change the desk's settings")
     if key not in DeskSetting.Key.values:
-        raise InvalidSetting(f"there is no setting {key[:40]!r}")
+        raise Invalid(f"there is no setting {key[:40]!r}")
     number = _whole(key, value)
     with transaction.atomic():
         row = DeskSetting.objects.select_for_update().filter(key=key).first()

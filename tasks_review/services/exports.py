@@ -1,7 +1,8 @@
 """Dataset exports: the accepted tasks copied into a Harbor dataset folder with a manifest.
 
-An export is a row with a status: created here from the web, then written by a worker that
-claims it. Both steps write their AuditEvent in the same transaction as the change.
+An export is a job's row (``groundwork.models.Job``): created here from the web, then written
+by a worker that claims it and beats on it while it writes; a worker that dies leaves it to the
+redelivery sweep. Both steps write their AuditEvent in the same transaction as the change.
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from groundwork.access.errors import Conflict, require
+from groundwork.jobs.heartbeat import Heartbeat
+from groundwork.services.audit import audit_event_record, iso
+
 from ..models import Candidate, DatasetExport
 from ..roles import EXPORT
 from ..selectors import exports, trials
-from .audit import audit_event_record, iso
-from .errors import ExportRefused, require
 
 
 def _default_destination(now: datetime) -> Path:
@@ -49,7 +52,7 @@ def dataset_export_create(
         if destination is None and (taken or path.exists()):
             path = path.with_name(f"{path.name}-{uuid.uuid4().hex[:6]}")
         elif taken or (path.exists() and any(path.iterdir())):
-            raise ExportRefused(f"{path} is already used; choose an empty or new folder")
+            raise Conflict(f"{path} is already used; choose an empty or new folder")
         export = DatasetExport.objects.create(path=str(path), created_by=user)
         audit_event_record(
             actor=user,
@@ -62,30 +65,30 @@ def dataset_export_create(
 
 
 def dataset_export_execute(*, export_id: int) -> DatasetExport | None:
-    """Write the dataset folder for a queued export. A worker takes only the id; a row already
-    claimed, finished or deleted is left alone."""
-    claimed = DatasetExport.objects.filter(pk=export_id, status=DatasetExport.Status.QUEUED).update(
-        status=DatasetExport.Status.RUNNING
-    )
-    if not claimed:
+    """Write the dataset folder for a queued export. A worker takes only the id; a row another
+    worker has, finished or deleted is left alone, and one whose worker died is taken over (the
+    folder is written beside its destination and renamed into place, so nothing half-written
+    stands in the way)."""
+    if not DatasetExport.claim(export_id, status=DatasetExport.Status.RUNNING):
         return DatasetExport.objects.filter(pk=export_id).first()
     export = DatasetExport.objects.select_related("created_by").get(pk=export_id)
-    tasks = [_export_task(c) for c in exports.exportable()]
-    try:
-        manifest = write_dataset(
-            Path(export.path),
-            tasks,
-            header={
-                "export_id": export.pk,
-                "created_by": export.created_by.get_username() if export.created_by else None,
-                "created_at": iso(export.created_at),
-            },
-        )
-    except (ExportRefused, OSError) as exc:
-        export.status, export.error = DatasetExport.Status.FAILED, str(exc)
-    else:
-        export.status, export.manifest = DatasetExport.Status.DONE, manifest
-        export.task_count = len(tasks)
+    with Heartbeat(DatasetExport.objects.filter(pk=export_id)):
+        tasks = [_export_task(c) for c in exports.exportable()]
+        try:
+            manifest = write_dataset(
+                Path(export.path),
+                tasks,
+                header={
+                    "export_id": export.pk,
+                    "created_by": export.created_by.get_username() if export.created_by else None,
+                    "created_at": iso(export.created_at),
+                },
+            )
+        except (Conflict, OSError) as exc:
+            export.status, export.error = DatasetExport.Status.FAILED, str(exc)
+        else:
+            export.status, export.manifest = DatasetExport.Status.DONE, manifest
+            export.task_count = len(tasks)
     export.finished_at = timezone.now()
     with transaction.atomic():
         export.save(update_fields=["status", "error", "manifest", "task_count", "finished_at"])
@@ -155,7 +158,7 @@ def copy_task_folder(source: Path, target: Path) -> int:
     """Copy a task folder keeping file modes. A symlink or special file anywhere refuses the
     copy: a task folder is a trust boundary, and a link could pull in anything on this host."""
     if source.is_symlink() or not source.is_dir():
-        raise ExportRefused(f"{source} is not a task folder (missing, a file, or a symlink)")
+        raise Conflict(f"{source} is not a task folder (missing, a file, or a symlink)")
     copied = 0
     dirs: list[tuple[Path, Path]] = [(source, target)]
     target.mkdir()
@@ -164,15 +167,15 @@ def copy_task_folder(source: Path, target: Path) -> int:
         there = target / here.relative_to(source)
         for name in sorted(dirnames):
             if (here / name).is_symlink():
-                raise ExportRefused(f"symlink in task folder: {here / name}")
+                raise Conflict(f"symlink in task folder: {here / name}")
             (there / name).mkdir()
             dirs.append((here / name, there / name))
         for name in sorted(filenames):
             mode = os.lstat(here / name).st_mode
             if stat.S_ISLNK(mode):
-                raise ExportRefused(f"symlink in task folder: {here / name}")
+                raise Conflict(f"symlink in task folder: {here / name}")
             if not stat.S_ISREG(mode):
-                raise ExportRefused(f"not a regular file in task folder: {here / name}")
+                raise Conflict(f"not a regular file in task folder: {here / name}")
             shutil.copy2(here / name, there / name, follow_symlinks=False)
             copied += 1
     # Directory modes last: a read-only directory copied first would refuse its own files.
@@ -195,7 +198,7 @@ def write_dataset(
     """A Harbor dataset folder: one folder per task, plus manifest.json. Built beside the
     destination and renamed into place, so a failed export leaves nothing half-written."""
     if destination.exists() and (not destination.is_dir() or any(destination.iterdir())):
-        raise ExportRefused(f"{destination} exists and is not an empty folder")
+        raise Conflict(f"{destination} exists and is not an empty folder")
     destination.parent.mkdir(parents=True, exist_ok=True)
     staging = destination.parent / f".{destination.name}.partial-{uuid.uuid4().hex[:8]}"
     staging.mkdir()

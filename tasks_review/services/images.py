@@ -1,6 +1,6 @@
 """The base images task Dockerfiles start FROM: configured, or built offline by bootstrap.
 
-One default recipe and its variants (``docker/base.py``: ``go``, ``services``), each built the
+One default recipe and its variants (``core/images.py``: ``go``, ``services``), each built the
 first time a candidate needs it and cached by recipe under ``TRAJ2ENV_CACHE_DIR`` like the
 default; a configured public image (``TRAJ2ENV_BASE_IMAGE``) serves every candidate as it is
 (the image probe then drops what it cannot run).
@@ -14,8 +14,9 @@ from typing import Any
 
 from django.conf import settings
 
-from tasks_review.core.docker import BaseImageSpec, InfraError, bootstrap
-from tasks_review.core.docker.base import DEFAULT_REGISTRY
+from groundwork.core.docker import BaseImageSpec, InfraError, bootstrap
+from groundwork.core.docker.base import DEFAULT_REGISTRY
+from tasks_review.core.images import named_variants
 
 
 class NoBaseImage(RuntimeError):
@@ -31,7 +32,7 @@ def base_image_spec(variants: Iterable[str] = ()) -> BaseImageSpec:
         registry=conf.get("BASE_IMAGE_REGISTRY") or DEFAULT_REGISTRY,
         public_image=conf.get("BASE_IMAGE") or None,
     )
-    return spec.with_variants(variants)
+    return spec.with_variants(named_variants(variants))
 
 
 def base_is_public() -> bool:

@@ -22,6 +22,10 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from groundwork.core.failures import said
+from groundwork.jobs.containers import dead_run_containers_remove
+from groundwork.jobs.heartbeat import Heartbeat, beat_seconds
+from groundwork.llm import llm_client
 from tasks_review.core.clones import Overlay, Project, clone_overlay
 from tasks_review.core.config import GenerateConfig, parse_config
 from tasks_review.core.families import mine
@@ -29,18 +33,10 @@ from tasks_review.core.families.common import Asks
 from tasks_review.core.mining.candidate import RepairCandidate
 from tasks_review.models import STAGES, Candidate, PipelineRun, empty_counts
 from tasks_review.services.images import base_image_ref
-from tasks_review.services.llm import llm_client
 from tasks_review.services.run_report import run_report_build, run_report_write
 from tasks_review.services.taskwriting import candidate_payload, candidate_write_task
-from tasks_review.services.verification import (
-    candidate_verify,
-    candidates_verify,
-    dead_run_containers_remove,
-)
-from trajectories.claiming import DOCKER, claim, dead
+from tasks_review.services.verification import candidate_verify, candidates_verify
 from trajectories.core import replay as core_replay
-from trajectories.core.failures import said
-from trajectories.heartbeat import Heartbeat, beat_seconds
 from trajectories.models import Trajectory
 from trajectories.selectors import replay_inputs
 from trajectories.services import ingest_run_create, ingest_run_execute, replay_compute
@@ -87,22 +83,6 @@ def pipeline_run_create(
     data["output"]["destination"] = str(destination)
     return PipelineRun.objects.create(
         config=data, config_path=config_path, destination=str(destination), created_by=user
-    )
-
-
-def _claim(run_id: int) -> bool:
-    S = PipelineRun.Status
-    return claim(
-        PipelineRun.objects.filter(id=run_id, cancel_requested=False),
-        waiting=Q(status=S.QUEUED),
-        running=Q(status=S.RUNNING),
-        heartbeat="heartbeat_at",
-        queue=DOCKER,
-        on_reclaim=lambda: dead_run_containers_remove(f"pipeline-{run_id}"),
-        status=S.RUNNING,
-        counts=empty_counts(),
-        timings={},
-        error="",
     )
 
 
@@ -199,7 +179,16 @@ def pipeline_run_execute_queued(*, run_id: int) -> Next:
 def _execute(
     run_id: int, progress: Progress | None, *, queued: bool
 ) -> tuple[PipelineRun | None, int]:
-    if not _claim(run_id):
+    claimed = PipelineRun.claim(
+        run_id,
+        rows=PipelineRun.objects.filter(cancel_requested=False),
+        on_reclaim=lambda: dead_run_containers_remove(f"pipeline-{run_id}"),
+        status=PipelineRun.Status.RUNNING,
+        counts=empty_counts(),
+        timings={},
+        error="",
+    )
+    if not claimed:
         return None, 0
     with Heartbeat(PipelineRun.objects.filter(id=run_id)):
         row, lanes = _stages(_Run(PipelineRun.objects.get(id=run_id), progress), queued=queued)
@@ -526,10 +515,9 @@ def candidate_retry(*, run_id: int, candidate_id: int) -> str:
 def _waiting(run: PipelineRun) -> list[int]:
     """The run's candidates a lane may take: written, or verifying under a worker that died."""
     S = Candidate.Status
-    stale = dead("verify_started_at", "heartbeat_at", DOCKER)
     return list(
         Candidate.objects.filter(run=run)
-        .filter(Q(status=S.WRITTEN) | (Q(status=S.VERIFYING) & stale))
+        .filter(Q(status=S.WRITTEN) | Candidate.stale())
         .order_by("id")
         .values_list("id", flat=True)[:20]
     )

@@ -1,8 +1,9 @@
 """Decisions: a reviewer's blind review of a candidate, and the adjudication that settles a
 dispute between reviewers.
 
-Every function checks the caller's role itself, refuses illegal transitions with a ReviewError,
-and writes its AuditEvent in the same transaction as the change it records.
+Every function checks the caller's role itself, refuses illegal transitions with a refusal
+(``groundwork.access.errors``), and writes its AuditEvent in the same transaction as the change it
+records.
 """
 
 from __future__ import annotations
@@ -15,15 +16,16 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from groundwork.access.errors import Conflict, Invalid
+from groundwork.services.audit import audit_event_record, require_audited
+from groundwork.services.holds import holding, refuse_if_held
 from trajectories.core import limits
 from trajectories.core.limits import echo
 
 from ..models import Candidate, Review
 from ..roles import ADJUDICATE, REVIEW
 from ..selectors import reviewable
-from .audit import audit_event_record, require_audited
-from .errors import AlreadyReviewed, InvalidDecision, NotReviewable
-from .reservations import candidate_locked, holding, refuse_if_held, refuse_unless_settler
+from .candidate_holds import candidate_locked, refuse_unless_settler
 
 Decision = Review.Decision
 Reason = Review.Reason
@@ -43,27 +45,27 @@ def _validated(decision: str, reason: str, comment: str) -> tuple[Decision, Reas
     try:
         chosen = Decision(decision)
     except ValueError:
-        raise InvalidDecision(f"unknown decision {echo(decision)}") from None
+        raise Invalid(f"unknown decision {echo(decision)}") from None
     if not reason and chosen == Decision.ACCEPT:
         reason = Reason.GOOD
     if not reason:
-        raise InvalidDecision(f"choose a reason (1–9) for {chosen.label.lower()}")
+        raise Invalid(f"choose a reason (1–9) for {chosen.label.lower()}")
     try:
         why = Reason(reason)
     except ValueError:
-        raise InvalidDecision(f"unknown reason {echo(reason)}") from None
+        raise Invalid(f"unknown reason {echo(reason)}") from None
     allowed = ACCEPT_REASONS if chosen == Decision.ACCEPT else PROBLEM_REASONS
     if why not in allowed:
         if chosen == Decision.ACCEPT:
-            raise InvalidDecision(
+            raise Invalid(
                 f"an accept cannot give the reason “{why.label}” (use Good task, or Other)"
             )
-        raise InvalidDecision(f"{chosen.label.lower()} needs a problem, not “{why.label}”")
+        raise Invalid(f"{chosen.label.lower()} needs a problem, not “{why.label}”")
     problem = limits.too_long("the comment", comment.strip(), limits.COMMENT)
     if problem:
-        raise InvalidDecision(problem)
+        raise Invalid(problem)
     if why == Reason.OTHER and not comment.strip():
-        raise InvalidDecision("the reason Other needs a comment saying what it is")
+        raise Invalid("the reason Other needs a comment saying what it is")
     return chosen, why
 
 
@@ -85,7 +87,7 @@ def _status_after(decisions: list[str], needed: int) -> ReviewStatus:
 def _settle(candidate: Candidate, status: ReviewStatus) -> None:
     # A decision ends the decider's hold, so the next reviewer can take the candidate at once.
     Candidate.objects.filter(pk=candidate.pk).update(
-        review_status=status, reserved_by=None, reserved_until=None
+        review_status=status, held_by=None, held_until=None
     )
     candidate.review_status = status
 
@@ -114,11 +116,11 @@ def review_submit(
     with transaction.atomic():
         candidate = candidate_locked(candidate_id)
         if not reviewable.is_reviewable(candidate):
-            raise NotReviewable(f"candidate {candidate.pk} is {candidate.status}, not reviewable")
+            raise Conflict(f"candidate {candidate.pk} is {candidate.status}, not reviewable")
         if candidate.reviews.filter(reviewer=user.pk, is_adjudication=False).exists():
-            raise AlreadyReviewed(f"you already reviewed candidate {candidate.pk}")
+            raise Conflict(f"you already reviewed candidate {candidate.pk}")
         if candidate.review_status != ReviewStatus.PENDING:
-            raise NotReviewable(
+            raise Conflict(
                 f"candidate {candidate.pk} is already decided "
                 f"({candidate.get_review_status_display()})"
             )

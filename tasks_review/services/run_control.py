@@ -8,14 +8,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from groundwork.access.errors import Conflict, require
+from groundwork.services.audit import audit_event_record
 from tasks_review.models import Candidate, PipelineRun
 from tasks_review.roles import RUN_PIPELINE
-from tasks_review.services.audit import audit_event_record
-from tasks_review.services.errors import require
-
-
-class IllegalTransition(Exception):
-    """The run is not in a state that allows the action (finished, still running, nothing to do)."""
 
 
 def _state(run: PipelineRun) -> dict[str, object]:
@@ -28,7 +24,7 @@ def pipeline_run_cancel(*, run_id: int, user: AbstractBaseUser) -> PipelineRun:
     with transaction.atomic():
         run = PipelineRun.objects.select_for_update().get(id=run_id)
         if run.finished:
-            raise IllegalTransition(f"run {run_id} has already finished ({run.status})")
+            raise Conflict(f"run {run_id} has already finished ({run.status})")
         before = _state(run)
         PipelineRun.objects.filter(id=run_id, status=PipelineRun.Status.QUEUED).update(
             status=PipelineRun.Status.CANCELLED, finished_at=timezone.now()
@@ -47,7 +43,7 @@ def pipeline_run_rerun(*, run_id: int, user: AbstractBaseUser) -> PipelineRun:
     with transaction.atomic():
         old = PipelineRun.objects.get(id=run_id)
         if not old.finished:
-            raise IllegalTransition(f"run {run_id} is still {old.status}; cancel it first")
+            raise Conflict(f"run {run_id} is still {old.status}; cancel it first")
         new = PipelineRun.objects.create(
             config=old.config,
             config_path=old.config_path,
@@ -70,14 +66,14 @@ def pipeline_run_retry_ungraded(*, run_id: int, user: AbstractBaseUser) -> list[
     with transaction.atomic():
         run = PipelineRun.objects.get(id=run_id)
         if not run.finished:
-            raise IllegalTransition(f"run {run_id} is still {run.status}; its lanes retry nothing")
+            raise Conflict(f"run {run_id} is still {run.status}; its lanes retry nothing")
         ids = list(
             Candidate.objects.filter(run=run, status=Candidate.Status.UNGRADED)
             .order_by("id")
             .values_list("id", flat=True)
         )
         if not ids:
-            raise IllegalTransition(f"run {run_id} has no ungraded candidate")
+            raise Conflict(f"run {run_id} has no ungraded candidate")
         audit_event_record(
             actor=user,
             verb="pipeline_run.retry",

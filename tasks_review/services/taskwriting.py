@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from tasks_review.core.docker.base import variants_for
+from tasks_review.core.images import variants_for
 from tasks_review.core.mining.candidate import RepairCandidate
 from tasks_review.core.mining.drops import DropReason
 from tasks_review.core.taskfiles import (

@@ -11,17 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from django.db import close_old_connections, transaction
-from django.db.models import Q
 
-from tasks_review.core.docker import CleanupReport, Engine, InfraError
-from tasks_review.core.docker import labels as lbl
+from groundwork.core.docker import Engine, InfraError
+from groundwork.core.docker import labels as lbl
+from groundwork.core.failures import said
+from groundwork.jobs.containers import dead_run_containers_remove
+from groundwork.jobs.heartbeat import Heartbeat
 from tasks_review.core.pool import run_each
 from tasks_review.core.trials.matrix import Cancelled, verify_task
 from tasks_review.core.trials.model import MatrixResult, MatrixStatus, TrialStatus
 from tasks_review.models import Candidate, TrialRun
-from trajectories.claiming import DOCKER, claim
-from trajectories.core.failures import said
-from trajectories.heartbeat import Heartbeat
 
 log = logging.getLogger(__name__)
 STAGE = "verify"
@@ -31,57 +30,6 @@ _STATUS = {
     TrialStatus.UNGRADED: TrialRun.Status.UNGRADED,
     TrialStatus.SKIPPED: TrialRun.Status.SKIPPED,
 }
-
-
-def _claim(candidate_id: int, run_id: str, engine: Engine | None) -> bool:
-    """WRITTEN or UNGRADED (a retry) -> VERIFYING; a stale VERIFYING is one whose worker died."""
-    S = Candidate.Status
-    return claim(
-        Candidate.objects.filter(id=candidate_id),
-        waiting=Q(status__in=(S.WRITTEN, S.UNGRADED)),
-        running=Q(status=S.VERIFYING),
-        started="verify_started_at",
-        heartbeat="heartbeat_at",
-        queue=DOCKER,
-        # Lanes of one run share its label: remove only what the dead worker's process owned.
-        on_reclaim=lambda: dead_run_containers_remove(run_id, engine=engine, include_live=False),
-        status=S.VERIFYING,
-    )
-
-
-def dead_run_containers_remove(
-    run_id: str, *, engine: Engine | None = None, include_live: bool = True
-) -> None:
-    """Remove the containers a dead worker left under ``run_id`` before a new attempt starts
-    (an unreachable engine has none to remove). ``include_live`` also removes those whose
-    owner looks alive (another host's, or a hung process's)."""
-    with suppress(InfraError):
-        (engine or Engine.from_env()).cleanup(
-            label=lbl.run_filter(run_id), include_live=include_live
-        )
-
-
-def dead_owner_containers_remove(
-    *, engine: Engine | None = None, label: str = lbl.RUN
-) -> CleanupReport | None:
-    """Remove the containers on this worker's own engine whose owner was a process of this
-    host that has died (any run's, or ``label``'s); None when the engine does not answer.
-
-    A docker worker does this when its process starts (``tasks.docker_worker_started``): the
-    reclaim above removes a dead owner's containers only where it can prove the owner dead,
-    on its own host, so with several worker hosts a dead worker's sandboxes wait on its host's
-    engine until a worker starts there again (its supervisor restarts it, or django-q2
-    respawns the process). Why not record the owner's DOCKER_HOST on the row and remove them
-    from wherever the reclaim runs: that address is usually ``unix:///var/run/docker.sock``,
-    which on any other host names that host's own engine; reaching every other host's engine
-    would give each worker root on all of them (Docker access is root) and their TLS keys;
-    and a remote reclaimer could not tell a dead owner from a partitioned live one, while the
-    owner's own host can (pid and start time, ``labels.owner_alive``)."""
-    try:
-        return (engine or Engine.from_env()).cleanup(label=label, include_live=False)
-    except InfraError as exc:
-        log.warning("no leftover containers removed: %s", exc)
-        return None
 
 
 def candidate_verify(
@@ -94,7 +42,13 @@ def candidate_verify(
     """Run the candidate's trial matrix and record every trial. None when not claimable or
     deleted meanwhile. ``cancel`` stops the matrix between trials; the candidate is then
     ungraded, for a retry."""
-    if not _claim(candidate_id, run_id, engine):
+    claimed = Candidate.claim(
+        candidate_id,
+        # Lanes of one run share its label: remove only what the dead worker's process owned.
+        on_reclaim=lambda: dead_run_containers_remove(run_id, engine=engine, include_live=False),
+        status=Candidate.Status.VERIFYING,
+    )
+    if not claimed:
         return None
     candidate = Candidate.objects.filter(id=candidate_id).first()
     if candidate is None:

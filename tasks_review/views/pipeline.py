@@ -8,20 +8,21 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
+from groundwork.access.errors import Conflict
 from project.htmx import render_fragment, render_page, wants_fragment
 from tasks_review.models import STAGES, Candidate, PipelineRun
+from tasks_review.roles import RUN_PIPELINE, VIEW_RUNS
 from tasks_review.selectors import families
 from tasks_review.selectors import runs as reads
 from tasks_review.services.run_control import (
-    IllegalTransition,
     pipeline_run_cancel,
     pipeline_run_rerun,
     pipeline_run_retry_ungraded,
 )
 from tasks_review.tasks import candidate_retry_enqueue, pipeline_run_enqueue
 
-can_view = permission_required("tasks_review.view_pipelinerun", raise_exception=True)
-can_run = permission_required("tasks_review.run_pipeline", raise_exception=True)
+can_view = permission_required(VIEW_RUNS, raise_exception=True)
+can_run = permission_required(RUN_PIPELINE, raise_exception=True)
 
 
 @can_view
@@ -111,7 +112,7 @@ def run_rerun(request: HttpRequest, pk: int) -> HttpResponse:
         new = pipeline_run_rerun(run_id=pk, user=request.user)
     except PipelineRun.DoesNotExist:
         raise Http404("No such pipeline run.") from None
-    except IllegalTransition as exc:
+    except Conflict as exc:
         messages.error(request, str(exc))
         return redirect("runs:detail", pk=pk)
     pipeline_run_enqueue(new.id)
@@ -126,7 +127,7 @@ def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
         ids = pipeline_run_retry_ungraded(run_id=pk, user=request.user)
     except PipelineRun.DoesNotExist:
         raise Http404("No such pipeline run.") from None
-    except IllegalTransition as exc:
+    except Conflict as exc:
         messages.error(request, str(exc))
         return redirect("runs:detail", pk=pk)
     for candidate_id in ids:
@@ -143,6 +144,6 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
         messages.success(request, "Cancelling: the run stops at its next item.")
     except PipelineRun.DoesNotExist:
         raise Http404("No such pipeline run.") from None
-    except IllegalTransition as exc:
+    except Conflict as exc:
         messages.error(request, str(exc))
     return redirect("runs:detail", pk=pk)

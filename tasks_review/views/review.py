@@ -21,19 +21,24 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
+from groundwork.access.errors import Conflict, NotPermitted, Refused, status_of
+from groundwork.models import AuditEvent
+from groundwork.selectors import audit as audit_log
+from groundwork.selectors import holds as hold_reads
+from groundwork.services import holds
 from project.htmx import render_fragment, render_page, wants_fragment
+from tasks_review.models import Candidate, DatasetExport, Review, TrialRun
+from tasks_review.services.candidate_holds import CANDIDATES
 from trajectories.display import Capped, Fields, moment, shown_text
 
-from ..models import AuditEvent, Candidate, DatasetExport, Review, TrialRun
 from ..roles import ADJUDICATE, AUDIT, EXPORT, REVIEW
-from ..selectors import audit as audit_reads
+from ..selectors import audit as blind_audit
 from ..selectors import desk, families, reviewable, reviewer_agreement, trials
 from ..selectors import disputes as dispute_reads
 from ..selectors import exports as export_reads
 from ..selectors import queue as queue_reads
 from ..services import exports as export_services
-from ..services import reservations, reviews
-from ..services.errors import ExportRefused, InvalidDecision, NotPermitted, ReviewError
+from ..services import reviews
 from ..tasks import dataset_export_enqueue
 
 can_review = permission_required(REVIEW, raise_exception=True)
@@ -82,7 +87,7 @@ def queue(request: HttpRequest) -> HttpResponse:
             "sorts": [(key, label) for key, (label, _) in queue_reads.SORTS.items()],
             "now": timezone.now(),
             "needed": reviewable.reviews_needed(),
-            "hold": reviewable.hold_length(),
+            "hold": hold_reads.hold_length(),
             "held": _held_note(request, filters) if request.GET.get("done") else "",
             "reasons": REASONS,
         },
@@ -94,9 +99,9 @@ def queue(request: HttpRequest) -> HttpResponse:
 @can_review
 @require_POST
 def next_candidate(request: HttpRequest) -> HttpResponse:
-    """Reserve the next candidate left for this reviewer and open it."""
+    """Hold the next candidate left for this reviewer and open it."""
     filters = queue_reads.QueueFilters.from_query(request.GET)
-    candidate = reservations.candidate_reserve_next(user=request.user, filters=filters)
+    candidate = holds.hold_next(CANDIDATES, user=request.user, scope=filters)
     if candidate is None:
         return redirect(_with_query(reverse("review:queue"), {**filters.query(), "done": "1"}))
     return redirect(candidate_url(candidate.pk, filters))
@@ -104,7 +109,7 @@ def next_candidate(request: HttpRequest) -> HttpResponse:
 
 def _held_note(request: HttpRequest, filters: queue_reads.QueueFilters) -> str:
     held = queue_reads.held_by_others(request.user, timezone.now(), filters)
-    return reviewable.held_note(held, "candidate")
+    return hold_reads.held_note(held, "candidate")
 
 
 # -- one candidate ---------------------------------------------------------------------------------
@@ -112,7 +117,7 @@ def _held_note(request: HttpRequest, filters: queue_reads.QueueFilters) -> str:
 
 def _candidate(pk: int) -> Candidate:
     return get_object_or_404(
-        reviewable.reviewable().select_related("trajectory", "reserved_by", "run"), pk=pk
+        reviewable.reviewable().select_related("trajectory", "held_by", "run"), pk=pk
     )
 
 
@@ -140,7 +145,7 @@ def _desk_context(
     return {
         **hold,
         # Post the hold on load for a candidate this user could take: free, or theirs to renew.
-        "reserve": can_decide and not hold["held_by_other"],
+        "take": can_decide and not hold["held_by_other"],
         "candidate": candidate,
         "instruction": shown_text(candidate.instruction),
         "family": families.family_facts(candidate),
@@ -185,21 +190,21 @@ def _hold_context(
     release_url = reverse("review:release", args=[candidate.pk])
     return {
         "candidate": candidate,
-        "held_by_me": reviewable.held_by(candidate, request.user, now),
-        "held_by_other": reviewable.held_by_other(candidate, request.user, now),
-        "reserve": False,
-        "reserve_url": _with_query(reverse("review:reserve", args=[candidate.pk]), filters.query()),
-        "beat": reviewable.hold_beat_seconds(),
+        "held_by_me": hold_reads.is_held_by(candidate, request.user, now),
+        "held_by_other": hold_reads.is_held_by_other(candidate, request.user, now),
+        "take": False,
+        "hold_url": _with_query(reverse("review:hold", args=[candidate.pk]), filters.query()),
+        "beat": hold_reads.hold_beat_seconds(),
         "leave_url": _with_query(release_url, {"left": "1"}),
         "query": urlencode(filters.query()),
     }
 
 
-def _reserve_on_open(request: HttpRequest, candidate: Candidate) -> Candidate:
-    """Reserve a candidate one could work if it is free; anything else just shows it."""
+def _hold_on_open(request: HttpRequest, candidate: Candidate) -> Candidate:
+    """Hold a candidate one could work if it is free; anything else just shows it."""
     try:
-        return reservations.candidate_reserve(user=request.user, candidate_id=candidate.pk)
-    except ReviewError:
+        return holds.hold(CANDIDATES, user=request.user, row_id=candidate.pk)
+    except Refused:
         return candidate
 
 
@@ -220,20 +225,20 @@ def _desk(
 @can_review
 @require_GET
 def candidate_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    """The desk; it writes nothing (the page posts `reserve` once it is up)."""
+    """The desk; it writes nothing (the page posts `hold` once it is up)."""
     filters = queue_reads.QueueFilters.from_query(request.GET)
     return _desk(request, _candidate(pk), filters)
 
 
 @can_review
 @require_POST
-def reserve(request: HttpRequest, pk: int) -> HttpResponse:
+def hold(request: HttpRequest, pk: int) -> HttpResponse:
     """Hold the candidate, or renew one's hold: the hold banner under htmx, the desk without."""
     filters = queue_reads.QueueFilters.from_query(request.GET)
-    candidate = _reserve_on_open(request, _candidate(pk))
+    candidate = _hold_on_open(request, _candidate(pk))
     if not wants_fragment(request):
         return redirect(candidate_url(pk, filters))
-    if not reviewable.held_by(candidate, request.user, timezone.now()):
+    if not hold_reads.is_held_by(candidate, request.user, timezone.now()):
         candidate = _candidate(pk)  # refused: show who holds it now
     return render_fragment(
         request,
@@ -273,9 +278,9 @@ def _refused(
     request: HttpRequest,
     pk: int,
     filters: queue_reads.QueueFilters,
-    exc: ReviewError,
+    exc: Refused,
 ) -> HttpResponse:
-    status = 422 if isinstance(exc, InvalidDecision) else 409
+    status = status_of(exc)
     return _desk(
         request, _candidate(pk), filters, status=status, error=str(exc), form=_posted(request)
     )
@@ -294,9 +299,9 @@ def decide(request: HttpRequest, pk: int) -> HttpResponse:
         review = reviews.review_submit(user=request.user, candidate_id=pk, **_posted(request))
     except NotPermitted:
         raise
-    except ReviewError as exc:
+    except Refused as exc:
         return _refused(request, pk, filters, exc)
-    following = reservations.candidate_reserve_next(user=request.user, filters=filters, after=pk)
+    following = holds.hold_next(CANDIDATES, user=request.user, scope=filters, after=pk)
     return _after_decision(
         request,
         following.pk if following else None,
@@ -315,11 +320,11 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
         review = reviews.review_adjudicate(user=request.user, candidate_id=pk, **_posted(request))
     except NotPermitted:
         raise
-    except ReviewError as exc:
+    except Refused as exc:
         return _refused(request, pk, filters, exc)
     following = dispute_reads.next_dispute(pk, request.user, timezone.now())
     if following is not None:
-        following = _reserve_on_open(request, _candidate(following)).pk
+        following = _hold_on_open(request, _candidate(following)).pk
     return _after_decision(
         request,
         following,
@@ -337,10 +342,10 @@ def release(request: HttpRequest, pk: int) -> HttpResponse:
     filters = queue_reads.QueueFilters.from_query(request.GET)
     left = request.GET.get("left") == "1"
     try:
-        reservations.candidate_release(user=request.user, candidate_id=pk, left=left)
+        holds.release(CANDIDATES, user=request.user, row_id=pk, left=left)
     except NotPermitted:
         raise
-    except ReviewError as exc:
+    except Refused as exc:
         return HttpResponse(status=409) if left else _refused(request, pk, filters, exc)
     if left:
         return HttpResponse(status=204)
@@ -425,12 +430,12 @@ def agreement(request: HttpRequest) -> HttpResponse:
 @can_audit
 @require_GET
 def audit(request: HttpRequest) -> HttpResponse:
-    filters = audit_reads.AuditFilters.from_query(request.GET)
-    page = Paginator(audit_reads.audit_search(filters), AUDIT_PAGE_SIZE).get_page(
+    filters = audit_log.AuditFilters.from_query(request.GET)
+    page = Paginator(audit_log.audit_search(filters), AUDIT_PAGE_SIZE).get_page(
         request.GET.get("page")
     )
     events = list(page.object_list)
-    blinded = audit_reads.audit_blinded(events, request.user)
+    blinded = blind_audit.audit_blinded(events, request.user)
     query = request.GET.copy()
     query.pop("page", None)
     return render_page(
@@ -440,7 +445,7 @@ def audit(request: HttpRequest) -> HttpResponse:
             "page": page,
             "events": [(e, e.pk in blinded, _changes(e)) for e in events],
             "filters": filters,
-            "facets": audit_reads.audit_facets(),
+            "facets": audit_log.audit_facets(),
             "querystring": query.urlencode(),
         },
         "results",
@@ -465,7 +470,7 @@ def _json(value: Any) -> str:
     if value is None:
         return "none"
     if isinstance(value, str):
-        return str(moment(value))  # a stored ISO time ("reserved_until") shown to the second
+        return str(moment(value))  # a stored ISO time ("held_until") shown to the second
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -477,7 +482,7 @@ def exports(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         try:
             export = export_services.dataset_export_create(user=request.user)
-        except ExportRefused as exc:
+        except Conflict as exc:
             return _exports_page(request, error=str(exc), status=409)
         dataset_export_enqueue(export.pk)
         return redirect("review:exports")

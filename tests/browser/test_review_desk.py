@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_review.models import AuditEvent, Candidate, Review
+from groundwork.models import AuditEvent
+from tasks_review.models import Candidate, Review
 from tasks_review.services import exports, reviews
 from tests.tasks_review.factories import make_candidate
 from tests.trajectories.factories import make_trajectory
@@ -112,7 +113,7 @@ def test_j_and_k_step_through_the_queue_and_logs_open_in_place(page, login, peop
     on_desk(page, second.pk)
     page.wait_for_selector(f"#hold-{second.pk} .banner-mine")  # a swapped-in desk posts it too
     first.refresh_from_db()
-    assert first.reserved_by is None  # moving on freed the first
+    assert first.held_by is None  # moving on freed the first
     page.keyboard.press("k")
     on_desk(page, first.pk)
     page.click(f"#candidate-{first.pk} #trial-{first.trials.get(role='noop', repeat=1).pk} a")
@@ -122,7 +123,7 @@ def test_j_and_k_step_through_the_queue_and_logs_open_in_place(page, login, peop
     on_desk(page, second.pk)
 
 
-def test_two_reviewers_see_the_reservation_and_review_blind(
+def test_two_reviewers_see_the_hold_and_review_blind(
     browser, live_server, page, login, people, settings, screenshot
 ):
     settings.TRAJ2ENV = {**settings.TRAJ2ENV, "REVIEWS_PER_CANDIDATE": 2}
@@ -149,7 +150,7 @@ def test_two_reviewers_see_the_reservation_and_review_blind(
         assert "alice" in held.inner_text()
         screenshot_page(bob, "review-queue-reserved")
         bob.goto(f"/review/candidates/{first.pk}/")
-        assert "Reserved by alice" in bob.locator(".banner-held").inner_text()
+        assert "Held by alice" in bob.locator(".banner-held").inner_text()
         assert bob.locator("#decision-form").count() == 0
         bob.keyboard.press("a")  # nothing to press: no decision while alice holds it
         assert not Review.objects.filter(reviewer=people.bob).exists()
@@ -249,11 +250,11 @@ def test_an_open_desk_renews_its_short_hold_and_gives_it_back_on_leaving(
     login(people.bob)
     page.goto(f"/review/candidates/{c.pk}/")
     page.wait_for_selector(".banner-mine")
-    first = Candidate.objects.get(pk=c.pk).reserved_until
+    first = Candidate.objects.get(pk=c.pk).held_until
     page.mouse.move(40, 40)  # someone is on the page
-    assert _until(lambda: Candidate.objects.get(pk=c.pk).reserved_until > first)
+    assert _until(lambda: Candidate.objects.get(pk=c.pk).held_until > first)
     assert AuditEvent.objects.filter(verb="candidate.reserve").count() == 1  # renewals are quiet
     page.goto("/review/")  # leaving: the page's beacon gives the candidate back
-    assert _until(lambda: Candidate.objects.get(pk=c.pk).reserved_by_id is None)
+    assert _until(lambda: Candidate.objects.get(pk=c.pk).held_by_id is None)
     [left] = AuditEvent.objects.filter(verb="candidate.release")
     assert left.after["why"] == "left the page"

@@ -51,7 +51,8 @@ def test_import_a_sandbox_task_watch_it_kept_and_read_a_rejected_ones_trials(
     page, login, people, screenshot, settings, tmp_path, monkeypatch
 ):
     settings.TRAJ2ENV = {**settings.TRAJ2ENV, "SANDBOX_DIR": str(tmp_path / "store")}
-    monkeypatch.setattr("training.tasks.async_task", lambda *args, **kwargs: None)  # no worker
+    # No worker.
+    monkeypatch.setattr("groundwork.jobs.queue.async_task", lambda *args, **kwargs: None)
     behaviour = make_behaviour(BEHAVIOUR)
     login(people.bob)
 

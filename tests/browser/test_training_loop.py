@@ -129,8 +129,8 @@ def test_two_labellers_label_ten_pairs_by_keyboard_blind_and_agreement_shows(
         assert current_pair(page) != skipped
         held_on_screen(page)  # a swapped-in pair posts its hold too
         on_screen = PreferencePair.objects.get(pk=int(current_pair(page).removeprefix("pair-")))
-        assert on_screen.reserved_by == people.alice
-        assert PreferencePair.objects.get(pk=int(skipped.removeprefix("pair-"))).reserved_by is None
+        assert on_screen.held_by == people.alice
+        assert PreferencePair.objects.get(pk=int(skipped.removeprefix("pair-"))).held_by is None
         page.evaluate("window.fullLoads = 1")
 
         who = {id(page): people.alice, id(bob): people.bob}

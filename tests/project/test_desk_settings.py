@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_review.models import AuditEvent, Candidate
+from groundwork.models import AuditEvent
+from tasks_review.models import Candidate
 from tasks_review.selectors.reviewable import reviews_needed
 from tests.tasks_review.factories import make_candidate
 from training.selectors.labels import labels_needed

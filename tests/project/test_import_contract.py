@@ -11,7 +11,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
-PACKAGES = ("project", "trajectories", "tasks_review", "training")
+PACKAGES = ("project", "groundwork", "trajectories", "tasks_review", "training")
 
 pytestmark = pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="lint-imports is not installed")
 

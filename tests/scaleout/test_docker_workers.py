@@ -11,15 +11,15 @@ import pytest
 from django.db.models import F
 from django.utils import timezone
 
+from groundwork.core.docker import Engine, InfraError, bootstrap
+from groundwork.core.docker import labels as lbl
+from groundwork.jobs.heartbeat import STALE_BEATS
 from tasks_review.core.config import parse_config
-from tasks_review.core.docker import Engine, InfraError, bootstrap
-from tasks_review.core.docker import labels as lbl
 from tasks_review.models import Candidate, PipelineRun, TrialRun
 from tasks_review.services.images import base_image_spec
 from tasks_review.services.pipeline import pipeline_run_create
 from tasks_review.tasks import pipeline_run_job, pipeline_verify_enqueue
 from tests.conftest import SAMPLES
-from trajectories.heartbeat import STALE_BEATS
 
 from .conftest import HEARTBEAT_SECONDS, Worker, wait_for
 

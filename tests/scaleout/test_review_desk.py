@@ -11,7 +11,8 @@ import pytest
 from django.db import connections
 from django.test import Client
 
-from tasks_review.models import AuditEvent, Candidate, Review
+from groundwork.models import AuditEvent
+from tasks_review.models import Candidate, Review
 from tests.tasks_review.factories import make_candidate
 
 pytestmark = [pytest.mark.scaleout, pytest.mark.django_db(transaction=True)]
@@ -44,22 +45,22 @@ def desk(user) -> Client:
     return client
 
 
-def test_two_reviewers_reserving_one_candidate_at_once_leave_one_holder(people):
+def test_two_reviewers_holding_one_candidate_at_once_leave_one_holder(people):
     alice, bob = desk(people.alice), desk(people.dave)
     for _ in range(5):
         c = make_candidate()
-        reserve = f"/review/candidates/{c.pk}/reserve/"
+        reserve = f"/review/candidates/{c.pk}/hold/"
         answers = at_once(
             lambda url=reserve: alice.post(url, headers=HX),
             lambda url=reserve: bob.post(url, headers=HX),
         )
         assert [a.status_code for a in answers] == [200, 200]
         c.refresh_from_db()
-        holder = c.reserved_by.username
+        holder = c.held_by.username
         assert holder in ("alice", "dave")
         assert AuditEvent.objects.filter(verb="candidate.reserve", target_id=str(c.pk)).count() == 1
         loser = answers[1] if holder == "alice" else answers[0]
-        assert f"Reserved by <strong>{holder}</strong>" in loser.content.decode()
+        assert f"Held by <strong>{holder}</strong>" in loser.content.decode()
 
 
 def test_two_decisions_at_once_record_one_and_refuse_the_other(people):

@@ -65,7 +65,7 @@ def reviewed(people):
 def docker_engine():
     """This machine's Docker engine (or a skip saying why there is none), for the tests that
     run the pipeline's verify stage."""
-    from tasks_review.core.docker import Engine, InfraError
+    from groundwork.core.docker import Engine, InfraError
 
     try:
         return Engine.from_env()

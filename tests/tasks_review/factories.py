@@ -8,7 +8,8 @@ from pathlib import Path
 
 from django.utils import timezone
 
-from tasks_review.models import AuditEvent, Candidate, PipelineRun, Review, TrialRun
+from groundwork.models import AuditEvent
+from tasks_review.models import Candidate, PipelineRun, Review, TrialRun
 from tests.trajectories.factories import make_trajectory
 from trajectories.store import blob_put
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from tasks_review.core.docker import Engine, FileEntry, InfraError
+from groundwork.core.docker import Engine, FileEntry, InfraError
 from tasks_review.core.trials import prepare
 from tasks_review.core.trials.plan import plan_check
 from tasks_review.core.trials.taskdir import ReferenceFacts

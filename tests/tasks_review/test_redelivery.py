@@ -1,6 +1,6 @@
-"""The pipeline's lost jobs are queued again: a run whose own job died (or never started), a
-verify stage with no lane left, and a finished run's retry whose worker died; runs in good
-health are left alone."""
+"""The desk's lost jobs are queued again: a run whose own job died (or never started), a verify
+stage with no lane left, a finished run's retry whose worker died, and a dataset export left
+running by a dead worker or waiting too long; jobs in good health are left alone."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from tasks_review import tasks
-from tasks_review.models import Candidate, PipelineRun
+from tasks_review.models import Candidate, DatasetExport, PipelineRun
 from tests.tasks_review.factories import make_candidate, make_run
 
 pytestmark = pytest.mark.django_db
@@ -136,3 +136,27 @@ def test_a_run_beating_or_finished_is_left_alone(django_capture_on_commit_callba
     run(status=R.DONE, stage="verify", finished_at=ago(60))
     run(status=R.FAILED, finished_at=ago(60), heartbeat_at=ago(beats(50)))
     assert swept(django_capture_on_commit_callbacks) == ("nothing lost", [])
+
+
+def test_a_dataset_export_left_running_by_a_dead_worker_is_queued_again_on_the_default_queue(
+    django_capture_on_commit_callbacks,
+):
+    X = DatasetExport.Status
+    dead = DatasetExport.objects.create(
+        path="/tmp/x", status=X.RUNNING, started_at=ago(600), heartbeat_at=ago(beats(5))
+    )
+    live = DatasetExport.objects.create(
+        path="/tmp/y", status=X.RUNNING, started_at=ago(600), heartbeat_at=ago(beats(1))
+    )
+    waiting = DatasetExport.objects.create(path="/tmp/z")
+    DatasetExport.objects.filter(pk=waiting.pk).update(
+        created_at=ago(int(settings.Q_CLUSTER["timeout"]) + 1)
+    )
+    result, jobs = swept(django_capture_on_commit_callbacks)
+    default = settings.Q_CLUSTER["name"]
+    assert jobs == [
+        (("tasks_review.tasks.dataset_export_job", dead.pk), default),
+        (("tasks_review.tasks.dataset_export_job", waiting.pk), default),
+    ]
+    assert live.pk not in {args[1] for args, _ in jobs}
+    assert result == f"queued again: 2 dataset exports ({dead.pk}, {waiting.pk})"

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
-from tasks_review.services import exports, reservations, reviews
+from groundwork.services import holds
+from tasks_review.services import exports, reviews
+from tasks_review.services.candidate_holds import CANDIDATES
 from tests.tasks_review.factories import make_candidate
 
 pytestmark = pytest.mark.django_db
@@ -25,7 +27,7 @@ def world(people, settings, tmp_path):
     settings.VAR_DIR = tmp_path
     pending = make_candidate()
     held = make_candidate()
-    reservations.candidate_reserve(user=people.alice, candidate_id=held.pk)
+    holds.hold(CANDIDATES, user=people.alice, row_id=held.pk)
     disputed = make_candidate()
     annotators = people.alice.groups.get()
     for name, decision, reason in (("frank", "accept", ""), ("grace", "reject", "duplicate")):
@@ -49,7 +51,7 @@ MATRIX = [
     ("get", "/review/", None, REVIEWERS, 200),
     ("post", "/review/next/", {}, REVIEWERS, 302),
     ("get", "/review/candidates/{pending}/", None, REVIEWERS, 200),
-    ("post", "/review/candidates/{pending}/reserve/", {}, REVIEWERS, 302),
+    ("post", "/review/candidates/{pending}/hold/", {}, REVIEWERS, 302),
     ("post", "/review/candidates/{pending}/decide/", {"decision": "accept"}, REVIEWERS, 302),
     ("post", "/review/candidates/{held}/release/", {}, {"alice", "bob", "dave"}, 302),
     ("get", "/review/candidates/{pending}/trials/{trial}/logs/", None, REVIEWERS, 200),

@@ -295,13 +295,20 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
-def test_only_each_apps_tasks_module_enqueues():
+def test_only_the_queue_module_enqueues_and_only_each_apps_tasks_module_calls_it():
+    modules = [*_modules(), *sorted((REPO / "groundwork").rglob("*.py"))]
     enqueuing = {
         path.relative_to(REPO).as_posix()
-        for path in _modules()
+        for path in modules
         if "django_q.tasks.async_task" in _imports(path)
     }
-    assert enqueuing == {"tasks_review/tasks.py", "trajectories/tasks.py", "training/tasks.py"}
+    assert enqueuing == {"groundwork/jobs/queue.py"}
+    calling = {
+        path.relative_to(REPO).as_posix()
+        for path in modules
+        if "groundwork.jobs.queue.enqueue_on_commit" in _imports(path)
+    }
+    assert calling == {"tasks_review/tasks.py", "trajectories/tasks.py", "training/tasks.py"}
 
 
 def test_services_import_neither_jobs_nor_commands():

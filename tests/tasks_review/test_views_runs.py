@@ -187,7 +187,7 @@ def test_a_queued_run_verifies_each_candidate_in_its_own_q2_job_and_the_last_one
         jobs.append(func)
         return real_async_task(func, *args, **kwargs)
 
-    monkeypatch.setattr("tasks_review.tasks.async_task", counting)
+    monkeypatch.setattr("groundwork.jobs.queue.async_task", counting)
     options = {**CONFIG["pipeline"]["options"], "jobs": 2}
     config = {
         "source": {**CONFIG["source"], "path": str(SAMPLES)},

@@ -11,8 +11,8 @@ from typing import Any
 
 from django.contrib.auth.models import Group, User
 
+from groundwork.access.roles import APPROVER, REVIEWER
 from tasks_review.models import Candidate
-from tasks_review.roles import APPROVER, REVIEWER
 from tests.tasks_review.factories import make_candidate
 from tests.training.core.helpers import Session
 from tests.training.factories import claimed_only, repaired

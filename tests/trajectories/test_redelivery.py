@@ -11,10 +11,10 @@ from django.core.management import call_command
 from django.utils import timezone
 from django_q.models import Schedule
 
+from groundwork.jobs.redelivery import summary
 from tests.trajectories.factories import make_trajectory
 from trajectories import tasks
 from trajectories.models import Trajectory
-from trajectories.redelivery import summary
 
 pytestmark = pytest.mark.django_db
 S = Trajectory.Status

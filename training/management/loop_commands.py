@@ -7,7 +7,7 @@ checks (and the two-person rule of deployments) hold in the terminal::
         person = "required"          # the service refuses anonymous callers
 
         def step(self, *, user, **options) -> Done:
-            row = some_service(user=user, ...)       # TrainingError / NotPermitted map to codes
+            row = some_service(user=user, ...)       # Refused / NotPermitted map to codes
             return Done({"id": row.pk}, f"row {row.pk} written")
 
 Exit 0 done; 1 refused (the roles, the two-person rule, the row's state) or nothing usable (the
@@ -27,14 +27,13 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.management.base import BaseCommand, CommandError
 
+from groundwork.access.errors import EXIT_REFUSED, EXIT_USAGE, Refused, exit_code_of
+from groundwork.services.audit import iso
 from tasks_review.models import Candidate
-from tasks_review.services.audit import iso
-from tasks_review.services.errors import NotPermitted, ReviewError
 from training.core.deploy.bucketing import format_percentage
 from training.models import Adapter, Behaviour, BehaviourTask, Deployment, TrainingExport
-from training.services.errors import Conflict, TrainingError
 
-EXIT_DONE, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
+EXIT_DONE = 0  # refused and usage errors: groundwork.access.errors
 
 
 @dataclass(frozen=True)
@@ -80,11 +79,6 @@ def export_named(reference: str) -> TrainingExport:
     return found
 
 
-def refused_code(error: Exception) -> int:
-    """Who and when are refusals (1); which and what are usage errors (2)."""
-    return EXIT_REFUSED if isinstance(error, (NotPermitted, Conflict)) else EXIT_USAGE
-
-
 class LoopCommand(BaseCommand):
     """A step of the loop; subclasses add their arguments and implement ``step``."""
 
@@ -117,8 +111,8 @@ class LoopCommand(BaseCommand):
             user = person(name) if name else None
             try:
                 done = self.step(user=user, **options)
-            except (TrainingError, ReviewError) as error:
-                raise CommandError(str(error), returncode=refused_code(error)) from None
+            except Refused as error:
+                raise CommandError(str(error), returncode=exit_code_of(error)) from None
             except CommandError:
                 raise
             except Exception as error:

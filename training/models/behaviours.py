@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
+from groundwork.models import Beating, Job
 from tasks_review.models import Candidate
 from trajectories.models import Trajectory
 
@@ -107,7 +109,7 @@ class BehaviourTask(models.Model):
         super().save(*args, **kwargs)
 
 
-class RolloutImport(models.Model):
+class RolloutImport(Job):
     """One `harbor run` jobs folder read into rollouts: a job with its progress on the row."""
 
     class Status(models.TextChoices):
@@ -116,20 +118,15 @@ class RolloutImport(models.Model):
         DONE = "done"
         FAILED = "failed"
 
+    FINISHED = (Status.DONE, Status.FAILED)
+    WAITING = Q(status=Status.QUEUED)
+    RUNNING = Q(status=Status.RUNNING)
+
     path = models.TextField()
     status = models.CharField(max_length=10, choices=Status, default=Status.QUEUED, db_index=True)
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
     summary = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    # Stamped every few seconds while a job runs it (trajectories.heartbeat).
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-id"]
@@ -138,7 +135,7 @@ class RolloutImport(models.Model):
         return f"rollout import {self.pk} ({self.status})"
 
 
-class Rollout(models.Model):
+class Rollout(Beating):
     """An attempt of a kept task by an agent; its reward is re-graded from the world it left."""
 
     class Grade(models.TextChoices):
@@ -147,6 +144,12 @@ class Rollout(models.Model):
         GRADED = "graded"
         # The grader's infrastructure failed, or nothing was collected to grade: never a score.
         UNGRADED = "ungraded"
+
+    # Grading is the job: it claims pending rollouts, on the docker queue.
+    WAITING = Q(grade=Grade.PENDING)
+    RUNNING = Q(grade=Grade.GRADING)
+    STARTED = "grade_started_at"
+    QUEUE = "docker"
 
     candidate = models.ForeignKey(Candidate, on_delete=models.PROTECT, related_name="rollouts")
     trajectory = models.ForeignKey(
@@ -167,7 +170,6 @@ class Rollout(models.Model):
     grade = models.CharField(max_length=10, choices=Grade, default=Grade.PENDING, db_index=True)
     grade_detail = models.JSONField(default=dict, blank=True)
     grade_started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
     # training.core.facts.TrajectoryFacts.to_dict(): what the harness scores, stored once so an
     # eval run reads it instead of replaying every trajectory again.
     facts = models.JSONField(null=True, blank=True)
@@ -190,7 +192,7 @@ class Rollout(models.Model):
         )
 
 
-class EvalRun(models.Model):
+class EvalRun(Job):
     """A behaviour version scored over the rollouts of its tasks: a job with progress."""
 
     class Status(models.TextChoices):
@@ -200,6 +202,8 @@ class EvalRun(models.Model):
         FAILED = "failed"
 
     FINISHED = (Status.DONE, Status.FAILED)
+    WAITING = Q(status=Status.QUEUED)
+    RUNNING = Q(status=Status.RUNNING)
 
     version = models.ForeignKey(BehaviourVersion, on_delete=models.PROTECT, related_name="runs")
     agent = models.CharField(max_length=100, blank=True, help_text="Only this agent's rollouts.")
@@ -208,25 +212,12 @@ class EvalRun(models.Model):
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
     summary = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    # Stamped every few seconds while a job runs it (trajectories.heartbeat).
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-id"]
 
     def __str__(self) -> str:
         return f"eval run {self.pk} of {self.version} ({self.status})"
-
-    @property
-    def finished(self) -> bool:
-        return self.status in self.FINISHED
 
 
 class EvalResult(models.Model):

@@ -6,13 +6,15 @@ hash (the dataset snapshot a plan names) and, when the policy refused, the reaso
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
+from django.db.models import Q
+
+from groundwork.models import Job
 
 from .behaviours import Behaviour, BehaviourVersion
 
 
-class TrainingExport(models.Model):
+class TrainingExport(Job):
     class Kind(models.TextChoices):
         SFT = "sft", "SFT (TRL conversations)"
         OPENAI = "openai", "OpenAI chat fine-tuning"
@@ -28,6 +30,8 @@ class TrainingExport(models.Model):
         FAILED = "failed"
 
     FINISHED = (Status.DONE, Status.REFUSED, Status.FAILED)
+    WAITING = Q(status=Status.QUEUED)
+    RUNNING = Q(status=Status.RUNNING)
 
     behaviour = models.ForeignKey(Behaviour, on_delete=models.CASCADE, related_name="exports")
     version = models.ForeignKey(BehaviourVersion, on_delete=models.PROTECT, related_name="+")
@@ -41,15 +45,6 @@ class TrainingExport(models.Model):
     sha256 = models.CharField(max_length=64, blank=True, help_text="Of manifest.json.")
     refusal_code = models.CharField(max_length=30, blank=True)
     refusal = models.TextField(blank=True)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    # Stamped every few seconds while a job runs it (trajectories.heartbeat).
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-id"]
@@ -57,7 +52,3 @@ class TrainingExport(models.Model):
 
     def __str__(self) -> str:
         return f"training export {self.pk} ({self.kind}, {self.status})"
-
-    @property
-    def finished(self) -> bool:
-        return self.status in self.FINISHED

@@ -1,7 +1,7 @@
 """Preference pairs (two rollouts of one task) and the labels people give them.
 
 A pair is held while one labeller works it, like a candidate on the review desk
-(``tasks_review.services.holds``), and its labels stay hidden from each other until the pair has
+(``groundwork.services.holds``), and its labels stay hidden from each other until the pair has
 as many as it needs (blind labelling).
 """
 
@@ -10,10 +10,12 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from groundwork.models import Holdable
+
 from .behaviours import Behaviour, BehaviourTask, Rollout
 
 
-class PreferencePair(models.Model):
+class PreferencePair(Holdable):
     """Two rollouts of one of a behaviour's tasks; ``rollout_a`` has the lower id. A labeller
     sees them in an order of their own, and never whose they are."""
 
@@ -37,10 +39,6 @@ class PreferencePair(models.Model):
         Rollout, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
     status = models.CharField(max_length=10, choices=Status, default=Status.OPEN, db_index=True)
-    reserved_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    reserved_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -8,15 +8,16 @@ to know where a task came from.
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
+from groundwork.models import Job
 from tasks_review.models import Candidate
 
 from .behaviours import Behaviour
 
 
-class SandboxTask(models.Model):
+class SandboxTask(Job):
     class Status(models.TextChoices):
         QUEUED = "queued"
         VERIFYING = "verifying"
@@ -27,6 +28,9 @@ class SandboxTask(models.Model):
         UNGRADED = "ungraded"
 
     FINISHED = (Status.KEPT, Status.REJECTED, Status.UNGRADED)
+    WAITING = Q(status=Status.QUEUED)
+    RUNNING = Q(status=Status.VERIFYING)
+    QUEUE = "docker"
 
     path = models.TextField(help_text="The folder as the user named it.")
     task_dir = models.TextField(help_text="The copy that was verified (the store's, by content).")
@@ -42,14 +46,6 @@ class SandboxTask(models.Model):
     reasons = models.JSONField(default=list, blank=True, help_text="Why it is not kept.")
     # training.core.sandbox.SandboxResult.to_dict(): every trial with its reward and logs.
     evidence = models.JSONField(default=dict, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    # Stamped every few seconds while a job runs it (trajectories.heartbeat).
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-id"]
@@ -59,7 +55,3 @@ class SandboxTask(models.Model):
 
     def __str__(self) -> str:
         return f"sandbox task {self.pk}: {self.name} ({self.status})"
-
-    @property
-    def finished(self) -> bool:
-        return self.status in self.FINISHED

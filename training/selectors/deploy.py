@@ -24,8 +24,8 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from tasks_review.models import AuditEvent
-from tasks_review.services.audit import audit_type
+from groundwork.models import AuditEvent
+from groundwork.services.audit import audit_type
 from training.core.deploy import route as routing
 from training.core.deploy import serving
 from training.core.deploy.gate import (

@@ -14,10 +14,10 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
+from groundwork.selectors.holds import free_q, held_q
 from tasks_review.core.agreement import Undefined
 from tasks_review.models import DeskSetting
 from tasks_review.selectors import desk_settings
-from tasks_review.selectors.reviewable import free_q, held_q
 from tasks_review.selectors.reviewer_agreement import Agreement, agreement_over
 
 from ..models import PairLabel, PreferencePair
@@ -45,7 +45,7 @@ def workable(
 ) -> QuerySet[PreferencePair]:
     """Open pairs this labeller has not labelled and nobody else holds, in the order they were
     built (the most informative first)."""
-    qs = _unlabelled(user, behaviour_id).filter(free_q(now) | Q(reserved_by=user.pk))
+    qs = _unlabelled(user, behaviour_id).filter(free_q(now) | Q(held_by=user.pk))
     return qs.order_by("id")
 
 
@@ -55,7 +55,7 @@ def held_by_others(
     """Open pairs this labeller could label but for someone else's hold, soonest free first:
     what "Label the next pair" names when nothing is free."""
     qs = _unlabelled(user, behaviour_id).filter(held_q(user, now))
-    return qs.select_related("reserved_by").order_by("reserved_until")
+    return qs.select_related("held_by").order_by("held_until")
 
 
 def _unlabelled(user: AbstractBaseUser, behaviour_id: int | None) -> QuerySet[PreferencePair]:

@@ -12,8 +12,9 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from groundwork.access.errors import Conflict, Invalid, NotFound, require
+from groundwork.services.audit import audit_event_record
 from tasks_review.models import Candidate
-from tasks_review.services.audit import audit_event_record
 from training.core.catalogue import catalogue
 from training.core.spec import BehaviourSpec, SpecError, load_spec
 from training.core.stats import split_of
@@ -21,7 +22,6 @@ from trajectories.core import limits
 
 from ..models import Behaviour, BehaviourTask, BehaviourVersion
 from ..roles import EDIT_BEHAVIOUR
-from .errors import Conflict, Invalid, NotFound, require
 
 
 def _validated(document: Mapping[str, Any] | str) -> tuple[BehaviourSpec, dict[str, Any]]:

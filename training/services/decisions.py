@@ -6,12 +6,12 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from tasks_review.services.audit import audit_event_record, require_audited
+from groundwork.access.errors import Invalid, NotFound
+from groundwork.services.audit import audit_event_record, require_audited
 from trajectories.core import limits
 
 from ..models import Behaviour, Decision, EvalRun
 from ..roles import DECIDE
-from .errors import Invalid, NotFound
 
 Kind = Decision.Kind
 

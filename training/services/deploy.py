@@ -20,8 +20,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from tasks_review.services.audit import audit_event_record, iso, require_audited
-from tasks_review.services.errors import NotPermitted
+from groundwork.access.errors import Conflict, Invalid, NotFound, NotPermitted, require
+from groundwork.services.audit import audit_event_record, iso, require_audited
 from training.core.deploy import states
 from training.core.deploy.bucketing import format_percentage, subject_inside
 from training.core.deploy.budget import BudgetCap, BudgetError
@@ -30,7 +30,6 @@ from trajectories.core import limits
 from ..models import Adapter, ApiClient, Behaviour, Deployment, DeploymentApproval, DeploymentShare
 from ..roles import APPROVE_DEPLOYMENT, OPERATE_DEPLOYMENT, PROPOSE_DEPLOYMENT
 from ..selectors.deploy import deployment_core, gate_report, route_answer
-from .errors import Conflict, Invalid, NotFound, require
 
 
 @contextmanager
@@ -38,7 +37,7 @@ def refusals() -> Iterator[None]:
     """The core's refusals as the floor's errors, so views map one family to 403/409/422."""
     try:
         yield
-    except states.NotPermitted as error:
+    except states.NotAllowed as error:
         raise NotPermitted(error.message) from None
     except states.InvalidRequest as error:
         raise Invalid(error.message) from None

@@ -10,7 +10,8 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
-from tasks_review.services.audit import audit_event_record
+from groundwork.access.errors import Conflict, Invalid, NotFound, require
+from groundwork.services.audit import audit_event_record
 from training.core.deploy.adapters import (
     AdapterError,
     AdapterVersion,
@@ -21,7 +22,6 @@ from trajectories.core.limits import echo
 
 from ..models import Adapter, Behaviour
 from ..roles import REGISTER_ADAPTER
-from .errors import Conflict, Invalid, NotFound, require
 
 
 def adapter_register(

@@ -9,13 +9,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from tasks_review.services.audit import audit_event_record
+from groundwork.access.errors import Conflict, Invalid, NotFound, require
+from groundwork.services.audit import audit_event_record
 from trajectories.core.limits import echo
 
 from ..models import ApiClient
 from ..roles import MANAGE_API_CLIENTS
 from ..selectors.deploy import TOKEN_PREFIX, token_sha256
-from .errors import Conflict, Invalid, NotFound, require
 
 
 def api_client_create(*, user: AbstractBaseUser | None, name: str) -> tuple[ApiClient, str]:

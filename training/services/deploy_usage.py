@@ -9,7 +9,8 @@ from decimal import Decimal
 
 from django.db import transaction
 
-from tasks_review.services.audit import audit_event_record, iso
+from groundwork.access.errors import Invalid, NotFound
+from groundwork.services.audit import audit_event_record, iso
 from training.core.deploy import states
 from training.core.deploy.budget import (
     BudgetCap,
@@ -25,7 +26,6 @@ from training.core.deploy.budget import (
 from ..models import ApiClient, Deployment, DeploymentUsage
 from ..selectors.deploy import deployment_core
 from .deploy import locked_deployment, record_transition
-from .errors import Invalid, NotFound
 
 
 def usage_report(

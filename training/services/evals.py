@@ -11,24 +11,23 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
-from tasks_review.services.audit import audit_event_record
+from groundwork.access.errors import Invalid, NotFound, require
+from groundwork.core.failures import said
+from groundwork.jobs.heartbeat import Heartbeat
+from groundwork.services.audit import audit_event_record
 from training.core.facts import TrajectoryFacts
 from training.core.harness import evaluate
 from training.core.spec import BehaviourSpec, load_spec
 from training.core.stats import Outcome, Split, aggregate
-from trajectories.claiming import claim
 from trajectories.core import limits
-from trajectories.core.failures import said
 from trajectories.core.memory import collector_paused
-from trajectories.heartbeat import Heartbeat
 from trajectories.store import DbBlobs
 
 from ..models import Behaviour, BehaviourTask, BehaviourVersion, EvalResult, EvalRun, Rollout
 from ..roles import RUN_EVAL
-from .errors import Invalid, NotFound, require
 
 CHUNK = 500
 GROUPS = ("agent", "model", "adapter", "prompt_version", "split")
@@ -71,24 +70,9 @@ def eval_run_create(
     return run
 
 
-def _claim(run_id: int) -> bool:
-    """Take a queued run, or one whose worker died (running longer than the job time limit)."""
-    S = EvalRun.Status
-    return claim(
-        EvalRun.objects.filter(id=run_id),
-        waiting=Q(status=S.QUEUED),
-        running=Q(status=S.RUNNING),
-        heartbeat="heartbeat_at",
-        status=S.RUNNING,
-        done=0,
-        total=0,
-        error="",
-    )
-
-
 def eval_run_execute(*, run_id: int) -> EvalRun | None:
     """Score every graded rollout of the behaviour's tasks; None when the run was not claimable."""
-    if not _claim(run_id):
+    if not EvalRun.claim(run_id, status=EvalRun.Status.RUNNING, done=0, total=0, error=""):
         return None
     run = EvalRun.objects.select_related("version__behaviour").get(pk=run_id)
     try:

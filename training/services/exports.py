@@ -18,20 +18,18 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
-from tasks_review.services.audit import audit_event_record
+from groundwork.access.errors import Conflict, Invalid, NotFound, require
+from groundwork.core.failures import said
+from groundwork.jobs.heartbeat import Heartbeat
+from groundwork.services.audit import audit_event_record
 from training.core.exports import BadExportInput, ExportRefused, task_dir_name, write_export
-from trajectories.claiming import claim
-from trajectories.core.failures import said
 from trajectories.core.limits import echo
-from trajectories.heartbeat import Heartbeat
 
 from ..models import Behaviour, TrainingExport
 from ..roles import EXPORT
 from ..selectors.exports import export_request
-from .errors import Conflict, Invalid, NotFound, require
 
 log = logging.getLogger(__name__)
 Status = TrainingExport.Status
@@ -103,20 +101,9 @@ def training_export_create(
     return export
 
 
-def _claim(export_id: int) -> bool:
-    """Take a queued export, or one whose worker died (running longer than the job limit)."""
-    return claim(
-        TrainingExport.objects.filter(pk=export_id),
-        waiting=Q(status=Status.QUEUED),
-        running=Q(status=Status.RUNNING),
-        heartbeat="heartbeat_at",
-        status=Status.RUNNING,
-    )
-
-
 def training_export_execute(*, export_id: int) -> TrainingExport | None:
     """Write the export, or record its refusal; None when the row was not claimable."""
-    if not _claim(export_id):
+    if not TrainingExport.claim(export_id, status=Status.RUNNING):
         return None
     export = TrainingExport.objects.select_related("behaviour", "version").get(pk=export_id)
     out = Path(export.out_dir)

@@ -1,8 +1,8 @@
 """Preference labels: a labeller holds a pair, says which rollout is better (or a tie), and the
 pair completes when it has as many labels as it needs.
 
-The hold is the review desk's (``tasks_review.services.holds``: a conditional update, one pair
-per labeller, audited); the sides a labeller saw are checked against the ones the page showed
+The hold is groundwork's (``groundwork.services.holds``: a conditional update, one pair per
+labeller, audited); the sides a labeller saw are checked against the ones the page showed
 them and recorded with the label. Every write checks the role and audits in its transaction.
 """
 
@@ -16,18 +16,16 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from groundwork.access.errors import Conflict, Invalid, NotFound, require
+from groundwork.services import holds
+from groundwork.services.audit import audit_event_record
 from tasks_review.models import DeskSetting
-from tasks_review.selectors.reviewable import hold_seconds
-from tasks_review.services import holds
-from tasks_review.services.audit import audit_event_record
 from tasks_review.services.desk_settings import desk_setting_change
-from tasks_review.services.errors import Reserved
 from trajectories.core.limits import echo
 
 from ..models import PairLabel, PreferencePair
 from ..roles import DECIDE, LABEL
 from ..selectors import labels as reads
-from .errors import Conflict, Invalid, NotFound, require
 
 # What a labeller presses, in screen terms: the left one (A), the right one (B), or a tie.
 CHOICES = ("A", "B", "tie")
@@ -37,7 +35,7 @@ def pair_locked(pair_id: int) -> PreferencePair:
     pair = (
         # The pair's row only: PostgreSQL refuses FOR UPDATE on the outer join to its holder.
         PreferencePair.objects.select_for_update(of=("self",))
-        .select_related("reserved_by")
+        .select_related("held_by")
         .filter(pk=pair_id)
         .first()
     )
@@ -53,69 +51,18 @@ def _check_workable(pair: PreferencePair, user: AbstractBaseUser) -> None:
         raise Conflict(f"you already labelled pair {pair.pk}")
 
 
-def _reserve(pair: PreferencePair, user: AbstractBaseUser, now: datetime) -> PreferencePair:
-    try:
-        return holds.reserve(pair, user, now, seconds=hold_seconds())
-    except Reserved as refused:
-        raise Conflict(str(refused)) from None
-
-
-def pair_reserve(
-    *, user: AbstractBaseUser, pair_id: int, now: datetime | None = None
-) -> PreferencePair:
-    """Hold a pair for HOLD_SECONDS (or renew one's hold) so nobody else labels it meanwhile;
-    the page renews it while open and gives it back when left."""
-    require(user, LABEL, "label preference pairs")
-    now = now or timezone.now()
-    with transaction.atomic():
-        pair = pair_locked(pair_id)
-        _check_workable(pair, user)
-        return _reserve(pair, user, now)
-
-
-def pair_reserve_next(
-    *,
-    user: AbstractBaseUser,
-    behaviour_id: int | None = None,
-    after: int | None = None,
-    now: datetime | None = None,
-) -> PreferencePair | None:
-    """Hold the next pair left for this labeller (of one behaviour, when given): after
-    ``after``, wrapping round, or the one they already hold first."""
-    require(user, LABEL, "label preference pairs")
-    now = now or timezone.now()
-
-    def take(pk: int) -> PreferencePair:
-        pair = pair_locked(pk)
-        _check_workable(pair, user)  # completed or labelled since the query ran, say
-        return _reserve(pair, user, now)
-
-    return holds.reserve_next(
-        open_=reads.workable(user, now, behaviour_id),
-        user=user,
-        now=now,
-        after=after,
-        take=take,
-        skip=(Conflict,),
-    )
-
-
-def pair_release(
-    *, user: AbstractBaseUser, pair_id: int, left: bool = False, now: datetime | None = None
-) -> PreferencePair:
-    """Give a pair back: its holder may, and so may someone who decides about behaviours
-    (recorded as an override), say when a colleague left one held. ``left``: the page gave it
-    back as its tab closed or navigated away."""
-    require(user, LABEL, "label preference pairs")
-    now = now or timezone.now()
-    with transaction.atomic():
-        pair = pair_locked(pair_id)
-        if not (pair.reserved_until and pair.reserved_until > now):
-            raise Conflict(f"pair {pair.pk} is not reserved")
-        if pair.reserved_by_id != user.pk:
-            require(user, DECIDE, "release another labeller's pair")
-        holds.release(pair, user, now, why=holds.LEFT if left else "released")
-        return pair
+# Who may hold which pair (``holds.hold(PAIRS, ...)``, ``hold_next``, ``release``): labellers hold
+# the open pairs they have not labelled (of one behaviour: the scope); one who decides about
+# behaviours may give back another's.
+PAIRS = holds.HoldPolicy(
+    perm=LABEL,
+    action="label preference pairs",
+    override_perm=DECIDE,
+    override_action="release another labeller's pair",
+    locked=pair_locked,
+    check_workable=_check_workable,
+    open_rows=reads.workable,
+)
 
 
 def pair_label_submit(
@@ -139,10 +86,7 @@ def pair_label_submit(
     with transaction.atomic():
         pair = pair_locked(pair_id)
         _check_workable(pair, user)
-        try:
-            holds.refuse_if_held(pair, user, now)
-        except Reserved as refused:
-            raise Conflict(str(refused)) from None
+        holds.refuse_if_held(pair, user, now)
         shown = reads.sides(pair, user)
         if left != shown.left:
             raise Conflict(f"pair {pair.pk} was not shown to you that way round; open it again")
@@ -157,9 +101,9 @@ def pair_label_submit(
             status = PreferencePair.Status.COMPLETE
         # A label ends the labeller's hold, so the next one can take the pair at once.
         PreferencePair.objects.filter(pk=pair.pk).update(
-            status=status, reserved_by=None, reserved_until=None
+            status=status, held_by=None, held_until=None
         )
-        pair.status, pair.reserved_by, pair.reserved_until = status, None, None
+        pair.status, pair.held_by, pair.held_until = status, None, None
         audit_event_record(
             actor=user,
             verb="preference_pair.label",
@@ -195,7 +139,7 @@ def labels_per_pair_set(*, user: AbstractBaseUser, value: Any) -> DeskSetting:
             if pair.status != PreferencePair.Status.OPEN:
                 continue  # completed since the query ran
             PreferencePair.objects.filter(pk=pk).update(
-                status=PreferencePair.Status.COMPLETE, reserved_by=None, reserved_until=None
+                status=PreferencePair.Status.COMPLETE, held_by=None, held_until=None
             )
             audit_event_record(
                 actor=user,

@@ -11,13 +11,13 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from tasks_review.services.audit import audit_event_record
+from groundwork.access.errors import NotFound, require
+from groundwork.services.audit import audit_event_record
 from training.core.pairs import Rollout as CoreRollout
 from training.core.pairs import candidate_pairs
 
 from ..models import Behaviour, BehaviourTask, PreferencePair, Rollout
 from ..roles import EXPORT
-from .errors import NotFound, require
 
 # A verified reward at least this high is the task passed.
 PASSED = 1.0 - 1e-9

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from tasks_review.services.audit import audit_event_record
+from groundwork.access.errors import Invalid, NotFound, require
+from groundwork.services.audit import audit_event_record
 from training.core.exports import ExportKind
 from training.core.plans import (
     Budget,
@@ -27,7 +28,6 @@ from ..models import Behaviour, BehaviourTask, TrainingExport
 from ..models import TrainingPlan as PlanRow
 from ..roles import PLAN
 from ..selectors.exports import task_id_of
-from .errors import Invalid, NotFound, require
 
 
 class PlanInvalid(Invalid):

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from django.contrib.auth.models import AbstractBaseUser
 
+from groundwork.services.audit import audit_event_record
 from tasks_review.models import Candidate
-from tasks_review.services.audit import audit_event_record
 from tasks_review.services.taskwriting import candidate_from_payload
 from training.core.harbor.replay_plan import Attempt, plan_replay, read_kept_task
 from training.core.harbor.replay_script import ReplayScript, ScriptError

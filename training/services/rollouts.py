@@ -21,27 +21,26 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from tasks_review.core.docker import Engine, InfraError
+from groundwork.access.errors import Invalid, require
+from groundwork.core.docker import Engine, InfraError
+from groundwork.core.failures import said
+from groundwork.jobs.containers import dead_run_containers_remove
+from groundwork.jobs.heartbeat import Heartbeat
+from groundwork.services.audit import audit_event_record
 from tasks_review.core.trials.taskdir import read_tree
 from tasks_review.models import Candidate
-from tasks_review.services.audit import audit_event_record
-from tasks_review.services.verification import dead_run_containers_remove
 from training.core.facts import TaskContext, TrajectoryFacts, facts_of, with_world
 from training.core.harbor.jobs import JobTrial, read_jobs, task_digest
 from training.core.harbor.regrade import Grader, TaskGrader
 from training.core.sandbox import SandboxGrader
-from trajectories.claiming import DOCKER, claim, dead
 from trajectories.core import formats, limits
 from trajectories.core.blobs import sha256_hex
-from trajectories.core.failures import said
-from trajectories.heartbeat import Heartbeat
 from trajectories.models import Trajectory
 from trajectories.services import ingest_run_create, ingest_run_execute
 from trajectories.store import DbBlobs
 
 from ..models import Rollout, RolloutImport
 from ..roles import RUN_EVAL
-from .errors import Invalid, require
 
 log = logging.getLogger(__name__)
 MAX_WORLD_FILES = 5000
@@ -68,20 +67,6 @@ def rollout_import_create(*, user: AbstractBaseUser | None, path: str | Path) ->
     return row
 
 
-def _claim(import_id: int) -> bool:
-    S = RolloutImport.Status
-    return claim(
-        RolloutImport.objects.filter(id=import_id),
-        waiting=Q(status=S.QUEUED),
-        running=Q(status=S.RUNNING),
-        heartbeat="heartbeat_at",
-        status=S.RUNNING,
-        done=0,
-        total=0,
-        error="",
-    )
-
-
 def rollout_import_execute(*, import_id: int) -> RolloutImport | None:
     """Read the jobs folder into rollouts; None when the row is gone or another worker has it.
 
@@ -89,7 +74,9 @@ def rollout_import_execute(*, import_id: int) -> RolloutImport | None:
     evaluated rollout is never overwritten, and a trial name another folder already used
     becomes a rollout of its own, ``NAME (2)``, naming the one it repeats.
     """
-    if not _claim(import_id):
+    if not RolloutImport.claim(
+        import_id, status=RolloutImport.Status.RUNNING, done=0, total=0, error=""
+    ):
         return None
     row = RolloutImport.objects.get(pk=import_id)
     try:
@@ -286,13 +273,8 @@ def _claim_grading(candidate_id: int, rollout_ids: list[int]) -> list[int]:
     return [
         rollout_id
         for rollout_id in rollout_ids
-        if claim(
-            Rollout.objects.filter(pk=rollout_id),
-            waiting=Q(grade=G.PENDING),
-            running=Q(grade=G.GRADING),
-            started="grade_started_at",
-            heartbeat="heartbeat_at",
-            queue=DOCKER,
+        if Rollout.claim(
+            rollout_id,
             # One task's gradings share its label: only what dead processes left goes.
             on_reclaim=lambda: dead_run_containers_remove(
                 _run_id(candidate_id), include_live=False
@@ -311,8 +293,7 @@ def rollouts_pending_by_task(rollout_ids: list[int] | None = None) -> dict[int, 
     prepared once. Waiting: pending, or left grading by a worker that died (its job is gone
     with it where the broker hands a job out once, as Redis does)."""
     G = Rollout.Grade
-    silent = Q(grade=G.GRADING) & dead("grade_started_at", "heartbeat_at", DOCKER)
-    rows = Rollout.objects.filter(Q(grade=G.PENDING) | silent)
+    rows = Rollout.objects.filter(Q(grade=G.PENDING) | Rollout.stale())
     if rollout_ids is not None:
         rows = rows.filter(pk__in=rollout_ids)
     grouped: dict[int, list[int]] = defaultdict(list)

@@ -20,16 +20,17 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
-from tasks_review.core.docker import Engine, InfraError
+from groundwork.access.errors import Conflict, Invalid, NotFound, Refused, require
+from groundwork.core.docker import Engine, InfraError
+from groundwork.core.failures import said
+from groundwork.jobs.containers import dead_run_containers_remove
+from groundwork.jobs.heartbeat import Heartbeat
+from groundwork.services.audit import audit_event_record
 from tasks_review.core.trials.model import MatrixStatus
 from tasks_review.models import Candidate
-from tasks_review.services.audit import audit_event_record
-from tasks_review.services.errors import ExportRefused
 from tasks_review.services.exports import copy_task_folder
-from tasks_review.services.verification import dead_run_containers_remove
 from training.core.harbor.jobs import task_digest
 from training.core.sandbox import (
     SandboxResult,
@@ -40,15 +41,11 @@ from training.core.sandbox import (
     unavailable_images,
     verify_sandbox_task,
 )
-from trajectories.claiming import DOCKER, claim
 from trajectories.core import limits
-from trajectories.core.failures import said
-from trajectories.heartbeat import Heartbeat
 
 from ..models import Behaviour, SandboxTask
 from ..roles import EDIT_BEHAVIOUR, IMPORT_SANDBOX
 from .behaviours import behaviour_tasks_add
-from .errors import Conflict, Invalid, NotFound, TrainingError, require
 
 log = logging.getLogger(__name__)
 S = SandboxTask.Status
@@ -164,7 +161,7 @@ def _store(spec: SandboxSpec, digest: str) -> Path:
         except OSError:  # another import of the same content got there first
             if _stored(home) is None:
                 raise
-    except ExportRefused as refused:
+    except Conflict as refused:
         raise Invalid(str(refused)) from None
     except SandboxTaskInvalid as invalid:
         raise TaskFolderInvalid(spec.task_dir, invalid.problems) from None
@@ -183,27 +180,18 @@ def _stored(home: Path) -> Path | None:
 # -- the job ------------------------------------------------------------------------------------
 
 
-def _claim(task_id: int, engine: Engine | None) -> bool:
-    """Queued, or left verifying by a worker that died: this worker takes it, or returns.
-    Verifying is Docker work: the docker queue's time limit says when its worker died."""
-    return claim(
-        SandboxTask.objects.filter(id=task_id),
-        waiting=Q(status=S.QUEUED),
-        running=Q(status=S.VERIFYING),
-        heartbeat="heartbeat_at",
-        queue=DOCKER,
+def sandbox_task_verify(*, task_id: int, engine: Engine | None = None) -> SandboxTask | None:
+    """Run the trial matrix on the stored folder and record it; None when the row is gone or
+    another worker holds it. A harness error leaves the row ungraded and is raised again."""
+    claimed = SandboxTask.claim(
+        task_id,
         on_reclaim=lambda: dead_run_containers_remove(f"sandbox-{task_id}", engine=engine),
         status=S.VERIFYING,
         finished_at=None,
         reasons=[],
         evidence={},
     )
-
-
-def sandbox_task_verify(*, task_id: int, engine: Engine | None = None) -> SandboxTask | None:
-    """Run the trial matrix on the stored folder and record it; None when the row is gone or
-    another worker holds it. A harness error leaves the row ungraded and is raised again."""
-    if not _claim(task_id, engine):
+    if not claimed:
         return None
     row = SandboxTask.objects.get(pk=task_id)
     try:
@@ -240,7 +228,7 @@ def _record(row: SandboxTask, result: SandboxResult) -> SandboxTask:
             behaviour_tasks_add(
                 user=None, behaviour_id=row.behaviour_id, candidate_ids=[candidate.pk]
             )
-        except TrainingError as error:
+        except Refused as error:
             log.warning("sandbox task %s kept but not added to its behaviour: %s", row.pk, error)
     row.refresh_from_db()
     return row

@@ -26,7 +26,7 @@ from django.http.multipartparser import MultiPartParserError
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from tasks_review.services.errors import NotPermitted
+from groundwork.access.errors import Invalid, Refused, status_of
 from training.core.deploy.route import Reason, RouteAnswer
 from trajectories.core.formats.jsonl import StrictJSONError, loads_strict
 
@@ -34,8 +34,6 @@ from ..models import ApiClient
 from ..selectors.deploy import api_client_for, route_answer, route_reads
 from ..services.deploy import deployment_kill
 from ..services.deploy_usage import usage_report
-from ..services.errors import Invalid, TrainingError
-from .deploy import status_of
 
 log = logging.getLogger(__name__)
 View = Callable[..., HttpResponse]
@@ -143,7 +141,7 @@ def kill(request: HttpRequest, pk: int) -> HttpResponse:
             deployment_id=pk,
             reason=reason or f"kill switch pulled by API client {client.name}",
         )
-    except (TrainingError, NotPermitted) as error:
+    except Refused as error:
         return _refused(error)
     answer = {"deployment": str(d.pk), "state": d.state, "reason": d.reason}
     return JsonResponse(answer | ({"ignored": f"body ignored: {ignored}"} if ignored else {}))
@@ -163,7 +161,7 @@ def usage(request: HttpRequest) -> HttpResponse:
         check = usage_report(
             client=client, deployment_id=deployment, tokens=tokens, money=cost, at=at
         )
-    except (TrainingError, NotPermitted) as error:
+    except Refused as error:
         return _refused(error)
     return JsonResponse(
         {

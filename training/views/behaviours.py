@@ -11,7 +11,9 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from groundwork.access.errors import Refused, status_of
 from project.htmx import render_page, wants_fragment
+from training.views.access import can_edit, can_import, can_run, can_view, int_or_none
 from trajectories.core.limits import echo
 
 from .. import tasks
@@ -21,10 +23,8 @@ from ..selectors import behaviours as reads
 from ..selectors import evals as eval_reads
 from ..selectors import sandbox as sandbox_reads
 from ..services import behaviours as services
-from ..services.errors import TrainingError
 from ..services.evals import eval_run_create
 from ..services.sandbox import sandbox_task_import
-from .access import can_edit, can_import, can_run, can_view, int_or_none, status_of
 
 MAX_K = 100
 # Pages under /training/behaviours/ that a behaviour of the same slug would hide.
@@ -147,7 +147,7 @@ def behaviour_tasks_add(request: HttpRequest, slug: str) -> HttpResponse:
         added = services.behaviour_tasks_add(
             user=request.user, behaviour_id=behaviour.pk, candidate_ids=[int(v) for v in raw]
         )
-    except TrainingError as error:
+    except Refused as error:
         status = status_of(error)
         return _detail_refused(request, behaviour, str(error), status=status, at="tasks")
     held_out = sum(1 for task in added if task.split == "held_out")
@@ -166,7 +166,7 @@ def behaviour_check_only(request: HttpRequest, slug: str) -> HttpResponse:
     allow = request.POST.get("allow") == "1"
     try:
         services.behaviour_check_only_set(user=request.user, behaviour_id=behaviour.pk, allow=allow)
-    except TrainingError as error:
+    except Refused as error:
         return _detail_refused(request, behaviour, str(error), status=status_of(error), at="tasks")
     messages.success(
         request,
@@ -188,7 +188,7 @@ def behaviour_sandbox_import(request: HttpRequest, slug: str) -> HttpResponse:
         return _detail_refused(request, behaviour, message, status=422, at="sandbox")
     try:
         row = sandbox_task_import(user=request.user, path=path, behaviour_id=behaviour.pk)
-    except TrainingError as error:
+    except Refused as error:
         return _detail_refused(
             request, behaviour, str(error), status=status_of(error), at="sandbox"
         )
@@ -217,7 +217,7 @@ def behaviour_eval_start(request: HttpRequest, slug: str) -> HttpResponse:
             agent=request.POST.get("agent", "").strip(),
             k=int(k_raw),
         )
-    except TrainingError as error:
+    except Refused as error:
         return _detail_refused(request, behaviour, str(error), status=status_of(error), at="eval")
     tasks.eval_run_enqueue(run.pk)
     return redirect("training:eval", pk=run.pk)
@@ -265,7 +265,7 @@ def behaviour_new(request: HttpRequest) -> HttpResponse:
         return _editor(request, context, problems=problems, status=422)
     try:
         behaviour = services.behaviour_create(user=request.user, spec=text)
-    except TrainingError as error:
+    except Refused as error:
         return _editor(request, context, problems=[("$", str(error))], status=status_of(error))
     messages.success(request, f"Behaviour {behaviour.slug} created (version 1).")
     return redirect("training:behaviour", slug=behaviour.slug)
@@ -290,7 +290,7 @@ def behaviour_edit(request: HttpRequest, slug: str) -> HttpResponse:
         version = services.behaviour_version_create(
             user=request.user, behaviour_id=behaviour.pk, spec=text, note=note
         )
-    except TrainingError as error:
+    except Refused as error:
         return _editor(request, context, problems=[("$", str(error))], status=status_of(error))
     messages.success(
         request,

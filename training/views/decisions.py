@@ -16,14 +16,13 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from groundwork.access.errors import Refused, status_of
 from project.htmx import render_page, wants_fragment
 
 from ..models import Behaviour, Decision
 from ..roles import DECIDE, VIEW
 from ..selectors import decisions as reads
 from ..services.decisions import decision_record, evidence_runs
-from ..services.errors import TrainingError
-from .access import status_of
 
 logger = logging.getLogger(__name__)
 can_view = permission_required(VIEW, raise_exception=True)
@@ -99,7 +98,7 @@ def decide(request: HttpRequest, slug: str) -> HttpResponse:
     posted = {k: request.POST.get(k, "").strip() for k in FIELDS}
     try:
         decision = decision_record(user=request.user, behaviour_id=behaviour.pk, **posted)
-    except TrainingError as error:
+    except Refused as error:
         context = _context(request, behaviour, error=str(error), form=posted)
         return render_page(request, template, context, "decision", status=status_of(error))
     if not wants_fragment(request):

@@ -22,8 +22,8 @@ from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from groundwork.access.errors import Invalid, Refused, status_of
 from project.htmx import render_page, wants_fragment
-from tasks_review.services.errors import NotPermitted
 from training.core.deploy import serving, states
 from training.core.deploy.bucketing import format_percentage, parse_percentage
 from trajectories.core.limits import echo
@@ -42,8 +42,6 @@ from ..selectors import deploy as reads
 from ..services import deploy as service
 from ..services.deploy_adapters import adapter_register
 from ..services.deploy_clients import api_client_create, api_client_revoke
-from ..services.errors import Invalid, TrainingError
-from .access import status_of
 
 can_view = permission_required(VIEW, raise_exception=True)
 can_register = permission_required(REGISTER_ADAPTER, raise_exception=True)
@@ -200,7 +198,7 @@ def _act(request: HttpRequest, pk: int, action: Callable[[], str]) -> HttpRespon
     and answer with the fragment under htmx, else a redirect; a refusal with the page."""
     try:
         done = action()
-    except (TrainingError, NotPermitted) as error:
+    except Refused as error:
         # A deployment that does not exist answers 404 from _detail itself.
         return _detail(
             request, pk, status=status_of(error), error=str(error), form=request.POST.dict()
@@ -329,7 +327,7 @@ def adapter_new(request: HttpRequest) -> HttpResponse:
                 # Not a number: registered as 0, refused with the other fields' problems.
                 rank=int(rank) if rank.isdigit() else 0,
             )
-        except (TrainingError, NotPermitted) as error:
+        except Refused as error:
             problems = dict(getattr(error, "fields", {}))
             if "rank" in problems and rank and not rank.isdigit():
                 problems["rank"] = f"{echo(rank)} is not a whole number"
@@ -422,7 +420,7 @@ def adapter_propose(request: HttpRequest, pk: int) -> HttpResponse:
             money_per_day=_optional(post, "money_per_day", Decimal),
             salt=post.get("salt", ""),
         )
-    except (TrainingError, NotPermitted) as error:
+    except Refused as error:
         # An adapter that does not exist answers 404 from _adapter_page itself.
         return _adapter_page(
             request, pk, status=status_of(error), error=str(error), form=post.dict()
@@ -506,7 +504,7 @@ def api_clients(request: HttpRequest) -> HttpResponse:
             client, token = api_client_create(user=request.user, name=request.POST.get("name", ""))
             # Shown in this answer only: the token is not stored and no later page can show it.
             context = {"created": client, "token": token}
-        except (TrainingError, NotPermitted) as error:
+        except Refused as error:
             context = {"error": str(error), "name": request.POST.get("name", "")}
             status = status_of(error)
     context["clients"] = ApiClient.objects.select_related("created_by")
@@ -521,6 +519,6 @@ def api_client_revoke_view(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         client = api_client_revoke(user=request.user, client_id=pk)
         messages.success(request, f"{client.name}'s token no longer works.")
-    except TrainingError as error:
+    except Refused as error:
         messages.error(request, str(error))
     return redirect("deploy:api_clients")

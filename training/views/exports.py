@@ -9,14 +9,13 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
+from groundwork.access.errors import Refused, status_of
 from project.htmx import render_fragment, render_page, wants_fragment
 
 from ..models import Behaviour, TrainingExport
 from ..roles import EXPORT
-from ..services.errors import TrainingError
 from ..services.exports import training_export_create
 from ..tasks import training_export_enqueue
-from .access import status_of
 
 can_export = permission_required(EXPORT, raise_exception=True)
 PAGE_SIZE = 30
@@ -53,7 +52,7 @@ def export_list(request: HttpRequest) -> HttpResponse:
         export = training_export_create(
             user=request.user, behaviour_id=behaviour.pk, kind=posted["kind"]
         )
-    except TrainingError as error:
+    except Refused as error:
         return _list(request, error=str(error), form=posted, status=status_of(error))
     training_export_enqueue(export.pk)
     return redirect("loop:export", export.pk)

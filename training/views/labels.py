@@ -20,17 +20,18 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
+from groundwork.access.errors import Refused, status_of
+from groundwork.selectors.holds import held_note, hold_beat_seconds, is_held_by, is_held_by_other
+from groundwork.services import holds
 from project.htmx import render_fragment, render_page, wants_fragment
-from tasks_review.selectors.reviewable import held_by, held_by_other, held_note, hold_beat_seconds
+from training.services.labels import PAIRS
 
 from ..models import Behaviour, BehaviourTask, PairLabel, PreferencePair
 from ..roles import EXPORT, LABEL
 from ..selectors import labels as reads
 from ..selectors.pairs import pair_view
 from ..services import labels
-from ..services.errors import TrainingError
 from ..services.pairs import pairs_build
-from .access import status_of
 
 can_label = permission_required(LABEL, raise_exception=True)
 TEMPLATE = "training/labels/pair.html"
@@ -94,11 +95,9 @@ def build(request: HttpRequest, slug: str) -> HttpResponse:
 @can_label
 @require_POST
 def next_pair(request: HttpRequest) -> HttpResponse:
-    """Reserve the next pair left for this labeller and open it."""
+    """Hold the next pair left for this labeller and open it."""
     behaviour = _scope(request)
-    pair = labels.pair_reserve_next(
-        user=request.user, behaviour_id=behaviour.pk if behaviour else None
-    )
+    pair = holds.hold_next(PAIRS, user=request.user, scope=behaviour.pk if behaviour else None)
     if pair is None:
         return redirect(_with_scope(reverse("loop:labels"), behaviour, done="1"))
     return redirect(_with_scope(reverse("loop:pair", args=[pair.pk]), behaviour))
@@ -106,7 +105,7 @@ def next_pair(request: HttpRequest) -> HttpResponse:
 
 def _pair(pk: int) -> PreferencePair:
     return get_object_or_404(
-        PreferencePair.objects.select_related("behaviour", "task__candidate", "reserved_by"), pk=pk
+        PreferencePair.objects.select_related("behaviour", "task__candidate", "held_by"), pk=pk
     )
 
 
@@ -125,7 +124,7 @@ def _context(
     return {
         **hold,
         # Post the hold on load for a pair this labeller could take: free, or theirs to renew.
-        "reserve": workable and not hold["held_by_other"],
+        "take": workable and not hold["held_by_other"],
         "view": pair_view(pair, user),
         "labels": seen,
         "can_label": workable and not hold["held_by_other"],
@@ -147,10 +146,10 @@ def _hold_context(
     (a beat while in use) and gives it back on leaving."""
     return {
         "pair": pair,
-        "held_by_me": held_by(pair, request.user, now),
-        "held_by_other": held_by_other(pair, request.user, now),
-        "reserve": False,
-        "reserve_url": _with_scope(reverse("loop:reserve", args=[pair.pk]), behaviour),
+        "held_by_me": is_held_by(pair, request.user, now),
+        "held_by_other": is_held_by_other(pair, request.user, now),
+        "take": False,
+        "hold_url": _with_scope(reverse("loop:hold", args=[pair.pk]), behaviour),
         "beat": hold_beat_seconds(),
         "leave_url": reverse("loop:release", args=[pair.pk]),
     }
@@ -159,20 +158,20 @@ def _hold_context(
 @can_label
 @require_GET
 def pair_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    """The pair side by side; it writes nothing (the page posts `reserve` once it is up)."""
+    """The pair side by side; it writes nothing (the page posts `hold` once it is up)."""
     context = _context(request, _pair(pk), _scope(request))
     return render_page(request, TEMPLATE, context, "pair")
 
 
 @can_label
 @require_POST
-def reserve(request: HttpRequest, pk: int) -> HttpResponse:
+def hold(request: HttpRequest, pk: int) -> HttpResponse:
     """Hold the pair, or renew one's hold: the hold banner under htmx, the pair without."""
     behaviour = _scope(request)
     pair = _pair(pk)
     try:  # a pair one could label is held; anything else (labelled, held by another) is shown
-        labels.pair_reserve(user=request.user, pair_id=pair.pk)
-    except TrainingError:
+        holds.hold(PAIRS, user=request.user, row_id=pair.pk)
+    except Refused:
         pass
     if not wants_fragment(request):
         return redirect(_with_scope(reverse("loop:pair", args=[pk]), behaviour))
@@ -201,8 +200,8 @@ def _next(request: HttpRequest, after: int, notice: str) -> HttpResponse:
     """The next pair in place of the one just labelled or skipped: a swap of the pair (and its
     URL) under htmx, a redirect without it."""
     behaviour = _scope(request)
-    following = labels.pair_reserve_next(
-        user=request.user, behaviour_id=behaviour.pk if behaviour else None, after=after
+    following = holds.hold_next(
+        PAIRS, user=request.user, scope=behaviour.pk if behaviour else None, after=after
     )
     if following is None:
         empty = _with_scope(reverse("loop:labels"), behaviour)
@@ -233,7 +232,7 @@ def label(request: HttpRequest, pk: int) -> HttpResponse:
             left=left,
             tag=request.POST.get("tag", ""),
         )
-    except TrainingError as error:
+    except Refused as error:
         context = _context(request, _pair(pk), _scope(request), error=str(error))
         return render_page(request, TEMPLATE, context, "pair", status=status_of(error))
     return _next(request, pk, f"Pair #{pk} labelled.")
@@ -245,8 +244,8 @@ def release(request: HttpRequest, pk: int) -> HttpResponse:
     """The beacon the page sends as its tab closes or navigates away: the hold goes back at
     once instead of when it runs out. Nothing reads the answer."""
     try:
-        labels.pair_release(user=request.user, pair_id=pk, left=True)
-    except TrainingError as error:
+        holds.release(PAIRS, user=request.user, row_id=pk, left=True)
+    except Refused as error:
         return HttpResponse(status=status_of(error))
     return HttpResponse(status=204)
 
@@ -255,6 +254,6 @@ def release(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def skip(request: HttpRequest, pk: int) -> HttpResponse:
     pair = _pair(pk)
-    if held_by(pair, request.user, timezone.now()):
-        labels.pair_release(user=request.user, pair_id=pk)
+    if is_held_by(pair, request.user, timezone.now()):
+        holds.release(PAIRS, user=request.user, row_id=pk)
     return _next(request, pk, f"Pair #{pk} skipped.")

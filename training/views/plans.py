@@ -14,14 +14,13 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_http_methods
 from markdown_it import MarkdownIt
 
+from groundwork.access.errors import Refused, status_of
 from project.htmx import render_page
 from training.core.plans import DTYPES, PlanError, render_markdown, render_trl_config
 
 from ..models import TrainingExport, TrainingPlan
 from ..roles import PLAN
-from ..services.errors import TrainingError
 from ..services.plans import PlanInvalid, plan_of, training_plan_create
-from .access import status_of
 
 can_plan = permission_required(PLAN, raise_exception=True)
 PAGE_SIZE = 30
@@ -106,7 +105,7 @@ def plan_new(request: HttpRequest) -> HttpResponse:
             plan = training_plan_create(user=request.user, **form.service_fields())
         except PlanInvalid as refused:
             problems = list(refused.problems)
-        except TrainingError as error:
+        except Refused as error:
             problems, status = [str(error)], status_of(error)
         else:
             return redirect("loop:plan", plan.pk)

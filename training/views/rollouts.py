@@ -11,14 +11,14 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_POST
 
+from groundwork.access.errors import Refused, status_of
 from project.htmx import render_fragment, render_page, wants_fragment
+from training.views.access import can_run, can_view
 
 from .. import tasks
 from ..models import Rollout, RolloutImport
 from ..selectors import rollouts as reads
-from ..services.errors import TrainingError
 from ..services.rollouts import rollout_import_create, rollout_regrade_again
-from .access import can_run, can_view, status_of
 
 PAGE_SIZE = 50
 FINISHED_IMPORTS = (RolloutImport.Status.DONE, RolloutImport.Status.FAILED)
@@ -60,7 +60,7 @@ def rollout_import(request: HttpRequest) -> HttpResponse:
         return _import_refused(request, path, message, status=422)
     try:
         row = rollout_import_create(user=request.user, path=path)
-    except TrainingError as error:
+    except Refused as error:
         return _import_refused(request, path, str(error), status=status_of(error))
     tasks.rollout_import_enqueue(row.pk)
     messages.success(request, f"Import {row.pk} queued: reading {row.path}.")
@@ -94,7 +94,7 @@ def rollout_regrade(request: HttpRequest, pk: int) -> HttpResponse:
     rollout = get_object_or_404(Rollout, pk=pk)
     try:
         rollout_regrade_again(user=request.user, rollout_id=rollout.pk)
-    except TrainingError as error:
+    except Refused as error:
         messages.error(request, str(error))
         return redirect("training:rollouts")
     tasks.regrade_enqueue([rollout.pk])

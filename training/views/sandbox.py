@@ -9,11 +9,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
+from groundwork.access.errors import NotFound, Refused
 from project.htmx import render_fragment, render_page, wants_fragment
 
 from .. import tasks
 from ..selectors import sandbox as reads
-from ..services.errors import NotFound, TrainingError
 from ..services.sandbox import sandbox_task_retry as retry
 from .access import can_import, can_view
 
@@ -45,7 +45,7 @@ def sandbox_task_retry(request: HttpRequest, pk: int) -> HttpResponse:
         row = retry(user=request.user, task_id=pk)
     except NotFound:
         raise Http404("No such sandbox task.") from None
-    except TrainingError as error:
+    except Refused as error:
         messages.error(request, str(error))
         return redirect("training:sandbox_task", pk=pk)
     tasks.sandbox_task_enqueue(row.pk)

@@ -3,4 +3,6 @@
 
 from django.contrib.auth.decorators import permission_required
 
-can_review = permission_required("trajectories.review_trajectory", raise_exception=True)
+from ..roles import REVIEW_TRAJECTORY
+
+can_review = permission_required(REVIEW_TRAJECTORY, raise_exception=True)

@@ -20,8 +20,8 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from groundwork.core.failures import said
 from trajectories.core.blobs import BlobStore
-from trajectories.core.failures import said
 from trajectories.core.replay import ReplayResult, StateIndex
 
 from ..mining.candidate import RepairCandidate

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..llm import Answer, LlmFailure, Question
+from groundwork.core.llm import Answer, LlmFailure, Question
+
 from ..mining.drops import Drop, DropReason
 
 STAGE = "mine"

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from groundwork.core.llm import Question
 from trajectories.core.blobs import BlobStore
 from trajectories.core.replay import (
     ChangeKind,
@@ -41,7 +42,6 @@ from trajectories.core.replay import (
 )
 
 from ..instruction import rewrite_root, trim_text
-from ..llm import Question
 from ..mining.candidate import RepairCandidate
 from ..mining.drops import Drop, DropReason
 from ..mining.files import is_project_source

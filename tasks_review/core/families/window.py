@@ -31,11 +31,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from groundwork.core.llm import Question
 from trajectories.core.blobs import BlobStore
 from trajectories.core.replay import ReplayResult, ShellCommand, StateIndex
 
 from ..instruction import leaks, rewrite_root
-from ..llm import Question
 from ..mining.candidate import RepairCandidate
 from ..mining.drops import Drop, DropReason
 from ..mining.files import is_test_config, is_test_file

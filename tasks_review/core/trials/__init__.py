@@ -1,6 +1,6 @@
 """The trial layer: a Harbor task folder proven (or not) sound in Docker. No Django here.
 
-    from tasks_review.core.docker import Engine
+    from groundwork.core.docker import Engine
     from tasks_review.core.trials import prepare, check_in_image, run_matrix
 
     engine = Engine.from_env()

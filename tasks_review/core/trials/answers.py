@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..docker import FileEntry
+from groundwork.core.docker import FileEntry
+
 from .kit import answers
 from .kit.judging import Verdict
 

@@ -15,7 +15,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from ..docker import Engine, InfraError
+from groundwork.core.docker import Engine, InfraError
+
 from .assertions import CheckSize, check_size
 from .image import PreparedTask
 from .kit import probing

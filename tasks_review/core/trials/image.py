@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..docker import BuiltImage, Engine, InfraError, Limits
+from groundwork.core.docker import BuiltImage, Engine, InfraError, Limits
+
 from .deps import (
     Dependency,
     OfflineSources,

@@ -26,10 +26,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from trajectories.core.failures import said
+from groundwork.core.docker import Engine, InfraError
+from groundwork.core.docker import labels as lbl
+from groundwork.core.failures import said
 
-from ..docker import Engine, InfraError
-from ..docker import labels as lbl
 from ..pool import run_each
 from .baseline import Baseline, check_in_image
 from .controls import Control, catalogue_for

@@ -33,8 +33,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..docker import ArchiveTooLarge, Engine, ExecResult, FileEntry, InfraError
-from ..docker.sandbox import Sandbox
+from groundwork.core.docker import ArchiveTooLarge, Engine, ExecResult, FileEntry, InfraError
+from groundwork.core.docker.sandbox import Sandbox
+
 from .image import PreparedTask
 from .kit import probe_values, probing
 from .kit.probing import PROBE_UID, RUNNER, request

@@ -14,7 +14,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..docker import ExecResult, FileEntry
+from groundwork.core.docker import ExecResult, FileEntry
+
 from .kit.judging import (
     ERROR,
     FAILED,

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..docker import FileEntry
+from groundwork.core.docker import FileEntry
+
 from ..mining.files import is_project_source
 from .probeset import ProbeSet
 

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ..docker import Engine, InfraError
-from ..docker.engine import Sandbox
+from groundwork.core.docker import Engine, InfraError
+from groundwork.core.docker.engine import Sandbox
+
 from .baseline import ORACLE_REWARD, Baseline
 from .controls import NPM_SCRIPT, Control, ControlContext, family_sources, source_files
 from .image import PreparedTask

@@ -33,8 +33,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..docker import ArchiveTooLarge, Engine, ExecResult, Extracted, FileEntry, InfraError, Limits
-from ..docker.engine import AGENT_UID, Sandbox
+from groundwork.core.docker import (
+    ArchiveTooLarge,
+    Engine,
+    ExecResult,
+    Extracted,
+    FileEntry,
+    InfraError,
+    Limits,
+)
+from groundwork.core.docker.engine import AGENT_UID, Sandbox
+
 from ..mining.files import is_project_source
 from .answers import is_answer_task, judge_answer
 from .model import trim

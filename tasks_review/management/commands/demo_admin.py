@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 
-from tasks_review.roles import ADMIN
+from groundwork.access.roles import ADMIN
 
 
 class Command(BaseCommand):

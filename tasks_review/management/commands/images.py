@@ -6,11 +6,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from tasks_review.core.docker import Engine, ImageInfo, InfraError, bootstrap
-from tasks_review.core.docker import labels as lbl
-from tasks_review.core.docker.base import VARIANTS
-from tasks_review.core.docker.engine import BUILD_REPOSITORY
-from tasks_review.core.docker.transfer import CarriedImage, export_images, load_images
+from groundwork.core.docker import Engine, ImageInfo, InfraError, bootstrap
+from groundwork.core.docker import labels as lbl
+from groundwork.core.docker.engine import BUILD_REPOSITORY
+from groundwork.core.docker.transfer import CarriedImage, export_images, load_images
+from tasks_review.core.images import VARIANTS
 from tasks_review.services.images import base_image_spec
 
 

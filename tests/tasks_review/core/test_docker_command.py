@@ -10,7 +10,7 @@ import tarfile
 import pytest
 from django.core.management import CommandError, call_command
 
-from tasks_review.core.docker import Engine, InfraError
+from groundwork.core.docker import Engine, InfraError
 
 
 def run(*args: str) -> str:

@@ -46,7 +46,7 @@ def test_only_a_disputed_candidate_is_settled(people):
 def test_the_next_dispute_is_one_the_user_may_settle_and_nobody_else_holds(people):
     mine = disputed_between(people.bob, people.dave)  # bob reviewed it: not his to settle
     held = disputed_between(people.alice, people.dave)
-    held.reserved_by, held.reserved_until = people.carol, timezone.now() + timedelta(minutes=5)
+    held.held_by, held.held_until = people.carol, timezone.now() + timedelta(minutes=5)
     held.save()
     free = disputed_between(people.alice, people.dave)
     make_candidate()  # pending, not disputed

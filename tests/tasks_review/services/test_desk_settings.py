@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_review.models import AuditEvent, Candidate, DeskSetting
+from groundwork.access.errors import Invalid, NotPermitted
+from groundwork.models import AuditEvent
+from tasks_review.models import Candidate, DeskSetting
 from tasks_review.selectors import desk_settings, reviewable
-from tasks_review.services import errors, reviews
+from tasks_review.services import reviews
 from tasks_review.services.desk_settings import desk_setting_change, reviews_per_candidate_set
 from tests.tasks_review.factories import audit_events as events
 from tests.tasks_review.factories import make_candidate
@@ -57,18 +59,18 @@ def test_lowering_it_settles_the_candidates_that_have_enough_reviews(people, set
 
 
 def test_only_an_admin_changes_a_setting(people):
-    with pytest.raises(errors.NotPermitted, match="bob may not change the desk's settings"):
+    with pytest.raises(NotPermitted, match="bob may not change the desk's settings"):
         reviews_per_candidate_set(user=people.bob, value=2)
     assert not DeskSetting.objects.exists()
 
 
 @pytest.mark.parametrize("value", [0, -1, 11, "two", "", None])
 def test_a_value_out_of_range_is_refused_in_words(people, value):
-    with pytest.raises(errors.InvalidSetting, match="a whole number from 1 to 10"):
+    with pytest.raises(Invalid, match="a whole number from 1 to 10"):
         desk_setting_change(user=people.dave, key=REVIEWS, value=value)
     assert not AuditEvent.objects.exists()
 
 
 def test_an_unknown_setting_is_refused(people):
-    with pytest.raises(errors.InvalidSetting, match="no setting"):
+    with pytest.raises(Invalid, match="no setting"):
         desk_setting_change(user=people.dave, key="DEBUG", value=1)

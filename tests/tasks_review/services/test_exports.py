@@ -7,11 +7,15 @@ import json
 import os
 import re
 import stat
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
-from tasks_review.models import AuditEvent, DatasetExport
-from tasks_review.services import errors, exports
+from groundwork.access.errors import Conflict, NotPermitted
+from groundwork.models import AuditEvent
+from tasks_review.models import DatasetExport
+from tasks_review.services import exports
 from tests.tasks_review.factories import make_task_dir
 
 pytestmark = pytest.mark.django_db
@@ -95,10 +99,10 @@ def test_a_symlink_in_a_task_folder_fails_the_export_and_leaves_nothing(people, 
 def test_a_symlinked_task_folder_or_directory_is_refused(tmp_path):
     src = make_task_dir(tmp_path, "real")
     os.symlink(src, tmp_path / "link")
-    with pytest.raises(errors.ExportRefused, match="not a task folder"):
+    with pytest.raises(Conflict, match="not a task folder"):
         exports.copy_task_folder(tmp_path / "link", tmp_path / "copy1")
     os.symlink(src / "tests", src / "more-tests")
-    with pytest.raises(errors.ExportRefused, match="symlink"):
+    with pytest.raises(Conflict, match="symlink"):
         exports.copy_task_folder(src, tmp_path / "copy2")
 
 
@@ -115,10 +119,10 @@ def test_the_default_destination_is_a_timestamped_folder_under_var_exports(
 def test_a_used_destination_is_refused(people, tmp_path):
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("x")
-    with pytest.raises(errors.ExportRefused, match="already used"):
+    with pytest.raises(Conflict, match="already used"):
         exports.dataset_export_create(user=people.bob, destination=tmp_path / "full")
     exports.dataset_export_create(user=people.bob, destination=tmp_path / "new")
-    with pytest.raises(errors.ExportRefused, match="already used"):
+    with pytest.raises(Conflict, match="already used"):
         exports.dataset_export_create(user=people.bob, destination=tmp_path / "new")
 
 
@@ -131,9 +135,32 @@ def test_an_export_runs_once_however_often_the_job_is_delivered(people, tmp_path
     assert exports.dataset_export_execute(export_id=999_999) is None
 
 
+def test_an_export_whose_worker_died_is_taken_over_and_written(people, tmp_path, accepted):
+    export = exports.dataset_export_create(user=people.bob, destination=tmp_path / "d")
+    long_ago = timezone.now() - timedelta(hours=1)
+    # Claimed by a worker that stopped beating an hour ago: its job will never finish it.
+    DatasetExport.objects.filter(pk=export.pk).update(
+        status=DatasetExport.Status.RUNNING, started_at=long_ago, heartbeat_at=long_ago
+    )
+    done = exports.dataset_export_execute(export_id=export.pk)
+    assert done.status == DatasetExport.Status.DONE and done.task_count == 2
+    assert done.started_at > long_ago and done.heartbeat_at > long_ago
+
+
+def test_an_export_a_live_worker_is_writing_is_left_to_it(people, tmp_path, accepted):
+    export = exports.dataset_export_create(user=people.bob, destination=tmp_path / "d")
+    DatasetExport.objects.filter(pk=export.pk).update(
+        status=DatasetExport.Status.RUNNING,
+        started_at=timezone.now(),
+        heartbeat_at=timezone.now(),
+    )
+    assert exports.dataset_export_execute(export_id=export.pk).status == "running"
+    assert not (tmp_path / "d").exists()
+
+
 @pytest.mark.parametrize("who", ["alice", "carol", "eve"])
 def test_only_reviewers_and_admins_export(people, who, tmp_path):
-    with pytest.raises(errors.NotPermitted):
+    with pytest.raises(NotPermitted):
         exports.dataset_export_create(user=getattr(people, who), destination=tmp_path / "x")
     assert not DatasetExport.objects.exists()
 

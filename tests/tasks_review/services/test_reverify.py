@@ -138,7 +138,7 @@ def test_the_reverify_command_needs_a_run_or_all_stale():
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_sample_kept_by_the_previous_verifier_is_verified_again_in_docker(tmp_path):
-    from tasks_review.core.docker import Engine, InfraError
+    from groundwork.core.docker import Engine, InfraError
     from tests.conftest import SAMPLES
 
     try:

@@ -6,9 +6,13 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
-from tasks_review.models import AuditEvent, Candidate, Review
+from groundwork.access.errors import Conflict, Held, Invalid, NotPermitted
+from groundwork.models import AuditEvent
+from groundwork.services import holds
+from tasks_review.models import Candidate, Review
 from tasks_review.selectors import desk
-from tasks_review.services import errors, reservations, reviews
+from tasks_review.services import reviews
+from tasks_review.services.candidate_holds import CANDIDATES
 from tests.tasks_review.factories import audit_events as events
 from tests.tasks_review.factories import make_candidate
 
@@ -20,7 +24,7 @@ pytestmark = pytest.mark.django_db
 
 def test_a_decision_is_recorded_releases_the_hold_and_is_audited(people):
     c = make_candidate()
-    reservations.candidate_reserve(user=people.alice, candidate_id=c.pk)
+    holds.hold(CANDIDATES, user=people.alice, row_id=c.pk)
     review = reviews.review_submit(
         user=people.alice,
         candidate_id=c.pk,
@@ -35,7 +39,7 @@ def test_a_decision_is_recorded_releases_the_hold_and_is_audited(people):
     )
     c.refresh_from_db()
     assert c.review_status == Candidate.ReviewStatus.REJECTED  # one review is enough by default
-    assert c.reserved_by is None and c.reserved_until is None
+    assert c.held_by is None and c.held_until is None
     [event] = events("review.submit", c)
     assert event.actor == people.alice
     assert event.before["review_status"] == "pending" and event.before["reserved_by"] == "alice"
@@ -76,7 +80,7 @@ def test_accept_without_a_reason_means_good_task(people):
 )
 def test_a_decision_that_does_not_make_sense_is_refused(people, decision, reason, comment, message):
     c = make_candidate()
-    with pytest.raises(errors.InvalidDecision, match=message):
+    with pytest.raises(Invalid, match=message):
         reviews.review_submit(
             user=people.alice, candidate_id=c.pk, decision=decision, reason=reason, comment=comment
         )
@@ -93,8 +97,8 @@ def test_other_with_a_comment_is_fine(people):
 
 def test_deciding_a_candidate_another_reviewer_holds_is_refused(people):
     c = make_candidate()
-    reservations.candidate_reserve(user=people.bob, candidate_id=c.pk)
-    with pytest.raises(errors.Reserved):
+    holds.hold(CANDIDATES, user=people.bob, row_id=c.pk)
+    with pytest.raises(Held):
         reviews.review_submit(user=people.alice, candidate_id=c.pk, decision="accept")
     assert not Review.objects.exists()
 
@@ -102,20 +106,20 @@ def test_deciding_a_candidate_another_reviewer_holds_is_refused(people):
 def test_a_reviewer_reviews_a_candidate_once(people, two_reviews):
     c = make_candidate()
     reviews.review_submit(user=people.alice, candidate_id=c.pk, decision="accept")
-    with pytest.raises(errors.AlreadyReviewed):
+    with pytest.raises(Conflict):
         reviews.review_submit(user=people.alice, candidate_id=c.pk, decision="accept")
 
 
 def test_a_decided_candidate_takes_no_more_reviews(people):
     c = make_candidate()
     reviews.review_submit(user=people.alice, candidate_id=c.pk, decision="accept")
-    with pytest.raises(errors.NotReviewable, match="already decided"):
+    with pytest.raises(Conflict, match="already decided"):
         reviews.review_submit(user=people.bob, candidate_id=c.pk, decision="accept")
 
 
 def test_a_candidate_not_kept_or_written_takes_no_review(people):
     c = make_candidate(status=Candidate.Status.DROPPED)
-    with pytest.raises(errors.NotReviewable):
+    with pytest.raises(Conflict):
         reviews.review_submit(user=people.alice, candidate_id=c.pk, decision="accept")
 
 
@@ -196,31 +200,31 @@ def test_an_adjudication_settles_a_dispute_wins_and_is_audited_as_an_override(pe
 
 
 def test_an_annotator_cannot_adjudicate(people, disputed):
-    with pytest.raises(errors.NotPermitted):
+    with pytest.raises(NotPermitted):
         reviews.review_adjudicate(user=people.alice, candidate_id=disputed.pk, decision="accept")
 
 
 def test_a_disputing_reviewer_cannot_settle_their_own_dispute(people, disputed):
-    with pytest.raises(errors.NotReviewable, match="another reviewer"):
+    with pytest.raises(Conflict, match="another reviewer"):
         reviews.review_adjudicate(user=people.dave, candidate_id=disputed.pk, decision="accept")
 
 
 def test_only_a_disputed_candidate_is_adjudicated(people):
     c = make_candidate()
-    with pytest.raises(errors.NotReviewable, match="not disputed"):
+    with pytest.raises(Conflict, match="not disputed"):
         reviews.review_adjudicate(user=people.bob, candidate_id=c.pk, decision="accept")
 
 
 def test_a_disputed_candidate_takes_no_further_review(people, disputed):
-    with pytest.raises(errors.NotReviewable):
+    with pytest.raises(Conflict):
         reviews.review_submit(user=people.bob, candidate_id=disputed.pk, decision="accept")
 
 
-def test_an_adjudicator_reserves_a_dispute_so_two_do_not_settle_it(people, disputed):
-    reservations.candidate_reserve(user=people.bob, candidate_id=disputed.pk)
+def test_an_adjudicator_holds_a_dispute_so_two_do_not_settle_it(people, disputed):
+    holds.hold(CANDIDATES, user=people.bob, row_id=disputed.pk)
     other = User.objects.create_user("frank")
     other.groups.add(people.bob.groups.get())
-    with pytest.raises(errors.Reserved):
+    with pytest.raises(Held):
         reviews.review_adjudicate(user=other, candidate_id=disputed.pk, decision="accept")
 
 
@@ -228,16 +232,16 @@ def test_an_adjudicator_reserves_a_dispute_so_two_do_not_settle_it(people, dispu
 
 
 @pytest.mark.parametrize("who", ["carol", "eve"])
-def test_people_without_the_review_role_cannot_reserve_or_decide(people, who):
+def test_people_without_the_review_role_cannot_hold_or_decide(people, who):
     user = getattr(people, who)
     c = make_candidate()
-    with pytest.raises(errors.NotPermitted):
-        reservations.candidate_reserve(user=user, candidate_id=c.pk)
-    with pytest.raises(errors.NotPermitted):
-        reservations.candidate_reserve_next(user=user)
-    with pytest.raises(errors.NotPermitted):
+    with pytest.raises(NotPermitted):
+        holds.hold(CANDIDATES, user=user, row_id=c.pk)
+    with pytest.raises(NotPermitted):
+        holds.hold_next(CANDIDATES, user=user)
+    with pytest.raises(NotPermitted):
         reviews.review_submit(user=user, candidate_id=c.pk, decision="accept")
-    with pytest.raises(errors.NotPermitted):
+    with pytest.raises(NotPermitted):
         reviews.review_adjudicate(user=user, candidate_id=c.pk, decision="accept")
     # The refused decisions are on the record (a refused reservation changes nothing to audit).
     assert sorted(AuditEvent.objects.values_list("verb", "actor")) == [
@@ -248,7 +252,7 @@ def test_people_without_the_review_role_cannot_reserve_or_decide(people, who):
 
 def test_a_200_kb_comment_is_refused_in_words_and_nothing_is_stored(people):
     c = make_candidate()
-    with pytest.raises(errors.InvalidDecision, match="comment is 204,800 characters long"):
+    with pytest.raises(Invalid, match="comment is 204,800 characters long"):
         reviews.review_submit(
             user=people.alice,
             candidate_id=c.pk,
@@ -261,6 +265,6 @@ def test_a_200_kb_comment_is_refused_in_words_and_nothing_is_stored(people):
 
 def test_an_unknown_decision_is_quoted_short_however_long_it_is(people):
     c = make_candidate()
-    with pytest.raises(errors.InvalidDecision) as refused:
+    with pytest.raises(Invalid) as refused:
         reviews.review_submit(user=people.alice, candidate_id=c.pk, decision="d" * 204_800)
     assert len(str(refused.value)) < 200 and "(204,800 characters)" in str(refused.value)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_review.models import AuditEvent, Candidate, PipelineRun
-from tasks_review.services.errors import NotPermitted
+from groundwork.access.errors import Conflict, NotPermitted
+from groundwork.models import AuditEvent
+from tasks_review.models import Candidate, PipelineRun
 from tasks_review.services.run_control import (
-    IllegalTransition,
     pipeline_run_cancel,
     pipeline_run_rerun,
     pipeline_run_retry_ungraded,
@@ -43,7 +43,7 @@ def test_a_cancel_is_audited_with_the_state_before_and_after(people):
     )
     assert event.before == {"status": "queued", "cancel_requested": False}
     assert event.after == {"status": "cancelled", "cancel_requested": True}
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(Conflict):
         pipeline_run_cancel(run_id=run.id, user=people.bob)
     assert AuditEvent.objects.filter(verb="pipeline_run.cancel").count() == 1
 

@@ -9,8 +9,11 @@ import re
 import pytest
 from django.utils import timezone
 
-from tasks_review.models import AuditEvent, Candidate, Review, TrialRun
-from tasks_review.services import reservations, reviews
+from groundwork.models import AuditEvent
+from groundwork.services import holds
+from tasks_review.models import Candidate, Review, TrialRun
+from tasks_review.services import reviews
+from tasks_review.services.candidate_holds import CANDIDATES
 from tests.tasks_review.factories import START, make_candidate, make_review
 from tests.trajectories.planted import CONFIG_FILE, ENV_FILE, OPENAI_KEY, USER_TEXT, leaked
 
@@ -126,46 +129,54 @@ def test_opening_a_candidate_writes_nothing_and_the_page_posts_the_hold(people, 
     client.force_login(people.alice)
     for headers in ({}, HX):
         html = client.get(f"/review/candidates/{c.pk}/", headers=headers).content.decode()
-        assert f'hx-post="/review/candidates/{c.pk}/reserve/" hx-trigger="load"' in html
+        assert f'hx-post="/review/candidates/{c.pk}/hold/" hx-trigger="load"' in html
         assert 'id="decision-form"' in html
     c.refresh_from_db()
-    assert c.reserved_by is None  # a prefetch or a link preview takes nothing
+    assert c.held_by is None  # a prefetch or a link preview takes nothing
     assert not AuditEvent.objects.exists()
 
 
-def test_the_reserve_post_holds_the_candidate_and_answers_its_banner(people, client):
+def test_the_hold_post_holds_the_candidate_and_answers_its_banner(people, client):
     c = make_candidate()
     client.force_login(people.alice)
-    response = client.post(f"/review/candidates/{c.pk}/reserve/?language=python", headers=HX)
+    response = client.post(f"/review/candidates/{c.pk}/hold/?language=python", headers=HX)
     c.refresh_from_db()
-    assert c.reserved_by == people.alice
+    assert c.held_by == people.alice
     html = response.content.decode()
     assert html.strip().startswith(f'<div id="hold-{c.pk}" class="hold"')
     assert 'hx-trigger="load"' not in html  # no second take; the heartbeat renews it instead
-    assert "Reserved for you until" in html and "<html" not in html
+    assert "Held for you until" in html and "<html" not in html
     assert f'action="/review/candidates/{c.pk}/release/?language=python"' in html
     assert AuditEvent.objects.filter(verb="candidate.reserve", target_id=str(c.pk)).count() == 1
-    client.post(f"/review/candidates/{c.pk}/reserve/", headers=HX)  # the page opened again
+    client.post(f"/review/candidates/{c.pk}/hold/", headers=HX)  # the page opened again
     assert AuditEvent.objects.filter(verb="candidate.reserve").count() == 1  # a renewal is not news
-    plain = client.post(f"/review/candidates/{c.pk}/reserve/?language=python")
+    plain = client.post(f"/review/candidates/{c.pk}/hold/?language=python")
     assert plain.status_code == 302
     assert plain["Location"] == f"/review/candidates/{c.pk}/?language=python"
     held = client.get(f"/review/candidates/{c.pk}/").content.decode()
-    assert "Reserved for you until" in held
+    assert "Held for you until" in held
 
 
-def test_a_second_reviewers_reserve_post_sees_the_hold(people, client):
+def test_the_holds_first_address_still_holds_for_a_page_open_from_before(people, client):
     c = make_candidate()
-    reservations.candidate_reserve(user=people.alice, candidate_id=c.pk)
+    client.force_login(people.alice)
+    response = client.post(f"/review/candidates/{c.pk}/reserve/", headers=HX)
+    c.refresh_from_db()
+    assert response.status_code == 200 and c.held_by == people.alice
+
+
+def test_a_second_reviewers_hold_post_sees_the_hold(people, client):
+    c = make_candidate()
+    holds.hold(CANDIDATES, user=people.alice, row_id=c.pk)
     client.force_login(people.bob)
     html = client.get(f"/review/candidates/{c.pk}/").content.decode()
-    assert "Reserved by <strong>alice</strong>" in html
+    assert "Held by <strong>alice</strong>" in html
     assert 'id="decision-form"' not in html and 'hx-trigger="load"' not in html
-    response = client.post(f"/review/candidates/{c.pk}/reserve/", headers=HX)
+    response = client.post(f"/review/candidates/{c.pk}/hold/", headers=HX)
     assert response.status_code == 200
-    assert "Reserved by <strong>alice</strong>" in response.content.decode()
+    assert "Held by <strong>alice</strong>" in response.content.decode()
     c.refresh_from_db()
-    assert c.reserved_by == people.alice  # bob's post took nothing
+    assert c.held_by == people.alice  # bob's post took nothing
     assert AuditEvent.objects.filter(actor=people.bob).count() == 0
 
 
@@ -174,14 +185,14 @@ def test_the_held_banner_renews_the_hold_on_a_heartbeat_and_gives_it_back_on_lea
 ):
     c = make_candidate()
     client.force_login(people.alice)
-    html = client.post(f"/review/candidates/{c.pk}/reserve/", headers=HX).content.decode()
-    assert f'hx-post="/review/candidates/{c.pk}/reserve/"' in html
+    html = client.post(f"/review/candidates/{c.pk}/hold/", headers=HX).content.decode()
+    assert f'hx-post="/review/candidates/{c.pk}/hold/"' in html
     assert 'hx-trigger="hold-beat"' in html and 'data-hold-beat="30"' in html
     release = f"/review/candidates/{c.pk}/release/?left=1"
     assert f'data-hold-release="{release}"' in html
     client.post(release)  # what the page's beacon posts as the tab closes
     c.refresh_from_db()
-    assert c.reserved_by is None
+    assert c.held_by is None
     [event] = AuditEvent.objects.filter(verb="candidate.release")
     assert event.after["why"] == "left the page"
 
@@ -189,16 +200,16 @@ def test_the_held_banner_renews_the_hold_on_a_heartbeat_and_gives_it_back_on_lea
 def test_a_renewal_that_finds_the_hold_lapsed_and_taken_shows_the_new_holder(people, client):
     c = make_candidate()
     client.force_login(people.alice)
-    client.post(f"/review/candidates/{c.pk}/reserve/", headers=HX)
-    Candidate.objects.filter(pk=c.pk).update(reserved_until=timezone.now())  # the tab slept
-    reservations.candidate_reserve(user=people.bob, candidate_id=c.pk)
-    html = client.post(f"/review/candidates/{c.pk}/reserve/", headers=HX).content.decode()
-    assert "Reserved by <strong>bob</strong>" in html and "hold-beat" not in html
+    client.post(f"/review/candidates/{c.pk}/hold/", headers=HX)
+    Candidate.objects.filter(pk=c.pk).update(held_until=timezone.now())  # the tab slept
+    holds.hold(CANDIDATES, user=people.bob, row_id=c.pk)
+    html = client.post(f"/review/candidates/{c.pk}/hold/", headers=HX).content.decode()
+    assert "Held by <strong>bob</strong>" in html and "hold-beat" not in html
 
 
-def test_reserving_is_a_post(as_annotator):
+def test_holding_is_a_post(as_annotator):
     c = make_candidate()
-    assert as_annotator.get(f"/review/candidates/{c.pk}/reserve/").status_code == 405
+    assert as_annotator.get(f"/review/candidates/{c.pk}/hold/").status_code == 405
 
 
 def test_a_candidate_one_cannot_decide_posts_no_hold(people, client):
@@ -206,10 +217,10 @@ def test_a_candidate_one_cannot_decide_posts_no_hold(people, client):
     reviews.review_submit(user=people.alice, candidate_id=c.pk, decision="accept")
     client.force_login(people.alice)
     html = client.get(f"/review/candidates/{c.pk}/").content.decode()
-    assert "/reserve/" not in html
-    response = client.post(f"/review/candidates/{c.pk}/reserve/", headers=HX)
+    assert "/hold/" not in html
+    response = client.post(f"/review/candidates/{c.pk}/hold/", headers=HX)
     assert response.status_code == 200
-    assert "/reserve/" not in response.content.decode()  # refused: no post again on load
+    assert "/hold/" not in response.content.decode()  # refused: no post again on load
     assert not AuditEvent.objects.filter(verb="candidate.reserve").exists()
 
 
@@ -243,7 +254,7 @@ def test_binary_and_missing_contents_are_described_not_diffed(as_annotator):
 
 def test_j_and_k_go_to_the_neighbours_in_the_queue_skipping_held_ones(people, client):
     a, held, b, c = (make_candidate() for _ in range(4))
-    reservations.candidate_reserve(user=people.bob, candidate_id=held.pk)
+    holds.hold(CANDIDATES, user=people.bob, row_id=held.pk)
     client.force_login(people.alice)
     html = client.get(f"/review/candidates/{b.pk}/?language=python").content.decode()
     prev = re.search(r'<a class="navbtn" data-key="k"[^>]*href="([^"]+)"', html).group(1)
@@ -285,7 +296,7 @@ def test_a_reviewer_sees_others_decisions_only_once_the_reviews_are_complete(
 def test_a_decision_under_htmx_swaps_in_the_next_candidate_and_pushes_its_url(people, client):
     first, second = make_candidate(), make_candidate()
     client.force_login(people.alice)
-    client.post(f"/review/candidates/{first.pk}/reserve/", headers=HX)
+    client.post(f"/review/candidates/{first.pk}/hold/", headers=HX)
     response = client.post(
         f"/review/candidates/{first.pk}/decide/?language=python",
         {"decision": "reject", "reason": "too_easy", "comment": ""},
@@ -298,7 +309,7 @@ def test_a_decision_under_htmx_swaps_in_the_next_candidate_and_pushes_its_url(pe
     assert f"Candidate #{first.pk}: reject (too easy) recorded." in response.content.decode()
     assert Review.objects.get().candidate == first
     second.refresh_from_db()
-    assert second.reserved_by == people.alice  # the next one is held for the reviewer
+    assert second.held_by == people.alice  # the next one is held for the reviewer
 
 
 def test_a_decision_without_htmx_redirects_to_the_next_candidate(people, client):
@@ -340,11 +351,11 @@ def test_a_decision_missing_its_reason_is_shown_back_with_422(people, client):
 
 def test_deciding_a_candidate_held_by_another_is_refused_with_409(people, client):
     c = make_candidate()
-    reservations.candidate_reserve(user=people.alice, candidate_id=c.pk)
+    holds.hold(CANDIDATES, user=people.alice, row_id=c.pk)
     client.force_login(people.bob)
     response = client.post(f"/review/candidates/{c.pk}/decide/", {"decision": "accept"}, headers=HX)
     assert response.status_code == 409
-    assert "reserved by alice" in response.content.decode()
+    assert "held by alice" in response.content.decode()
     assert not Review.objects.exists()
 
 
@@ -356,11 +367,11 @@ def test_decide_is_a_post(as_annotator):
 def test_release_gives_the_candidate_back(people, client):
     c = make_candidate()
     client.force_login(people.alice)
-    client.post(f"/review/candidates/{c.pk}/reserve/")
+    client.post(f"/review/candidates/{c.pk}/hold/")
     response = client.post(f"/review/candidates/{c.pk}/release/?language=python")
     assert response["Location"] == "/review/?language=python"
     c.refresh_from_db()
-    assert c.reserved_by is None
+    assert c.held_by is None
     assert AuditEvent.objects.filter(verb="candidate.release", target_id=str(c.pk)).exists()
     assert client.post(f"/review/candidates/{c.pk}/release/").status_code == 409
 

@@ -8,8 +8,9 @@ import re
 import pytest
 from django.utils import timezone
 
+from groundwork.services import holds
 from tasks_review.models import Candidate
-from tasks_review.services import reservations
+from tasks_review.services.candidate_holds import CANDIDATES
 from tests.tasks_review.factories import make_candidate, make_review
 from tests.trajectories.factories import make_trajectory
 
@@ -96,15 +97,15 @@ def test_sorting(people, client):
     assert rows(client.get("/review/?sort=-reviews")) == [a.pk, b.pk]
 
 
-def test_another_reviewers_reservation_shows_in_the_queue(people, client):
+def test_another_reviewers_hold_shows_in_the_queue(people, client):
     c = make_candidate()
-    reservations.candidate_reserve(user=people.bob, candidate_id=c.pk)
+    holds.hold(CANDIDATES, user=people.bob, row_id=c.pk)
     client.force_login(people.alice)
     html = client.get("/review/").content.decode()
     assert "bob · until" in html
 
 
-def test_review_next_reserves_and_opens_the_next_candidate(people, client):
+def test_review_next_holds_and_opens_the_next_candidate(people, client):
     make_candidate(language="python")
     go = make_candidate(language="go")
     client.force_login(people.alice)
@@ -112,7 +113,7 @@ def test_review_next_reserves_and_opens_the_next_candidate(people, client):
     assert response.status_code == 302
     assert response["Location"] == f"/review/candidates/{go.pk}/?language=go"
     go.refresh_from_db()
-    assert go.reserved_by == people.alice
+    assert go.held_by == people.alice
 
 
 def test_review_next_with_nothing_left_says_so(people, client):
@@ -124,13 +125,13 @@ def test_review_next_with_nothing_left_says_so(people, client):
 
 def test_review_next_with_everything_held_says_who_holds_what_until_when(people, client):
     first, second = make_candidate(), make_candidate()
-    reservations.candidate_reserve(user=people.bob, candidate_id=first.pk)
-    reservations.candidate_reserve(user=people.dave, candidate_id=second.pk)
+    holds.hold(CANDIDATES, user=people.bob, row_id=first.pk)
+    holds.hold(CANDIDATES, user=people.dave, row_id=second.pk)
     first.refresh_from_db()
     client.force_login(people.alice)
     response = client.post("/review/next/")
     html = client.get(response["Location"]).content.decode()
-    until = timezone.localtime(first.reserved_until).strftime("%H:%M:%S")
+    until = timezone.localtime(first.held_until).strftime("%H:%M:%S")
     assert "2 candidates are held by others" in html
     assert f"#{first.pk} by bob until {until}" in html and f"#{second.pk} by dave" in html
     assert not re.search(r"\d\d:\d\d:\d\d\.\d", html)  # no microseconds

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from tasks_review.models import AuditEvent
+from groundwork.models import AuditEvent
 from training.models import ApiClient
 from training.selectors.deploy import token_sha256
 

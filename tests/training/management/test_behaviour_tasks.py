@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_review.models import AuditEvent, Candidate
+from groundwork.models import AuditEvent
+from tasks_review.models import Candidate
 from tests.tasks_review.factories import make_candidate
 from tests.training.factories import make_behaviour
 from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail, tasks_of

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_review.models import AuditEvent
+from groundwork.models import AuditEvent
 from tests.training.factories_deploy import (
     BASE_MODEL,
     approver_who_reviews,

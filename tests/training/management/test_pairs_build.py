@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.db import OperationalError
 
-from tasks_review.models import AuditEvent
+from groundwork.models import AuditEvent
 from tests.training.factories_deploy import rollouts
 from tests.training.loop_factories import behaviour_with, pass_and_fail, tasks_of
 from training.models import PreferencePair

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks_review.models import AuditEvent, Candidate
+from groundwork.models import AuditEvent
+from tasks_review.models import Candidate
 from tests.tasks_review.factories import make_candidate
 from tests.training.factories_deploy import rollouts
 from tests.training.loop_factories import FIXED, fixing, make_trajectory_rollout

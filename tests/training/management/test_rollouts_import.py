@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from tasks_review.core.docker import InfraError
+from groundwork.core.docker import InfraError
 from tests.tasks_review.factories import make_candidate
 from tests.training.core.harbor.test_jobs import COLLECTED, write_trial
 from training.models import Rollout, RolloutImport

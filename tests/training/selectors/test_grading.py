@@ -6,12 +6,13 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from tasks_review.models import AuditEvent, Candidate
+from groundwork.access.errors import NotPermitted
+from groundwork.models import AuditEvent
+from tasks_review.models import Candidate
 from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail, tasks_of
 from training.models import TrainingExport
 from training.selectors.grading import grading_of
 from training.services.behaviours import behaviour_check_only_set
-from training.services.errors import NotPermitted
 from training.services.exports import training_export_create, training_export_execute
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_review.models import AuditEvent, Candidate
+from groundwork.access.errors import Conflict, Invalid, NotFound, NotPermitted
+from groundwork.models import AuditEvent
+from tasks_review.models import Candidate
 from tests.tasks_review.factories import make_candidate
 from tests.training.factories import make_behaviour
 from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail, tasks_of
@@ -18,7 +20,6 @@ from training.services.behaviours import (
     behaviour_tasks_remove,
     behaviour_version_create,
 )
-from training.services.errors import Conflict, Invalid, NotFound, NotPermitted
 
 pytestmark = pytest.mark.django_db
 

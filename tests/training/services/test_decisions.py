@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_review.models import AuditEvent
-from tasks_review.services.errors import NotPermitted
+from groundwork.access.errors import Invalid, NotPermitted
+from groundwork.models import AuditEvent
 from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail, tasks_of
 from training.models import Decision, EvalRun
 from training.services.decisions import decision_record
-from training.services.errors import Invalid
 from training.services.evals import eval_run_create
 
 pytestmark = pytest.mark.django_db

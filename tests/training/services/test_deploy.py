@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_review.models import AuditEvent
+from groundwork.access.errors import Conflict, Invalid, NotPermitted
+from groundwork.models import AuditEvent
 from tests.training.factories_deploy import (
     REPAIR,
     approver_who_reviews,
@@ -19,7 +20,6 @@ from training.core.deploy.route import RouteAnswer
 from training.models import Deployment, DeploymentShare
 from training.selectors.deploy import route_answer
 from training.services import deploy
-from training.services.errors import Conflict, Invalid, NotPermitted
 
 pytestmark = pytest.mark.django_db
 
@@ -307,7 +307,7 @@ def test_kill_and_rollback_need_the_operate_permission(people, world):
 
 
 def test_a_missing_deployment_is_not_found(people):
-    from training.services.errors import NotFound
+    from groundwork.access.errors import NotFound
 
     with pytest.raises(NotFound):
         deploy.deployment_kill(user=people.bob, deployment_id=999, reason="x")

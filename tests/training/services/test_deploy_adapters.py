@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from tasks_review.models import AuditEvent
+from groundwork.access.errors import Conflict, Invalid, NotFound, NotPermitted
+from groundwork.models import AuditEvent
 from tests.training.factories_deploy import REPAIR, held_out_behaviour, register
 from training.models import Adapter
 from training.services.deploy_adapters import adapter_register
-from training.services.errors import Conflict, Invalid, NotFound, NotPermitted
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_review.models import AuditEvent
+from groundwork.access.errors import Conflict
+from groundwork.models import AuditEvent
 from tests.tasks_review.factories import make_candidate
 from tests.training.factories_deploy import (
     BASE_MODEL,
@@ -22,7 +23,6 @@ from training.models import Deployment, DeploymentApproval, Rollout
 from training.models.deploy import DEFAULT_THRESHOLDS
 from training.selectors.deploy import gate_report
 from training.services import deploy
-from training.services.errors import Conflict
 
 pytestmark = pytest.mark.django_db
 

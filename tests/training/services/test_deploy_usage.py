@@ -9,7 +9,8 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from tasks_review.models import AuditEvent
+from groundwork.access.errors import Invalid, NotFound
+from groundwork.models import AuditEvent
 from tests.training.factories_deploy import REPAIR, gated_world, live
 from training.core.deploy.bucketing import subject_inside
 from training.models import Deployment, DeploymentUsage
@@ -17,7 +18,6 @@ from training.selectors.deploy import route_answer
 from training.services import deploy
 from training.services.deploy_clients import api_client_create
 from training.services.deploy_usage import usage_report
-from training.services.errors import Invalid, NotFound
 
 pytestmark = pytest.mark.django_db
 SUBJECT = subject_inside(REPAIR, 1000)

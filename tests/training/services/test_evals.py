@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from groundwork.access.errors import Invalid, NotPermitted
 from tests.training.factories import claimed_only, make_behaviour, make_rollout, repaired
 from training.models import EvalResult, EvalRun, Rollout
-from training.services.errors import Invalid, NotPermitted
 from training.services.evals import eval_run_create, eval_run_execute
 
 pytestmark = pytest.mark.django_db

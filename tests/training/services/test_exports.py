@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from datasets import Dataset
 
-from tasks_review.models import AuditEvent, Candidate
-from tasks_review.services.errors import NotPermitted
+from groundwork.access.errors import Invalid, NotPermitted
+from groundwork.models import AuditEvent
+from tasks_review.models import Candidate
 from tests.tasks_review.factories import make_task_dir
 from tests.training.factories import make_rollout
 from tests.training.loop_factories import (
@@ -27,7 +28,6 @@ from training.core.exports.kinds import tree_sha256
 from training.models import BehaviourTask, Rollout, TrainingExport
 from training.selectors import labels as label_reads
 from training.services import labels
-from training.services.errors import Invalid
 from training.services.exports import training_export_create, training_export_execute
 from training.services.pairs import pairs_build
 from training.tasks import training_export_job

@@ -11,16 +11,16 @@ from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
+from groundwork.access.errors import Conflict, Held, Invalid
+from groundwork.access.roles import ANNOTATOR
+from groundwork.models import AuditEvent
+from groundwork.services import holds
 from tasks_review.core.agreement import cohen_kappa, krippendorff_alpha_nominal
-from tasks_review.models import AuditEvent
-from tasks_review.roles import ANNOTATOR
-from tasks_review.services import holds
-from tasks_review.services.errors import Reserved
 from tests.training.loop_factories import behaviour_with, pass_and_fail, tasks_of
 from training.models import PairLabel, PreferencePair
 from training.selectors import labels as reads
 from training.services import labels
-from training.services.errors import Conflict, Invalid
+from training.services.labels import PAIRS
 from training.services.pairs import pairs_build
 
 pytestmark = pytest.mark.django_db
@@ -50,54 +50,54 @@ def labeller(name: str) -> User:
 # -- holds -----------------------------------------------------------------------------------------
 
 
-def test_next_reserves_the_first_pair_in_build_order_and_audits_it(people, pairs):
-    got = labels.pair_reserve_next(user=people.alice)
+def test_next_holds_the_first_pair_in_build_order_and_audits_it(people, pairs):
+    got = holds.hold_next(PAIRS, user=people.alice)
     assert got.pk == pairs[0].pk
     row = PreferencePair.objects.get(pk=got.pk)
-    assert row.reserved_by == people.alice and row.reserved_until > timezone.now()
+    assert row.held_by == people.alice and row.held_until > timezone.now()
     [event] = AuditEvent.objects.filter(verb="preference_pair.reserve")
     assert event.target_id == str(got.pk) and event.after["reserved_by"] == "alice"
 
 
 def test_a_pair_held_by_one_labeller_is_refused_to_another(people, pairs):
-    labels.pair_reserve(user=people.alice, pair_id=pairs[0].pk)
-    with pytest.raises(Conflict, match="reserved by alice"):
-        labels.pair_reserve(user=people.bob, pair_id=pairs[0].pk)
-    assert labels.pair_reserve_next(user=people.bob).pk == pairs[1].pk
+    holds.hold(PAIRS, user=people.alice, row_id=pairs[0].pk)
+    with pytest.raises(Conflict, match="held by alice"):
+        holds.hold(PAIRS, user=people.bob, row_id=pairs[0].pk)
+    assert holds.hold_next(PAIRS, user=people.bob).pk == pairs[1].pk
 
 
 def test_the_conditional_update_refuses_a_claim_that_lost_the_race(people, pairs):
     stale = PreferencePair.objects.get(pk=pairs[0].pk)  # read while still free
     PreferencePair.objects.filter(pk=stale.pk).update(
-        reserved_by=people.alice, reserved_until=timezone.now() + timedelta(minutes=5)
+        held_by=people.alice, held_until=timezone.now() + timedelta(minutes=5)
     )
-    with pytest.raises(Reserved):
-        holds.reserve(stale, people.bob, timezone.now(), seconds=60)
-    assert PreferencePair.objects.get(pk=stale.pk).reserved_by == people.alice
+    with pytest.raises(Held):
+        holds._take(stale, people.bob, timezone.now(), seconds=60)
+    assert PreferencePair.objects.get(pk=stale.pk).held_by == people.alice
 
 
 def test_a_labeller_holds_one_pair_at_a_time(people, pairs):
-    labels.pair_reserve(user=people.alice, pair_id=pairs[0].pk)
-    labels.pair_reserve(user=people.alice, pair_id=pairs[1].pk)
-    assert PreferencePair.objects.get(pk=pairs[0].pk).reserved_by is None
+    holds.hold(PAIRS, user=people.alice, row_id=pairs[0].pk)
+    holds.hold(PAIRS, user=people.alice, row_id=pairs[1].pk)
+    assert PreferencePair.objects.get(pk=pairs[0].pk).held_by is None
     [released] = AuditEvent.objects.filter(verb="preference_pair.release")
     assert released.after["why"] == "moved on"
 
 
 def test_skipping_releases_the_pair_and_the_next_comes_after_it_wrapping_round(people, pairs):
-    labels.pair_reserve(user=people.alice, pair_id=pairs[2].pk)
-    labels.pair_release(user=people.alice, pair_id=pairs[2].pk)
-    got = labels.pair_reserve_next(user=people.alice, after=pairs[2].pk)
+    holds.hold(PAIRS, user=people.alice, row_id=pairs[2].pk)
+    holds.release(PAIRS, user=people.alice, row_id=pairs[2].pk)
+    got = holds.hold_next(PAIRS, user=people.alice, after=pairs[2].pk)
     assert got.pk == pairs[0].pk
 
 
 def test_an_expired_hold_is_free_and_only_the_holder_or_a_lead_releases(people, pairs):
     then = timezone.now() - timedelta(hours=1)
-    labels.pair_reserve(user=people.alice, pair_id=pairs[0].pk, now=then)
-    labels.pair_reserve(user=people.bob, pair_id=pairs[0].pk)
+    holds.hold(PAIRS, user=people.alice, row_id=pairs[0].pk, now=then)
+    holds.hold(PAIRS, user=people.bob, row_id=pairs[0].pk)
     with pytest.raises(PermissionDenied):
-        labels.pair_release(user=people.alice, pair_id=pairs[0].pk)
-    labels.pair_release(user=people.dave, pair_id=pairs[0].pk)
+        holds.release(PAIRS, user=people.alice, row_id=pairs[0].pk)
+    holds.release(PAIRS, user=people.dave, row_id=pairs[0].pk)
     event = AuditEvent.objects.filter(verb="preference_pair.release").last()
     assert event.after["override"] is True and event.before["reserved_by"] == "bob"
 
@@ -108,14 +108,14 @@ def test_an_expired_hold_is_free_and_only_the_holder_or_a_lead_releases(people, 
 def test_a_label_records_the_rollout_chosen_and_the_one_shown_left(people, pairs):
     pair = pairs[0]
     sides = reads.sides(pair, people.alice)
-    labels.pair_reserve(user=people.alice, pair_id=pair.pk)
+    holds.hold(PAIRS, user=people.alice, row_id=pair.pk)
     got = labels.pair_label_submit(
         user=people.alice, pair_id=pair.pk, choice="B", left=sides.left, tag="verified"
     )
     assert got.chosen_id == sides.right and got.left_id == sides.left
     assert got.tag == "verified"
     row = PreferencePair.objects.get(pk=pair.pk)
-    assert row.reserved_by is None and row.status == PreferencePair.Status.OPEN
+    assert row.held_by is None and row.status == PreferencePair.Status.OPEN
     event = AuditEvent.objects.get(verb="preference_pair.label")
     assert event.after["left"] == sides.left and event.after["labels"] == 1
     assert "verdict" not in event.after  # the audit log must not undo blind labelling
@@ -161,8 +161,8 @@ def test_a_labeller_labels_a_pair_once(people, pairs):
 
 
 def test_labelling_a_pair_someone_else_holds_is_refused(people, pairs):
-    labels.pair_reserve(user=people.bob, pair_id=pairs[0].pk)
-    with pytest.raises(Conflict, match="reserved by bob"):
+    holds.hold(PAIRS, user=people.bob, row_id=pairs[0].pk)
+    with pytest.raises(Conflict, match="held by bob"):
         label(people.alice, pairs[0])
 
 
@@ -184,14 +184,14 @@ def test_labels_stay_hidden_until_the_pair_has_all_it_needs(people, pairs):
 def test_a_complete_pair_leaves_the_queue(people, pairs):
     label(people.alice, pairs[0])
     label(people.bob, pairs[0])
-    assert labels.pair_reserve_next(user=people.dave).pk == pairs[1].pk
+    assert holds.hold_next(PAIRS, user=people.dave).pk == pairs[1].pk
     with pytest.raises(Conflict, match="has all its labels"):
-        labels.pair_reserve(user=people.dave, pair_id=pairs[0].pk)
+        holds.hold(PAIRS, user=people.dave, row_id=pairs[0].pk)
 
 
 def test_labelling_needs_the_label_permission(people, pairs):
     with pytest.raises(PermissionDenied):
-        labels.pair_reserve_next(user=people.eve)
+        holds.hold_next(PAIRS, user=people.eve)
     with pytest.raises(PermissionDenied):
         label(people.carol, pairs[0])  # an approver does not label
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_review.models import AuditEvent
-from tasks_review.services.errors import NotPermitted
+from groundwork.access.errors import NotPermitted
+from groundwork.models import AuditEvent
 from tests.training.loop_factories import (
     FIXED,
     behaviour_with,

@@ -6,11 +6,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from tasks_review.services.errors import NotPermitted
+from groundwork.access.errors import Invalid, NotPermitted
 from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail
 from training.core.plans import render_markdown, render_trl_config
 from training.models import BehaviourTask, TrainingExport
-from training.services.errors import Invalid
 from training.services.exports import training_export_create, training_export_execute
 from training.services.plans import PlanInvalid, plan_of, training_plan_create
 

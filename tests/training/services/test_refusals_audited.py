@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_review.models import AuditEvent
+from groundwork.access.errors import NotPermitted
+from groundwork.models import AuditEvent
 from tasks_review.services import reviews
-from tasks_review.services.errors import NotPermitted
 from tests.tasks_review.factories import make_candidate
 from tests.training.factories import make_behaviour
 from tests.training.factories_deploy import gated_world, live, next_version, proposed

@@ -112,7 +112,7 @@ def test_grading_beats_on_the_rollouts_it_holds(grader, settings, tmp_path):
 
 
 def test_a_folder_path_over_path_max_is_refused_and_a_missing_one_quoted_short(people):
-    from training.services.errors import Invalid
+    from groundwork.access.errors import Invalid
 
     with pytest.raises(Invalid, match="folder is 204,800 characters long; at most 4,096"):
         rollouts.rollout_import_create(user=people.bob, path="/" + "p" * 204_799)

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
+from groundwork.access.errors import Conflict, NotFound, NotPermitted
+from groundwork.models import AuditEvent
 from tasks_review.core.trials.model import MatrixStatus, Role, TrialRecord, TrialStatus
-from tasks_review.models import AuditEvent, Candidate
+from tasks_review.models import Candidate
 from tasks_review.selectors.reviewable import reviewable
-from tasks_review.services.errors import NotPermitted
 from tasks_review.services.reverify import stale_kept
 from tests.training.core.sandbox.helpers import EXAMPLE, copy_example
 from tests.training.factories import make_behaviour
@@ -22,7 +23,6 @@ from training.core.harbor.jobs import task_digest
 from training.core.sandbox import SandboxResult
 from training.models import BehaviourTask, Rollout, SandboxTask
 from training.services import sandbox as service
-from training.services.errors import Conflict, NotFound
 from training.services.rollouts import rollouts_regrade
 from training.services.sandbox import (
     TaskFolderInvalid,
@@ -265,7 +265,7 @@ def test_regrading_a_sandbox_tasks_rollout_goes_through_its_own_tests_contract(
 
 
 def test_a_folder_path_over_path_max_is_refused_in_words(people):
-    from training.services.errors import Invalid
+    from groundwork.access.errors import Invalid
 
     with pytest.raises(Invalid, match="folder is 204,800 characters long; at most 4,096"):
         sandbox_task_import(user=people.bob, path="/" + "p" * 204_799)

@@ -12,7 +12,7 @@ import pytest
 from django.db import OperationalError, connection
 from django.test import Client
 
-from tasks_review.models import AuditEvent
+from groundwork.models import AuditEvent
 from tests.training.factories_deploy import (
     REPAIR,
     gated_world,

@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from tasks_review.models import AuditEvent
+from groundwork.models import AuditEvent
+from groundwork.services import holds
 from tests.training.core.helpers import Session
 from tests.training.loop_factories import (
     FIXED,
@@ -25,6 +26,7 @@ from tests.trajectories.planted import CONFIG_FILE, ENV_FILE, GITHUB_TOKEN, USER
 from training.models import PairLabel, PreferencePair
 from training.selectors import labels as reads
 from training.services import labels
+from training.services.labels import PAIRS
 from training.services.pairs import pairs_build
 
 pytestmark = pytest.mark.django_db
@@ -94,24 +96,22 @@ def test_opening_a_pair_writes_nothing_and_the_page_posts_the_hold(client, peopl
         html = client.get(
             f"/training/labels/pairs/{pair.pk}/?behaviour={pair.behaviour.slug}", headers=headers
         ).content.decode()
-        reserve = f"/training/labels/pairs/{pair.pk}/reserve/?behaviour={pair.behaviour.slug}"
+        reserve = f"/training/labels/pairs/{pair.pk}/hold/?behaviour={pair.behaviour.slug}"
         assert f'hx-post="{reserve}" hx-trigger="load"' in html
         assert f'hx-sync="#pair-{pair.pk}:queue last"' in html  # a skip waits for the hold
         assert 'id="label-form"' in html and "Not held yet." in html
     pair.refresh_from_db()
-    assert pair.reserved_by is None  # a prefetch or a link preview takes nothing
+    assert pair.held_by is None  # a prefetch or a link preview takes nothing
     assert not AuditEvent.objects.filter(target_type="preference_pair").exists()
 
 
-def test_the_reserve_post_holds_the_pair_and_answers_its_banner(client, people, pairs):
+def test_the_hold_post_holds_the_pair_and_answers_its_banner(client, people, pairs):
     pair = pairs[0]
     client.force_login(people.alice)
     slug = pair.behaviour.slug
-    response = client.post(
-        f"/training/labels/pairs/{pair.pk}/reserve/?behaviour={slug}", headers=HX
-    )
+    response = client.post(f"/training/labels/pairs/{pair.pk}/hold/?behaviour={slug}", headers=HX)
     pair.refresh_from_db()
-    assert pair.reserved_by == people.alice
+    assert pair.held_by == people.alice
     html = response.content.decode()
     assert html.strip().startswith(f'<div id="hold-{pair.pk}" class="hold"')
     assert 'hx-trigger="load"' not in html  # no second take; the heartbeat renews it instead
@@ -119,46 +119,46 @@ def test_the_reserve_post_holds_the_pair_and_answers_its_banner(client, people, 
     assert "Held for you until" in html and "<html" not in html
     reserved = AuditEvent.objects.filter(verb="preference_pair.reserve", target_id=str(pair.pk))
     assert reserved.count() == 1
-    client.post(f"/training/labels/pairs/{pair.pk}/reserve/", headers=HX)  # the page opened again
+    client.post(f"/training/labels/pairs/{pair.pk}/hold/", headers=HX)  # the page opened again
     assert AuditEvent.objects.filter(verb="preference_pair.reserve").count() == 1  # a renewal
-    plain = client.post(f"/training/labels/pairs/{pair.pk}/reserve/?behaviour={slug}")
+    plain = client.post(f"/training/labels/pairs/{pair.pk}/hold/?behaviour={slug}")
     assert plain.status_code == 302
     assert plain["Location"] == f"/training/labels/pairs/{pair.pk}/?behaviour={slug}"
     held = client.get(f"/training/labels/pairs/{pair.pk}/").content.decode()
     assert "Held for you until" in held
 
 
-def test_a_second_labellers_reserve_post_sees_the_hold(client, people, pairs):
+def test_a_second_labellers_hold_post_sees_the_hold(client, people, pairs):
     pair = pairs[0]
-    labels.pair_reserve(user=people.alice, pair_id=pair.pk)
+    holds.hold(PAIRS, user=people.alice, row_id=pair.pk)
     client.force_login(people.bob)
     html = client.get(f"/training/labels/pairs/{pair.pk}/").content.decode()
     assert "Held by <strong>alice</strong>" in html
     assert 'id="label-form"' not in html and 'hx-trigger="load"' not in html
-    response = client.post(f"/training/labels/pairs/{pair.pk}/reserve/", headers=HX)
+    response = client.post(f"/training/labels/pairs/{pair.pk}/hold/", headers=HX)
     assert response.status_code == 200
     assert "Held by <strong>alice</strong>" in response.content.decode()
     pair.refresh_from_db()
-    assert pair.reserved_by == people.alice  # bob's post took nothing
+    assert pair.held_by == people.alice  # bob's post took nothing
     assert not AuditEvent.objects.filter(actor=people.bob, target_type="preference_pair").exists()
 
 
 def test_leaving_a_held_pair_gives_it_back(client, people, pairs):
     pair = pairs[0]
     client.force_login(people.alice)
-    html = client.post(f"/training/labels/pairs/{pair.pk}/reserve/", headers=HX).content.decode()
+    html = client.post(f"/training/labels/pairs/{pair.pk}/hold/", headers=HX).content.decode()
     release = f"/training/labels/pairs/{pair.pk}/release/"
     assert f'data-hold-release="{release}"' in html
     assert client.post(release).status_code == 204  # the page's beacon as the tab closes
     pair.refresh_from_db()
-    assert pair.reserved_by is None
+    assert pair.held_by is None
     [event] = AuditEvent.objects.filter(verb="preference_pair.release")
     assert event.after["why"] == "left the page"
 
 
 def test_the_next_pair_with_everything_held_says_who_holds_what_until_when(client, people, pairs):
-    labels.pair_reserve(user=people.bob, pair_id=pairs[0].pk)
-    labels.pair_reserve(user=people.dave, pair_id=pairs[1].pk)
+    holds.hold(PAIRS, user=people.bob, row_id=pairs[0].pk)
+    holds.hold(PAIRS, user=people.dave, row_id=pairs[1].pk)
     client.force_login(people.alice)
     response = client.post("/training/labels/next/")
     html = client.get(response["Location"]).content.decode()
@@ -168,9 +168,9 @@ def test_the_next_pair_with_everything_held_says_who_holds_what_until_when(clien
     assert "Nothing is free for you right now. 2 pairs are held by others" in queue
 
 
-def test_reserving_a_pair_is_a_post(client, people, pairs):
+def test_holding_a_pair_is_a_post(client, people, pairs):
     client.force_login(people.alice)
-    assert client.get(f"/training/labels/pairs/{pairs[0].pk}/reserve/").status_code == 405
+    assert client.get(f"/training/labels/pairs/{pairs[0].pk}/hold/").status_code == 405
 
 
 def test_a_pair_one_cannot_label_posts_no_hold(client, people, pairs):
@@ -180,10 +180,10 @@ def test_a_pair_one_cannot_label_posts_no_hold(client, people, pairs):
     )
     client.force_login(people.alice)
     html = client.get(f"/training/labels/pairs/{pair.pk}/").content.decode()
-    assert "/reserve/" not in html
-    response = client.post(f"/training/labels/pairs/{pair.pk}/reserve/", headers=HX)
+    assert "/hold/" not in html
+    response = client.post(f"/training/labels/pairs/{pair.pk}/hold/", headers=HX)
     assert response.status_code == 200
-    assert "/reserve/" not in response.content.decode()  # refused: no post again on load
+    assert "/hold/" not in response.content.decode()  # refused: no post again on load
     assert not AuditEvent.objects.filter(verb="preference_pair.reserve").exists()
 
 
@@ -192,7 +192,7 @@ def test_a_pair_one_cannot_label_posts_no_hold(client, people, pairs):
 
 def test_a_label_under_htmx_opens_the_next_pair_in_place(client, people, pairs):
     client.force_login(people.alice)
-    client.post(f"/training/labels/pairs/{pairs[0].pk}/reserve/", headers=HX)
+    client.post(f"/training/labels/pairs/{pairs[0].pk}/hold/", headers=HX)
     response = post_label(client, people.alice, pairs[0], "B", headers=HX, tag="verified")
     assert response.status_code == 200
     assert response["HX-Push-Url"] == f"/training/labels/pairs/{pairs[1].pk}/"
@@ -226,11 +226,11 @@ def test_the_last_label_under_htmx_shows_that_nothing_is_left(client, people, pa
 
 def test_skip_releases_the_pair_and_opens_the_next(client, people, pairs):
     client.force_login(people.alice)
-    client.post(f"/training/labels/pairs/{pairs[0].pk}/reserve/", headers=HX)
-    assert PreferencePair.objects.get(pk=pairs[0].pk).reserved_by == people.alice
+    client.post(f"/training/labels/pairs/{pairs[0].pk}/hold/", headers=HX)
+    assert PreferencePair.objects.get(pk=pairs[0].pk).held_by == people.alice
     response = client.post(f"/training/labels/pairs/{pairs[0].pk}/skip/", headers=HX)
     assert f'<article id="pair-{pairs[1].pk}"' in response.content.decode()
-    assert PreferencePair.objects.get(pk=pairs[0].pk).reserved_by is None
+    assert PreferencePair.objects.get(pk=pairs[0].pk).held_by is None
     assert not PairLabel.objects.exists()
 
 
@@ -279,10 +279,10 @@ def test_refusals_come_back_in_the_pair_with_their_status(client, people, pairs)
     again = post_label(client, people.alice, pairs[0])
     assert again.status_code == 409 and "already labelled" in again.content.decode()
     assert "<html" in again.content.decode()
-    labels.pair_release(user=people.alice, pair_id=pairs[1].pk)  # the label moved her on to it
-    labels.pair_reserve(user=people.bob, pair_id=pairs[1].pk)
+    holds.release(PAIRS, user=people.alice, row_id=pairs[1].pk)  # the label moved her on to it
+    holds.hold(PAIRS, user=people.bob, row_id=pairs[1].pk)
     held = post_label(client, people.alice, pairs[1], headers=HX)
-    assert held.status_code == 409 and "reserved by bob" in held.content.decode()
+    assert held.status_code == 409 and "held by bob" in held.content.decode()
 
 
 def test_building_pairs_is_for_those_who_prepare_training_data(client, people, pairs):

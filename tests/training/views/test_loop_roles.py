@@ -63,7 +63,7 @@ MATRIX = [
     ("post", "/training/labels/next/", {}, LABELLERS, 302),
     ("post", "/training/labels/build/{slug}/", {}, LEADS, 302),
     ("get", "/training/labels/pairs/{pair}/", None, LABELLERS, 200),
-    ("post", "/training/labels/pairs/{pair}/reserve/", {}, LABELLERS, 302),
+    ("post", "/training/labels/pairs/{pair}/hold/", {}, LABELLERS, 302),
     ("post", "/training/labels/pairs/{other}/skip/", {}, LABELLERS, 302),
     ("get", "/training/exports/", None, LEADS, 200),
     ("post", "/training/exports/", {"behaviour": "{slug}", "kind": "sft"}, LEADS, 302),

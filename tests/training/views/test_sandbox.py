@@ -69,7 +69,8 @@ def test_importing_a_folder_queues_its_matrix_on_the_docker_queue(
 ):
     queued = []
     monkeypatch.setattr(
-        "training.tasks.async_task", lambda func, *args, **kw: queued.append((func, args, kw))
+        "groundwork.jobs.queue.async_task",
+        lambda func, *args, **kw: queued.append((func, args, kw)),
     )
     client.force_login(people.bob)
     with django_capture_on_commit_callbacks(execute=True):
@@ -169,7 +170,7 @@ def test_an_ungraded_task_is_verified_again_from_its_page(
 ):
     row = sandbox_task_import(user=people.bob, path=EXAMPLE)
     verified(monkeypatch, row, MatrixStatus.UNGRADED)
-    monkeypatch.setattr("training.tasks.async_task", lambda *a, **kw: None)
+    monkeypatch.setattr("groundwork.jobs.queue.async_task", lambda *a, **kw: None)
     client.force_login(people.bob)
     page = html(client.get(f"/training/sandbox/{row.pk}/"))
     assert "Verify again" in page and "Docker failed under it" in page

@@ -20,7 +20,7 @@ a typed refusal whose message the page shows as it is.
 >>> approve(d, verdict=verdict, approver="alice", is_approver=True, at=at)
 Traceback (most recent call last):
 ...
-training.core.deploy.states.NotPermitted: alice registered failing-test-repair-lora@1.0 and \
+training.core.deploy.states.NotAllowed: alice registered failing-test-repair-lora@1.0 and \
 cannot approve its deployment
 >>> d = approve(d, verdict=verdict, approver="carol", is_approver=True, at=at)
 >>> d = start_drill(d, at=at)
@@ -81,7 +81,7 @@ KILLABLE = frozenset({State.PROPOSED, State.APPROVED, State.ACTIVE})
 
 
 class Refusal(Exception):
-    """An action the deployment rules refuse. Views answer 403 for ``NotPermitted``, 409 for a
+    """An action the deployment rules refuse. Views answer 403 for ``NotAllowed``, 409 for a
     ``Conflict`` with the deployment's state, 422 for an ``InvalidRequest``."""
 
     def __init__(self, message: str) -> None:
@@ -89,7 +89,7 @@ class Refusal(Exception):
         super().__init__(message)
 
 
-class NotPermitted(Refusal):
+class NotAllowed(Refusal):
     """This person may not do this (not an approver, or approving their own work)."""
 
 
@@ -237,13 +237,11 @@ def approve(
     if not approver:
         raise InvalidRequest("an approval needs its approver")
     if not is_approver:
-        raise NotPermitted(f"{approver} is not in the approver role")
+        raise NotAllowed(f"{approver} is not in the approver role")
     if approver == d.adapter.registrar:
-        raise NotPermitted(
-            f"{approver} registered {d.adapter.key} and cannot approve its deployment"
-        )
+        raise NotAllowed(f"{approver} registered {d.adapter.key} and cannot approve its deployment")
     if approver == d.proposer:
-        raise NotPermitted(f"{approver} proposed this deployment and cannot approve it too")
+        raise NotAllowed(f"{approver} proposed this deployment and cannot approve it too")
     if verdict.adapter != d.adapter.key or verdict.gated != d.adapter.behaviour:
         raise InvalidRequest(
             f"the gate was computed for {verdict.adapter} on {verdict.gated}, not for "

@@ -10,7 +10,7 @@ Harbor then starts a second environment of the same class from the same ``enviro
 uploads the collected ``/app`` and ``tests/`` into it and runs ``tests/test.sh`` as the task's
 verifier user; the reward lands in ``<trial>/verifier/reward.txt`` and ``result.json``.
 
-Everything goes through ``tasks_review.core.docker``: images are built once per content (the
+Everything goes through ``groundwork.core.docker``: images are built once per content (the
 trial matrix's builds are reused, nothing is pulled), every container has no network, CPU,
 memory and process limits and the ``traj2env.run`` label (``--ek run_id=...``, by default
 ``harbor-<session>``), and is removed on ``stop`` or when ``start`` fails; a killed ``harbor``
@@ -60,7 +60,7 @@ from harbor.models.task.config import NetworkMode
 from harbor.models.trial.config import ResourceMode
 from pydantic import Field, field_validator
 
-from tasks_review.core.docker import (
+from groundwork.core.docker import (
     ArchiveTooLarge,
     Engine,
     Extracted,
@@ -69,7 +69,7 @@ from tasks_review.core.docker import (
     Limits,
     Sandbox,
 )
-from tasks_review.core.docker import labels as lbl
+from groundwork.core.docker import labels as lbl
 
 TYPE = "traj2env"
 # Copy-out is held in memory while it is written to the trial folder.

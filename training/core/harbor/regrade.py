@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from tasks_review.core.docker import Engine, InfraError, Limits
+from groundwork.core.docker import Engine, InfraError, Limits
 from tasks_review.core.trials import Baseline, TrialDrop, TrialStatus, check_in_image, prepare
 from tasks_review.core.trials.taskdir import TaskSpec, read_tree
 from tasks_review.core.trials.verifier import (

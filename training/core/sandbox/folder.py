@@ -41,10 +41,10 @@ from harbor.models.task.paths import TaskPaths
 from harbor.models.task.task import Task
 from harbor.models.trial.paths import EnvironmentPaths
 
-from tasks_review.core.docker import FileEntry
+from groundwork.core.docker import FileEntry
 
 if TYPE_CHECKING:
-    from tasks_review.core.docker import Engine
+    from groundwork.core.docker import Engine
 
 MAX_FILES = 5000
 MAX_BYTES = 100 << 20

@@ -32,8 +32,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tasks_review.core.docker import BuiltImage, Engine, FileEntry, InfraError, Limits
-from tasks_review.core.docker.engine import Sandbox
+from groundwork.core.docker import BuiltImage, Engine, FileEntry, InfraError, Limits
+from groundwork.core.docker.engine import Sandbox
 from tasks_review.core.trials.controls import Control, ControlContext
 from tasks_review.core.trials.matrix import TRIAL_JOBS, decide
 from tasks_review.core.trials.model import MatrixStatus, Role, TrialRecord, TrialStatus, trim

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tasks_review.core.docker import Engine, InfraError, Limits
+from groundwork.core.docker import Engine, InfraError, Limits
 from tasks_review.core.trials.model import TrialStatus
 from training.core.harbor.regrade import Regrade, collected, ungraded
 

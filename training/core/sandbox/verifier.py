@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tasks_review.core.docker import Engine, FileEntry, InfraError, Limits
+from groundwork.core.docker import Engine, FileEntry, InfraError, Limits
 from tasks_review.core.mining.files import DEPENDENCY_DIRS, VCS_DIRS
 from tasks_review.core.trials.model import trim
 from tasks_review.core.trials.verifier import STAGING, Submission, copy_results

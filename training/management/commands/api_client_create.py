@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from groundwork.access.errors import Refused
 from training.services.deploy_clients import api_client_create
-from training.services.errors import TrainingError
 
 
 class Command(BaseCommand):
@@ -20,7 +20,7 @@ class Command(BaseCommand):
     def handle(self, *args, name: str, **options) -> None:
         try:
             client, token = api_client_create(user=None, name=name)
-        except TrainingError as error:
+        except Refused as error:
             raise CommandError(str(error)) from None
         self.stdout.write(token)
         self.stderr.write(

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from groundwork.access.errors import Refused
 from training.core.suite import (
     EXIT_BAD_INPUT,
     EXIT_GATE_FAILED,
@@ -20,7 +21,6 @@ from training.core.suite import (
     evaluate_suite_file,
 )
 from training.models import Behaviour, EvalRun
-from training.services.errors import TrainingError
 from training.services.evals import eval_run_create, eval_run_execute
 
 EXIT_ERROR = EXIT_BAD_INPUT  # bad input and a broken eval: both are not the gate's verdict
@@ -64,7 +64,7 @@ class Command(BaseCommand):
                 agent=options["agent"],
                 k=options["k"],
             )
-        except TrainingError as error:
+        except Refused as error:
             return EXIT_BAD_INPUT, {"error": str(error)}
         try:
             done = eval_run_execute(run_id=run.pk)

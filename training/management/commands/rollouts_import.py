@@ -12,7 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from training.services.errors import TrainingError
+from groundwork.access.errors import Refused
 from training.services.rollouts import (
     rollout_import_create,
     rollout_import_execute,
@@ -40,7 +40,7 @@ class Command(BaseCommand):
     def _run(self, jobs_dir: str) -> tuple[int, dict[str, Any]]:
         try:
             row = rollout_import_create(user=None, path=jobs_dir)
-        except TrainingError as error:
+        except Refused as error:
             return EXIT_BAD_INPUT, {"error": str(error)}
         done = rollout_import_execute(import_id=row.pk)
         if done is None:  # only a worker that took the row first could cause this

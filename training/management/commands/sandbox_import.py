@@ -14,10 +14,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from tasks_review.core.docker import Engine, InfraError
+from groundwork.access.errors import Refused
+from groundwork.core.docker import Engine, InfraError
 from training.core.sandbox import SandboxTaskInvalid, read_sandbox_task
 from training.models import Behaviour, BehaviourTask, SandboxTask
-from training.services.errors import TrainingError
 from training.services.sandbox import TaskFolderInvalid, sandbox_task_import, sandbox_task_verify
 
 EXIT_KEPT, EXIT_REJECTED, EXIT_BAD_INPUT = 0, 1, 2
@@ -63,7 +63,7 @@ class Command(BaseCommand):
             )
         except TaskFolderInvalid as invalid:
             return EXIT_BAD_INPUT, _invalid(task_dir, invalid.problems)
-        except TrainingError as error:
+        except Refused as error:
             return EXIT_BAD_INPUT, {"error": str(error)}
         done = sandbox_task_verify(task_id=row.pk, engine=engine)
         if done is None:  # only a worker that took the row first could cause this

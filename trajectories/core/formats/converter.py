@@ -32,7 +32,8 @@ from atif_make import convert
 from atif_make.atif import SCHEMA_VERSION, MediaStore, Trajectory
 from atif_make.parsers.claude_code import parse_claude_code_transcript
 
-from ..failures import said
+from groundwork.core.failures import said
+
 from .model import IngestError
 from .source import Source
 

@@ -83,7 +83,7 @@ def test_the_next_request_after_passing_tests_becomes_an_extend_candidate(serve)
 
 
 def test_both_families_on_one_session_ask_one_question_each_and_reruns_ask_none(serve):
-    from tasks_review.core.llm import LlmClient
+    from groundwork.core.llm import LlmClient
 
     server, client = serve(answering())
     first = shapes_session().mine_families(("build", "extend"), client)

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tasks_review.core.llm import LlmClient
+from groundwork.core.llm import LlmClient
 from tasks_review.core.mining import DropReason
 from tests.llm_server import Reply, recorded
 

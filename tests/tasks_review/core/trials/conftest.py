@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks_review.core.docker import BaseImageSpec, Engine, InfraError, bootstrap
+from groundwork.core.docker import BaseImageSpec, Engine, InfraError, bootstrap
+from tasks_review.core.images import named_variants
 from tasks_review.core.taskfiles import PythonPackages
 from tasks_review.core.trials import prepare, run_matrices
 from tasks_review.core.trials.deps import python_requirements
@@ -54,7 +55,9 @@ def _variant_ref(engine, *variants: str) -> str:
     from django.conf import settings
 
     # Cached by recipe like the default (a first bootstrap here: services ~95 s, go ~150 s).
-    spec = BaseImageSpec(cache_dir=settings.TRAJ2ENV["CACHE_DIR"], variants=variants)
+    spec = BaseImageSpec(
+        cache_dir=settings.TRAJ2ENV["CACHE_DIR"], variants=named_variants(variants)
+    )
     return bootstrap(spec, engine=engine).pinned_ref
 
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tasks_review.core.docker import Engine, FileEntry, InfraError
-from tasks_review.core.docker import labels as lbl
+from groundwork.core.docker import Engine, FileEntry, InfraError
+from groundwork.core.docker import labels as lbl
 from tasks_review.core.mining import RepairCandidate, candidate_key, find_repair_candidates
 from tasks_review.core.mining.files import is_test_config, is_test_file
 from tasks_review.core.taskfiles import SourceTrace, write_task

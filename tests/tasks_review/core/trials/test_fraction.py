@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_review.core.docker import ExecResult
+from groundwork.core.docker import ExecResult
 from tasks_review.core.trials import judge_graded_run, plan_check
 
 OK = ExecResult(0, "", "", 0.1)

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from tasks_review.core.docker import FileEntry
+from groundwork.core.docker import FileEntry
 from tasks_review.core.trials import TrialStatus, prepare, run_matrix
 from tasks_review.core.trials.model import TrialDropReason
 from tasks_review.core.trials.verifier import Submission, grade_submission

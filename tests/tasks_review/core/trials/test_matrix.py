@@ -21,8 +21,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tasks_review.core.docker import Engine
-from tasks_review.core.docker import labels as lbl
+from groundwork.core.docker import Engine
+from groundwork.core.docker import labels as lbl
 from tasks_review.core.trials import (
     CATALOGUE,
     MatrixStatus,
@@ -336,7 +336,7 @@ def test_an_interrupted_parallel_run_stops_at_once_and_leaves_no_container(
 
 KILLED_RUN = """
 import sys
-from tasks_review.core.docker import Engine
+from groundwork.core.docker import Engine
 from tasks_review.core.trials import Control, prepare, run_matrix
 engine = Engine.from_env()
 task = prepare(sys.argv[1], engine)

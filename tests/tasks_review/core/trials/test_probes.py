@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks_review.core.docker import FileEntry, InfraError
+from groundwork.core.docker import FileEntry, InfraError
 from tasks_review.core.trials.baseline import stored_probes
 from tasks_review.core.trials.probeinputs import derive
 from tasks_review.core.trials.probes import read_traces, select
@@ -213,7 +213,7 @@ def test_a_kept_task_is_graded_again_with_its_stored_probes_never_a_new_draw(tmp
 
 
 def test_a_go_task_is_check_only_and_its_task_toml_says_why(tmp_path):
-    from tasks_review.core.docker import Limits
+    from groundwork.core.docker import Limits
     from tasks_review.core.trials.image import PreparedTask
     from tasks_review.core.trials.probes import GO_NOTE, probes_in_image
     from tasks_review.core.trials.probeset import record_grading

@@ -17,7 +17,7 @@ import json
 
 import pytest
 
-from tasks_review.core.docker import FileEntry
+from groundwork.core.docker import FileEntry
 from tasks_review.core.trials import Role, check_in_image, prepare, verifier
 from tasks_review.core.trials.probeset import record_probes
 from tasks_review.core.trials.taskdir import record_reference

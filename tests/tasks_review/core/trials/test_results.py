@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tasks_review.core.docker import ExecResult, FileEntry
+from groundwork.core.docker import ExecResult, FileEntry
 from tasks_review.core.trials import judge_graded_run, plan_check, read_sessions
 from tasks_review.core.trials.kit import judging
 

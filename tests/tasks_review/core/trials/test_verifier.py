@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_review.core.docker import FileEntry
+from groundwork.core.docker import FileEntry
 from tasks_review.core.taskfiles import SourceTrace, write_task
 from tasks_review.core.trials import CATALOGUE, Role, check_in_image, plan_check
 from tasks_review.core.trials.image import task_limits

@@ -29,7 +29,7 @@ from training.core.deploy.states import (
     NeedsApproval,
     NeedsDrill,
     NoPreviousVersion,
-    NotPermitted,
+    NotAllowed,
     Refusal,
     State,
     activate,
@@ -134,17 +134,17 @@ def test_an_approver_who_neither_registered_nor_proposed_approves_on_a_passing_g
 
 
 def test_someone_outside_the_approver_role_cannot_approve():
-    with pytest.raises(NotPermitted, match="dave is not in the approver role"):
+    with pytest.raises(NotAllowed, match="dave is not in the approver role"):
         approve_as(proposed(), "dave", is_approver=False)
 
 
 def test_the_adapters_registrar_cannot_approve_its_deployment():
-    with pytest.raises(NotPermitted, match="alice registered failing-test-repair-lora@1.0.0"):
+    with pytest.raises(NotAllowed, match="alice registered failing-test-repair-lora@1.0.0"):
         approve_as(proposed(), "alice")
 
 
 def test_the_proposer_cannot_approve_their_own_proposal():
-    with pytest.raises(NotPermitted, match="bob proposed this deployment"):
+    with pytest.raises(NotAllowed, match="bob proposed this deployment"):
         approve_as(proposed(), "bob")
 
 
@@ -488,7 +488,7 @@ def test_a_finished_deployment_cannot_be_retired_again(state):
 
 
 def test_refusals_tell_views_which_status_to_answer():
-    assert issubclass(NotPermitted, Refusal) and issubclass(InvalidRequest, Refusal)
+    assert issubclass(NotAllowed, Refusal) and issubclass(InvalidRequest, Refusal)
     for conflict in (
         IllegalTransition,
         GateNotPassed,
@@ -497,4 +497,4 @@ def test_refusals_tell_views_which_status_to_answer():
         NoPreviousVersion,
     ):
         assert issubclass(conflict, Conflict)
-    assert not issubclass(NotPermitted, Conflict) and not issubclass(InvalidRequest, Conflict)
+    assert not issubclass(NotAllowed, Conflict) and not issubclass(InvalidRequest, Conflict)

@@ -10,7 +10,7 @@ from harbor.environments.factory import EnvironmentFactory
 from harbor.models.task.config import EnvironmentConfig, NetworkMode, NetworkPolicy
 from harbor.models.trial.paths import TrialPaths
 
-from tasks_review.core.docker import ImageInfo
+from groundwork.core.docker import ImageInfo
 from training.core.harbor.environment import OfflineDockerEnvironment, default_run_id
 
 from .helpers import run_coroutine

@@ -22,8 +22,8 @@ from harbor.models.task.task import Task
 from harbor.models.trial.paths import TrialPaths
 from harbor.models.trial.result import TrialResult
 
-from tasks_review.core.docker import BaseImageSpec, Engine, InfraError, bootstrap
-from tasks_review.core.docker import labels as lbl
+from groundwork.core.docker import BaseImageSpec, Engine, InfraError, bootstrap
+from groundwork.core.docker import labels as lbl
 from tasks_review.core.taskfiles import SourceTrace, write_task
 from tasks_review.core.trials import MatrixStatus, TrialStatus, read_task, verify_task
 from tests.conftest import REPO, subprocess_env

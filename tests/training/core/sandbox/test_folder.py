@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks_review.core.docker import BaseImageSpec, FileEntry, ImageInfo
+from groundwork.core.docker import BaseImageSpec, FileEntry, ImageInfo
 from tests.training.core.sandbox.helpers import EXAMPLE, copy_example
 from training.core.sandbox import SandboxTaskInvalid, read_sandbox_task, unavailable_images
 from training.core.sandbox.folder import named_paths

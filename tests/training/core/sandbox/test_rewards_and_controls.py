@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_review.core.docker import FileEntry
+from groundwork.core.docker import FileEntry
 from tasks_review.core.trials.controls import CATALOGUE as MINED
 from tests.training.core.sandbox.helpers import EXAMPLE
 from training.core.sandbox import CATALOGUE, read_rewards, read_sandbox_task

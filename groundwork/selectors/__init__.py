@@ -1,0 +1,1 @@
+"""The ground floor's reads: the audit log's search and who holds a row."""

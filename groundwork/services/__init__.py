@@ -1,0 +1,1 @@
+"""The ground floor's writes: the audit trail and holds."""
