@@ -95,10 +95,13 @@ class Session:
             self.builder.call("Bash", {"command": command}, output or "ok")
         return self
 
-    def mine(self, **options) -> Mined:
+    def mine(self, *, seed: Mapping[str, str] | None = None, **options) -> Mined:
+        """Replayed (from ``seed``'s tree, ``{path: text}``, when given: a clone's start) and
+        mined."""
         atif, side = self.builder.build()
         blobs = MemoryBlobs()
-        result = replay(atif, side, root=self.root, blobs=blobs)
+        start = {p: blobs.put(t.encode()) for p, t in seed.items()} if seed is not None else None
+        result = replay(atif, side, root=self.root, blobs=blobs, seed=start)
         candidates, drops = find_repair_candidates(
             result, StateIndex.build(result, every=4), blobs, atif, **options
         )
