@@ -26,7 +26,7 @@ from tasks_review.core.clones import Overlay, Project, clone_overlay
 from tasks_review.core.config import GenerateConfig, parse_config
 from tasks_review.core.families import mine
 from tasks_review.core.families.common import Asks
-from tasks_review.core.mining.candidate import RepairCandidate
+from tasks_review.core.mining.candidate import RepairCandidate, presumed_note
 from tasks_review.models import STAGES, Candidate, PipelineRun, empty_counts
 from tasks_review.services.images import base_image_ref
 from tasks_review.services.llm import llm_client
@@ -356,6 +356,8 @@ def _candidate_row(
     run: PipelineRun, trajectory: Trajectory, c: RepairCandidate, overlay: Overlay | None = None
 ) -> Candidate:
     payload = candidate_payload(c)
+    if c.presumed:
+        payload["presumed_note"] = presumed_note(c.presumed)
     if overlay is not None:
         payload["clone"] = overlay.to_dict()  # provenance: the commit the start was laid on
     return Candidate.objects.create(

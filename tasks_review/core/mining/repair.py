@@ -226,12 +226,15 @@ class Miner:
                 + ", ".join(fix.touched_unknown[:5]),
                 language,
             )
-        if fix.uncertain_trees:
+        if fix.uncertain_trees and not (fix.added or fix.modified or fix.deleted):
+            # The log's own edits are the fix; with none, only a command the trajectory does
+            # not show can have made the check pass. Beside an edit, the files it may have
+            # changed keep their last known content (``fix.presumed``) for the baseline to judge.
             where, directory = fix.uncertain_trees[0]
             return drop(
                 DropReason.FIX_TOUCHES_LOST_FILE,
-                f"the command at event {where} may have changed files under "
-                f"{directory or 'the project root'} in ways the trajectory does not show",
+                "only a command the trajectory does not show may have changed files: the one "
+                f"at event {where}, under {directory or 'the project root'}",
                 language,
             )
 

@@ -200,7 +200,8 @@ def lost_reads(replay: ReplayResult, failing: ShellCommand, language: str, fix: 
     problems: list[str] = []
 
     def unknown_at_either_end(key: str) -> bool:
-        return any(e is not None and not e.known for e in (start.get(key), ref.get(key)))
+        # A presumed file has content to lay down; the baseline judges the presumption.
+        return any(e is not None and not e.presumed for e in (start.get(key), ref.get(key)))
 
     for word in _words(failing.command):
         key = _project_key(replay.root, word, cwd)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from .helpers import LOST, UNCERTAIN, after, bash, cc, files_of, run
+from .helpers import after, bash, cc, files_of, presumed_under, run
 
 KNOWN = {"a.py": "a\n"}
-EVERYTHING_LOST = {"a.py": LOST, "**": UNCERTAIN}
+PRESUMED = presumed_under(KNOWN)
 
 
 def test_sourcing_a_virtualenv_activation_marks_nothing_lost():
@@ -19,7 +19,7 @@ def test_sourcing_a_virtualenv_activation_marks_nothing_lost():
 
 @pytest.mark.parametrize("command", ["source scripts/setup.sh", ". ./build.sh", 'eval "$(x)"'])
 def test_sourced_scripts_and_eval_make_the_directory_uncertain(command):
-    assert after(command, files=KNOWN) == EVERYTHING_LOST
+    assert after(command, files=KNOWN) == PRESUMED
 
 
 def test_eval_says_it_ran_a_constructed_command():
@@ -38,7 +38,7 @@ def test_pushd_and_popd_return_to_the_directory_pushed_from():
 
 @pytest.mark.parametrize("command", ["cd $WORK && echo x > b.txt", "cd - && echo x > b.txt"])
 def test_after_cd_to_an_unknown_directory_relative_writes_are_uncertain(command):
-    assert after(command, files=KNOWN) == EVERYTHING_LOST
+    assert after(command, files=KNOWN) == PRESUMED
 
 
 # How each shell says a `cd` failed: bash (interactive and `bash -c`), zsh (and Claude Code's

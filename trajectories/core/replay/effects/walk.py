@@ -252,7 +252,8 @@ def _closing(items: list[Item], index: int) -> int:
     """The index of the ``)`` matching the ``(`` at ``index`` (the last item if unbalanced)."""
     depth = 0
     for i in range(index, len(items)):
-        depth += {"(": 1, ")": -1}.get(items[i], 0) if isinstance(items[i], str) else 0
+        item = items[i]
+        depth += (item == "(") - (item == ")") if isinstance(item, str) else 0
         if depth == 0:
             return i
     return len(items) - 1

@@ -1,0 +1,75 @@
+"""Mining a session seeded with its clone's tree: what a script may have changed keeps its last
+known content as a presumption (the baseline in the image judges it), and every question about
+files (manifests, make and mise targets, the language) is answered from the seeded tree."""
+
+from __future__ import annotations
+
+from tasks_review.core.mining import DropReason
+from tasks_review.core.mining.candidate import presumed_note
+
+from .repair_helpers import CALC_BUGGY, TEST_CALC, Session, assert_drop, check_story
+
+FIX = ("calc.py", "    return a - b\n", "    return a + b\n")
+PROJECT = {"calc.py": CALC_BUGGY, "tests/test_calc.py": TEST_CALC}
+MISE = '[tasks.test]\nrun = "pytest -q"\n[tasks.fmt]\nrun = "ruff format ."\n'
+
+
+def story(check: str, *, before: str | None = None, between: str | None = None) -> Session:
+    """``check`` fails, calc.py is fixed, ``check`` passes; ``before`` runs first, ``between``
+    runs between the failure and the fix. No file is written by the log: the seed has them."""
+    session = Session().user("Fix add().")
+    if before is not None:
+        session.run(before)
+    session.run(check, fail=True, output="1 failed")
+    if between is not None:
+        session.run(between)
+    return session.edit(*FIX).run(check, output="1 passed")
+
+
+def test_a_script_between_the_runs_leaves_the_seeded_files_presumed_and_the_candidate_kept():
+    seed = {**PROJECT, "Makefile": "gen:\n\t./scripts/gen.sh\n"}
+    candidate = story("pytest -q", between="make gen").mine(seed=seed).only
+    assert candidate.modified == ("calc.py",)
+    assert "tests/test_calc.py" in candidate.presumed
+    assert "make gen" in candidate.presumed["tests/test_calc.py"]
+
+
+def test_the_checks_own_run_of_an_unechoed_make_target_keeps_the_seed():
+    seed = {**PROJECT, "Makefile": ".PHONY: lint\nlint:\n\truff check .\n"}
+    candidate = story("make lint").mine(seed=seed).only
+    assert candidate.task_command == "ruff check ."
+    assert candidate.modified == ("calc.py",)
+
+
+def test_a_mise_task_after_an_earlier_mise_format_run_resolves_from_the_seeded_mise_toml():
+    seed = {**PROJECT, "mise.toml": MISE}
+    candidate = story("mise run test", before="mise run fmt").mine(seed=seed).only
+    assert (candidate.task_command, candidate.language) == ("pytest -q", "python")
+
+
+def test_a_window_where_only_a_script_may_have_changed_files_still_drops():
+    seed = {**PROJECT, "Makefile": "gen:\n\t./scripts/gen.sh\n"}
+    session = Session().user("Fix add().")
+    session.run("pytest -q", fail=True, output="1 failed").run("make gen")
+    session.run("pytest -q", output="1 passed")
+    assert_drop(
+        session.mine(seed=seed).dropped,
+        DropReason.FIX_TOUCHES_LOST_FILE,
+        "only a command the trajectory does not show may have changed files",
+    )
+
+
+def test_without_a_seed_the_log_alone_decides():
+    assert_drop(
+        check_story("mise run test").mine().dropped,
+        DropReason.CHECK_MANIFEST_UNSEEN,
+        "mise.toml",
+    )
+
+
+def test_the_presumed_files_are_named_in_one_sentence_by_the_command_that_may_have_changed_them():
+    seed = {**PROJECT, "Makefile": "gen:\n\t./scripts/gen.sh\n"}
+    candidate = story("pytest -q", between="make gen").mine(seed=seed).only
+    note = presumed_note(candidate.presumed)
+    assert note.startswith("3 files are presumed unchanged")  # calc.py: edited on it
+    assert "since `make gen` at event 1" in note and "tests/test_calc.py" in note
