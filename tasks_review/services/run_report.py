@@ -8,6 +8,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from tasks_review.core.clones import seed_counts
 from tasks_review.core.families.usage import llm_by_family
 from tasks_review.models import Candidate, PipelineRun
 from tasks_review.selectors import runs
@@ -46,7 +47,6 @@ def run_report_build(
             fam["llm"] = llm[name]
     timings = dict(timings)  # one dict in the summary and the report: _finish adds to it
     clones = list(run.clones or [])
-    overlaid = sum(1 for c in clones if not c["reason"])
     ungraded = runs.ungraded(run).to_dict()
     yields = runs.yields(run).to_dict()
     summary = {
@@ -59,7 +59,7 @@ def run_report_build(
         "yield": by_family,
         "skipped_families": skipped_families(run),
         **yields,
-        "clones": {"overlaid": overlaid, "not_overlaid": len(clones) - overlaid},
+        "clones": seed_counts(clones),
         # How the kept tasks' rewards are decided: hidden equivalence probes, or the check alone.
         "grading": {
             kind: sum(1 for c in rows if c.status == Candidate.Status.KEPT and c.grading == kind)

@@ -7,26 +7,36 @@ files a session starts from, for the replay to be seeded with (``replay(seed=…
 from .git import CloneError, Repository, TreeEntry, open_repository
 from .overlay import (
     MAX_FILE_BYTES,
+    NoSeed,
     Overlay,
     Project,
+    Start,
+    StartKind,
     clone_for,
+    clone_line,
     clone_overlay,
     is_remote,
     remote_id,
+    seed_counts,
     start_commit,
 )
 
 __all__ = [
     "MAX_FILE_BYTES",
     "CloneError",
+    "NoSeed",
     "Overlay",
     "Project",
     "Repository",
+    "Start",
+    "StartKind",
     "TreeEntry",
     "clone_for",
+    "clone_line",
     "clone_overlay",
     "is_remote",
     "open_repository",
     "remote_id",
+    "seed_counts",
     "start_commit",
 ]

@@ -11,13 +11,16 @@ Which clone: the configured project that is the session's directory or a folder 
 longest such), else the one whose remote is the session's recorded remote (compared as host and
 path: ``git@github.com:org/app.git`` is ``https://github.com/org/app``).
 
-Which commit: the one the session recorded (Codex's ``session_meta.git``) when the clone has
-it; otherwise the last commit committed before the session's first timestamp on the branch the
-session recorded (Claude Code's ``gitBranch``), or on the clone's checked-out branch when the
-session recorded none (pi, ATIF). A recorded branch that the clone lacks, or no commit by that
-time, lays nothing down: the files of another branch were never the session's. Uncommitted
-changes at the start are the replay's to find: what the log showed of a file before touching
-it wins over the commit (``Overlay.disagreements``).
+Which commit (``start_commit``; ``Start.kind`` names the path taken, a stable code): the one the
+session recorded (Codex's ``session_meta.git``) when the clone has it; otherwise the last commit
+committed before the session's first timestamp on the branch the session recorded (Claude Code's
+``gitBranch``), local or remote-tracking, or on the clone's checked-out branch when the session
+recorded none (pi, ATIF). A recorded branch the clone lacks was, in the normal state of a clone,
+merged and deleted: its merge into the default branch (origin/HEAD, else main or master) gives
+its last commit, else the default branch's own history does, and ``how`` says so. Such a start
+may be wrong; the replay's disagreements with it (``Overlay.disagreements``) show where, and
+``Overlay.doubtful`` says when they are many. Uncommitted changes at the start are the replay's
+to find: what the log showed of a file before touching it wins over the commit.
 
 Which files: the commit's tracked files under the session's directory, so nothing ignored or
 untracked and nothing of ``.git`` (the task's image makes its one synthetic commit from the
@@ -36,6 +39,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +108,9 @@ class Overlay:
     left_out: Mapping[str, int] = field(default_factory=dict)  # why -> how many files
     disagreements: tuple[str, ...] = ()  # seeded files the log showed otherwise
     reason: str = ""  # why nothing was laid down
+    start_kind: str = ""  # how the commit was found (a StartKind), "" without one
+    no_seed: str = ""  # why nothing was laid down, as a NoSeed code
+    doubtful: str = ""  # a fallback start the log disagrees with: a sentence saying so
 
     @property
     def applied(self) -> bool:
@@ -111,7 +118,14 @@ class Overlay:
 
     def after(self, result: ReplayResult) -> Overlay:
         """This overlay with what the replay over it found."""
-        return replace(self, disagreements=tuple(result.seed_disagreements))
+        disagreements = tuple(result.seed_disagreements)
+        doubtful = ""
+        if self.start_kind in _GUESSED and len(disagreements) >= DOUBTFUL_DISAGREEMENTS:
+            doubtful = (
+                f"the log showed {len(disagreements)} of the seeded files otherwise: this start "
+                "may not be the session's"
+            )
+        return replace(self, disagreements=disagreements, doubtful=doubtful)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe provenance (no contents): the candidate's payload and the run's report."""
@@ -125,7 +139,55 @@ class Overlay:
             "read_disagreements": len(self.disagreements),
             "disagreeing": list(self.disagreements[:20]),
             "reason": self.reason,
+            "start": self.start_kind,
+            "no_seed": self.no_seed,
+            "doubtful": self.doubtful,
         }
+
+
+def seed_counts(entries: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """report.json's ``summary.clones`` from each matched trajectory's ``Overlay.to_dict``: how
+    many matched a clone, found a start (and how), and were seeded (else why not)."""
+    started = [e for e in entries if e.get("commit")]
+    seeded = [e for e in started if not e.get("reason")]
+    by_start: dict[str, int] = {}
+    for e in started:
+        kind = e.get("start") or "unknown"
+        by_start[kind] = by_start.get(kind, 0) + 1
+    no_seed: dict[str, int] = {}
+    for e in entries:
+        if e.get("reason"):
+            code = e.get("no_seed") or "unknown"
+            no_seed[code] = no_seed.get(code, 0) + 1
+    return {
+        "matched": len(entries),
+        "start_found": len(started),
+        "seeded": len(seeded),
+        "by_start": by_start,
+        "no_seed": no_seed,
+        "doubtful": sum(1 for e in seeded if e.get("doubtful")),
+        # The names of the first report.json: seeded, and the rest.
+        "overlaid": len(seeded),
+        "not_overlaid": len(entries) - len(seeded),
+    }
+
+
+def clone_line(counts: Mapping[str, Any]) -> str:
+    """``seed_counts`` as one line: "3 matched, 2 found a start (1 recorded_commit, 1
+    default_branch), 2 seeded; not seeded: 1 no_start_time"."""
+    by_start = ", ".join(f"{n} {kind}" for kind, n in sorted(counts["by_start"].items()))
+    line = (
+        f"{counts['matched']} matched, {counts['start_found']} found a start"
+        + (f" ({by_start})" if by_start else "")
+        + f", {counts['seeded']} seeded"
+    )
+    if counts.get("doubtful"):
+        line += f" ({counts['doubtful']} doubtful)"
+    if counts["no_seed"]:
+        line += "; not seeded: " + ", ".join(
+            f"{n} {code}" for code, n in sorted(counts["no_seed"].items())
+        )
+    return line
 
 
 def clone_for(clones: Mapping[str, Path], project: Project) -> tuple[str, Path, str] | None:
@@ -149,31 +211,96 @@ def clone_for(clones: Mapping[str, Path], project: Project) -> tuple[str, Path, 
     return None
 
 
-def start_commit(repo: Repository, project: Project) -> tuple[str, str] | str:
-    """(commit, how it was found), or why there is none."""
+class StartKind(StrEnum):
+    """How a start was found (``Start.kind`` and report.json's counts)."""
+
+    RECORDED_COMMIT = "recorded_commit"
+    RECORDED_BRANCH = "recorded_branch"
+    CHECKED_OUT = "checked_out_branch"  # the session recorded no branch
+    MERGED_BRANCH = "merged_branch"  # the recorded branch is gone; its merge gives its tip
+    DEFAULT_BRANCH = "default_branch"  # the recorded branch is gone without a trace
+
+
+class NoSeed(StrEnum):
+    """Why a matched clone seeded nothing (``Overlay.no_seed``)."""
+
+    NO_START_TIME = "no_start_time"
+    NO_COMMIT_BEFORE = "no_commit_before_start"
+    NO_BRANCH = "no_branch"
+    CLONE_UNREADABLE = "clone_unreadable"
+    OVER_LIMITS = "over_limits"
+    NO_TEXT_FILES = "no_text_files"
+
+
+# A start found by a fallback is doubtful once the log disagrees with this many seeded files.
+DOUBTFUL_DISAGREEMENTS = 3
+_GUESSED = (StartKind.CHECKED_OUT, StartKind.MERGED_BRANCH, StartKind.DEFAULT_BRANCH)
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """The starting commit and how it was found; ``commit`` None: none, ``how`` says why."""
+
+    commit: str | None
+    how: str
+    kind: str  # a StartKind, or a NoSeed when there is no commit
+
+
+def start_commit(repo: Repository, project: Project) -> Start:
+    """The commit the session started from, in the order the module's docstring gives."""
     recorded = (project.commit or "").lower()
     missing = ""
     if recorded:
         found = repo.commit(recorded) if _SHA.match(recorded) else None
         if found:
-            return found, "recorded by the session"
+            return Start(found, "recorded by the session", StartKind.RECORDED_COMMIT)
         missing = f"the recorded commit {recorded[:12]} is not in the clone; "
     if project.started_at is None:
-        return missing + "the session recorded no start time"
+        return Start(None, missing + "the session recorded no start time", NoSeed.NO_START_TIME)
+    when = project.started_at
+    when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    epoch = int(when.timestamp())
+    stamp = f"before the session started ({when.astimezone(UTC).isoformat(timespec='seconds')})"
     if project.branch and project.branch != "HEAD":
         ref = repo.branch(project.branch)
         if ref is None:
-            return missing + f"the clone has no branch {project.branch!r}"
-        where = f"on {project.branch}"
+            gone = missing + f"the clone has no branch {project.branch!r}"
+            return _gone_branch(repo, project.branch, epoch, stamp, gone)
+        where, kind = f"on {project.branch}", StartKind.RECORDED_BRANCH
     else:
         ref, where = "HEAD", "on the clone's checked-out branch (no branch recorded)"
-    when = project.started_at
-    when = when if when.tzinfo else when.replace(tzinfo=UTC)
-    found = repo.last_commit_before(ref, int(when.timestamp()))
-    stamp = when.astimezone(UTC).isoformat(timespec="seconds")
+        kind = StartKind.CHECKED_OUT
+    found = repo.last_commit_before(ref, epoch)
     if found is None:
-        return missing + f"no commit {where} before the session started ({stamp})"
-    return found, f"the last commit {where} before the session started ({stamp})"
+        return Start(None, missing + f"no commit {where} {stamp}", NoSeed.NO_COMMIT_BEFORE)
+    return Start(found, f"the last commit {where} {stamp}", kind)
+
+
+def _gone_branch(repo: Repository, branch: str, epoch: int, stamp: str, gone: str) -> Start:
+    """A start for a session whose branch the clone no longer has: from the branch's merge into
+    the default branch when one names it, else from the default branch itself."""
+    default = repo.default_branch()
+    if default is None:
+        why = f"{gone}, nor a default branch (origin/HEAD, main, master) to start from"
+        return Start(None, why, NoSeed.NO_BRANCH)
+    name = default.removeprefix("refs/heads/").removeprefix("refs/remotes/")
+    tip = repo.merged_tip(branch, default)
+    found = repo.last_commit_before(tip, epoch) if tip else None
+    if found is not None and tip is not None:
+        how = (
+            f"{gone}; its merge into {name} (its last commit {tip[:12]}) gives its last commit "
+            f"{stamp}"
+        )
+        return Start(found, how, StartKind.MERGED_BRANCH)
+    found = repo.last_commit_before(default, epoch)
+    if found is None:
+        return Start(None, f"{gone}; no commit on {name} {stamp}", NoSeed.NO_COMMIT_BEFORE)
+    how = (
+        f"{gone} and no merge of it into {name} names it; the last commit on {name} (the "
+        f"clone's default branch) {stamp}. Where the log shows the files otherwise, the "
+        "session's branch had moved on from it"
+    )
+    return Start(found, how, StartKind.DEFAULT_BRANCH)
 
 
 def clone_overlay(
@@ -193,14 +320,13 @@ def clone_overlay(
     overlay = Overlay(project=key, clone=str(path))
     try:
         repo = open_repository(path)
-        found = start_commit(repo, project)
-        if isinstance(found, str):
-            return replace(overlay, reason=found)
-        commit, how = found
-        overlay = replace(overlay, commit=commit, how=how)
-        return _lay_down(overlay, repo, commit, folder, blobs, max_files, max_bytes)
+        start = start_commit(repo, project)
+        if start.commit is None:
+            return replace(overlay, reason=start.how, no_seed=start.kind)
+        overlay = replace(overlay, commit=start.commit, how=start.how, start_kind=start.kind)
+        return _lay_down(overlay, repo, start.commit, folder, blobs, max_files, max_bytes)
     except CloneError as exc:
-        return replace(overlay, reason=str(exc))
+        return replace(overlay, reason=str(exc), no_seed=NoSeed.CLONE_UNREADABLE)
 
 
 def _lay_down(
@@ -232,7 +358,7 @@ def _lay_down(
     listed = sum(e.size or 0 for e in wanted)
     if len(wanted) > _LISTING_SLACK * max_files or listed > _LISTING_SLACK * max_bytes:
         reason = _too_large(len(wanted), listed, max_files, max_bytes)
-        return replace(overlay, left_out=left_out, reason=reason)
+        return replace(overlay, left_out=left_out, reason=reason, no_seed=NoSeed.OVER_LIMITS)
     texts: dict[str, bytes] = {}
     for path, data in repo.contents(wanted).items():
         try:
@@ -244,10 +370,11 @@ def _lay_down(
     size = sum(map(len, texts.values()))
     if len(texts) > max_files or size > max_bytes:
         reason = _too_large(len(texts), size, max_files, max_bytes)
-        return replace(overlay, left_out=left_out, reason=reason)
+        return replace(overlay, left_out=left_out, reason=reason, no_seed=NoSeed.OVER_LIMITS)
     if not texts:
         where = f"under {folder}" if folder else "in it"
-        return replace(overlay, left_out=left_out, reason=f"the commit has no text files {where}")
+        reason = f"the commit has no text files {where}"
+        return replace(overlay, left_out=left_out, reason=reason, no_seed=NoSeed.NO_TEXT_FILES)
     seed = {path: blobs.put(data) for path, data in sorted(texts.items())}
     return replace(overlay, seed=seed, left_out=left_out)
 

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 from django.db import DatabaseError
 
+from tasks_review.core.clones import clone_line
 from tasks_review.core.config import ConfigError, load_config
 from tasks_review.core.families import needs_llm
 from tasks_review.selectors import runs
@@ -104,6 +105,9 @@ class Command(BaseCommand):
             f"{counts['candidates']} candidates, {counts['dropped']} dropped, "
             f"{counts['written']} written, {counts['kept']} kept → {run.destination}/report.json"
         )
+        clones = (run.report or {}).get("summary", {}).get("clones") or {}
+        if clones.get("matched"):
+            self.stdout.write(f"clones: {clone_line(clones)}")
         ungraded = runs.ungraded(run)
         if ungraded.count:
             self.stdout.write(f"{ungraded.count} ungraded, by reason:")
