@@ -22,11 +22,12 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from tasks_review.core.clones import Overlay, Project, clone_overlay
+from tasks_review.core.clones import Overlay, Project, clone_overlay, session_focus
 from tasks_review.core.config import GenerateConfig, parse_config
 from tasks_review.core.families import mine
 from tasks_review.core.families.common import Asks
 from tasks_review.core.mining.candidate import RepairCandidate, presumed_note
+from tasks_review.core.mining.scripts import Above
 from tasks_review.models import STAGES, Candidate, PipelineRun, empty_counts
 from tasks_review.services.images import base_image_ref
 from tasks_review.services.llm import llm_client
@@ -39,6 +40,7 @@ from tasks_review.services.verification import (
 )
 from trajectories.claiming import DOCKER, claim, dead
 from trajectories.core import replay as core_replay
+from trajectories.core.blobs import MemoryBlobs
 from trajectories.core.failures import said
 from trajectories.heartbeat import Heartbeat, beat_seconds
 from trajectories.models import Trajectory
@@ -342,12 +344,18 @@ def _mine_one(
             started_at=trajectory.started_at,
             side_data=inputs.side_data,
         )
-        overlay = clone_overlay(clones, project, blobs)
+
+        # Asked only of a tree over the limits: what the log alone says the session touched.
+        def focus() -> list[str]:
+            return session_focus(inputs.replay(MemoryBlobs()))
+
+        overlay = clone_overlay(clones, project, blobs, focus=focus)
     result = inputs.replay(blobs, seed=overlay.seed if overlay else None)
     if overlay is not None:
         overlay = overlay.after(result)
     index = core_replay.StateIndex.build(result)
-    found, drops = mine(result, index, blobs, inputs.atif, families=families, llm=llm)
+    above = Above(overlay.above, overlay.here) if overlay is not None and overlay.above else None
+    found, drops = mine(result, index, blobs, inputs.atif, families=families, llm=llm, above=above)
     blobs.flush()
     return found, drops, overlay
 

@@ -20,6 +20,7 @@ from .overlay import (
     seed_counts,
     start_commit,
 )
+from .scope import session_focus
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -38,5 +39,6 @@ __all__ = [
     "open_repository",
     "remote_id",
     "seed_counts",
+    "session_focus",
     "start_commit",
 ]

@@ -126,7 +126,18 @@ class Repository:
         """Every tracked path of ``commit`` under ``folder`` (relative to the clone's own
         folder), with paths relative to ``folder``."""
         where = "/".join(p for p in (self.prefix.strip("/"), folder.strip("/")) if p)
-        args = ["ls-tree", "-r", "-z", "--long", "--full-tree", commit]
+        entries = self._ls_tree(commit, where, recursive=True)
+        cut = len(where) + 1 if where else 0
+        return [TreeEntry(e.path[cut:], e.mode, e.sha, e.size) for e in entries]
+
+    def files_in(self, commit: str, folder: str) -> list[TreeEntry]:
+        """The files directly in ``folder`` of ``commit``, a path from the repository's top
+        ("" is the top), named by their paths from the top."""
+        entries = self._ls_tree(commit, folder.strip("/"), recursive=False)
+        return [e for e in entries if e.size is not None]  # blobs: a folder has no size
+
+    def _ls_tree(self, commit: str, where: str, *, recursive: bool) -> list[TreeEntry]:
+        args = ["ls-tree", *(["-r"] if recursive else []), "-z", "--long", "--full-tree", commit]
         if where:
             args += ["--", f"{where}/"]
         entries = []
@@ -135,8 +146,7 @@ class Repository:
                 continue
             info, path = record.split("\t", 1)
             mode, _kind, sha, size = info.split()
-            relative = path[len(where) + 1 :] if where else path
-            entries.append(TreeEntry(relative, mode, sha, None if size == "-" else int(size)))
+            entries.append(TreeEntry(path, mode, sha, None if size == "-" else int(size)))
         return entries
 
     def contents(self, entries: Iterable[TreeEntry]) -> dict[str, bytes]:

@@ -28,15 +28,17 @@ starting files alone). Of those, regular files of UTF-8 text up to ``MAX_FILE_BY
 and submodules are left out (the replay has no links; a submodule is another repository), and
 so are binaries (the replay's edits and the task's redaction work on text) and large generated
 or data files; a left-out file stays unknown, as without a clone. A tree over the mining limits
-on a candidate's starting files is not laid down at all: every candidate over it would drop as
-``start_too_large``, where the log alone may yet make one.
+on a candidate's starting files is cut down to the modules the session worked in (``scope``:
+where its checks ran and what it changed, from the log alone), and laid down only if that fits:
+every candidate over the limits would drop as ``start_too_large``, where the log alone may yet
+make one.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -48,6 +50,7 @@ from trajectories.core.replay import ReplayResult
 
 from ..mining.repair import DEFAULT_MAX_FILES, DEFAULT_MAX_START_BYTES
 from .git import CloneError, Repository, TreeEntry, open_repository
+from .scope import scope
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 # Reading a tree's blobs costs time; one far over the limits is refused from its listing.
@@ -111,6 +114,11 @@ class Overlay:
     start_kind: str = ""  # how the commit was found (a StartKind), "" without one
     no_seed: str = ""  # why nothing was laid down, as a NoSeed code
     doubtful: str = ""  # a fallback start the log disagrees with: a sentence saying so
+    scope: str = ""  # a tree over the limits cut down to the session's modules: which
+    # Script runners' files in the folders above the session's, up to the repository's top
+    # ("../mise.toml" -> sha): mise and just look upward. ``here``: the session's folder there.
+    above: Mapping[str, str] = field(default_factory=dict)
+    here: str = ""
 
     @property
     def applied(self) -> bool:
@@ -142,6 +150,8 @@ class Overlay:
             "start": self.start_kind,
             "no_seed": self.no_seed,
             "doubtful": self.doubtful,
+            "scope": self.scope,
+            "above": sorted(self.above),
         }
 
 
@@ -310,9 +320,12 @@ def clone_overlay(
     *,
     max_files: int = DEFAULT_MAX_FILES,
     max_bytes: int = DEFAULT_MAX_START_BYTES,
+    focus: Callable[[], Iterable[str]] | None = None,
 ) -> Overlay | None:
     """The seed ``project``'s clone gives (its files put in ``blobs``); None when no clone is
-    configured for it. Never raises for the clone's sake: a failure is the overlay's reason."""
+    configured for it. Never raises for the clone's sake: a failure is the overlay's reason.
+    ``focus`` gives the paths the session worked on (relative to its folder), asked only when
+    the tree is over the limits."""
     match = clone_for(clones, project)
     if match is None:
         return None
@@ -324,7 +337,8 @@ def clone_overlay(
         if start.commit is None:
             return replace(overlay, reason=start.how, no_seed=start.kind)
         overlay = replace(overlay, commit=start.commit, how=start.how, start_kind=start.kind)
-        return _lay_down(overlay, repo, start.commit, folder, blobs, max_files, max_bytes)
+        limits = (max_files, max_bytes)
+        return _lay_down(overlay, repo, start.commit, folder, blobs, limits, focus)
     except CloneError as exc:
         return replace(overlay, reason=str(exc), no_seed=NoSeed.CLONE_UNREADABLE)
 
@@ -335,9 +349,10 @@ def _lay_down(
     commit: str,
     folder: str,
     blobs: BlobStore,
-    max_files: int,
-    max_bytes: int,
+    limits: tuple[int, int],
+    focus: Callable[[], Iterable[str]] | None,
 ) -> Overlay:
+    max_files, max_bytes = limits
     left_out: dict[str, int] = {}
 
     def leave(why: str) -> None:
@@ -356,8 +371,14 @@ def _lay_down(
         else:
             wanted.append(entry)
     listed = sum(e.size or 0 for e in wanted)
+    if focus is not None and (len(wanted) > max_files or listed > max_bytes):
+        scoped = scope(wanted, focus())
+        if scoped is not None:
+            overlay = replace(overlay, scope=scoped.describe(len(wanted)))
+            wanted = scoped.entries
+            listed = sum(e.size or 0 for e in wanted)
     if len(wanted) > _LISTING_SLACK * max_files or listed > _LISTING_SLACK * max_bytes:
-        reason = _too_large(len(wanted), listed, max_files, max_bytes)
+        reason = _too_large(len(wanted), listed, max_files, max_bytes, overlay.scope)
         return replace(overlay, left_out=left_out, reason=reason, no_seed=NoSeed.OVER_LIMITS)
     texts: dict[str, bytes] = {}
     for path, data in repo.contents(wanted).items():
@@ -369,18 +390,45 @@ def _lay_down(
         texts[path] = data
     size = sum(map(len, texts.values()))
     if len(texts) > max_files or size > max_bytes:
-        reason = _too_large(len(texts), size, max_files, max_bytes)
+        reason = _too_large(len(texts), size, max_files, max_bytes, overlay.scope)
         return replace(overlay, left_out=left_out, reason=reason, no_seed=NoSeed.OVER_LIMITS)
     if not texts:
         where = f"under {folder}" if folder else "in it"
         reason = f"the commit has no text files {where}"
         return replace(overlay, left_out=left_out, reason=reason, no_seed=NoSeed.NO_TEXT_FILES)
     seed = {path: blobs.put(data) for path, data in sorted(texts.items())}
-    return replace(overlay, seed=seed, left_out=left_out)
+    here = "/".join(p for p in (repo.prefix.strip("/"), folder.strip("/")) if p)
+    above = _above(repo, commit, here, blobs)
+    return replace(overlay, seed=seed, left_out=left_out, above=above, here=here)
 
 
-def _too_large(files: int, size: int, max_files: int, max_bytes: int) -> str:
+# Files of the folders above the session's that a runner there reads (mise and just look up).
+ABOVE_NAMES = frozenset(
+    {"mise.toml", ".mise.toml", "mise.local.toml", "justfile", "Justfile", ".justfile"}
+)
+
+
+def _above(repo: Repository, commit: str, here: str, blobs: BlobStore) -> dict[str, str]:
+    """``ABOVE_NAMES`` files of each folder above ``here`` (the session's, from the top)."""
+    if not here:
+        return {}
+    parts = here.split("/")
+    wanted = [
+        entry
+        for depth in range(len(parts))
+        for entry in repo.files_in(commit, "/".join(parts[:depth]))
+        if entry.regular
+        and posixpath.basename(entry.path) in ABOVE_NAMES
+        and (entry.size or 0) <= MAX_FILE_BYTES
+    ]
+    found = {}
+    for path, data in repo.contents(wanted).items():
+        found[posixpath.relpath(path, here)] = blobs.put(data)
+    return found
+
+
+def _too_large(files: int, size: int, max_files: int, max_bytes: int, scoped: str) -> str:
     return (
-        f"the clone's tree is over the mining limits ({files} files, {size} bytes; limits "
-        f"{max_files} files, {max_bytes} bytes)"
+        f"the clone's tree{', ' + scoped + ',' if scoped else ''} is over the mining limits "
+        f"({files} files, {size} bytes; limits {max_files} files, {max_bytes} bytes)"
     )

@@ -68,7 +68,7 @@ from .rules import (
     unseen_manifest,
     windows_paths,
 )
-from .scripts import Files
+from .scripts import Above, Files
 from .services import Need, ServiceNeeds, check_needs, line_needs
 from .taskcheck import TaskCheck, task_check
 
@@ -103,9 +103,13 @@ def find_repair_candidates(
     max_files: int = DEFAULT_MAX_FILES,
     languages: frozenset[str] | set[str] = DEFAULT_LANGUAGES,
     project_dir: str = PROJECT_DIR,
+    above: Above | None = None,
 ) -> tuple[list[RepairCandidate], list[Drop]]:
-    """Every fail-then-pass pair of one trajectory, as a candidate or as a drop."""
-    rules = Miner(replay, index, blobs, atif, max_start_bytes, max_files, languages, project_dir)
+    """Every fail-then-pass pair of one trajectory, as a candidate or as a drop; ``above``:
+    the clone's files above the session's folder, which script runners may read."""
+    rules = Miner(
+        replay, index, blobs, atif, max_start_bytes, max_files, languages, project_dir, above=above
+    )
     candidates: list[RepairCandidate] = []
     drops: list[Drop] = []
     for failing, passing in check_pairs(replay.commands):
@@ -128,6 +132,8 @@ class Miner:
         max_files: int,
         languages: frozenset[str] | set[str],
         project_dir: str,
+        *,
+        above: Above | None = None,
     ) -> None:
         self.replay = replay
         self.index = index
@@ -137,6 +143,7 @@ class Miner:
         self.max_files = max_files
         self.languages = frozenset(languages)
         self.project_dir = project_dir
+        self.above = above  # a clone's files above the session's folder
 
     def assess(self, failing: ShellCommand, passing: ShellCommand) -> RepairCandidate | Drop:
         def drop(reason: DropReason, detail: str, language: str) -> Drop:
@@ -240,7 +247,8 @@ class Miner:
 
         go_check = spec.language == "go"
         module = go_module(fix, self.blobs, task.check_cwd or ".") if go_check else None
-        manifest = unseen_manifest(self.replay, failing, fix) or unseen_go_module(
+        above = tuple(self.above.files) if self.above is not None else ()
+        manifest = unseen_manifest(self.replay, failing, fix, above) or unseen_go_module(
             module, task, go_check=go_check
         )
         if manifest:
@@ -308,11 +316,16 @@ class Miner:
         """What a script resolution may read: files seen at either end, and the content of
         those known and unchanged between the runs (the definition both runs used)."""
 
+        above = self.above.files if self.above is not None else {}
+
         def read(path: str) -> bytes | None:
             sha = fix.start.get(path)
+            if path in above:
+                return self.blobs.get(above[path])  # the clone's, untouched by the session
             return self.blobs.get(sha) if sha is not None and fix.ref.get(path) == sha else None
 
-        return Files(names=frozenset({*fix.start_entries, *fix.ref_entries}), read=read)
+        names = frozenset({*fix.start_entries, *fix.ref_entries, *above})
+        return Files(names, read, self.above.here if self.above is not None else "")
 
     def _service_needs(
         self, failing: ShellCommand, passing: ShellCommand, task: TaskCheck, fix: Fix

@@ -31,7 +31,7 @@ import posixpath
 import re
 import shlex
 import tomllib
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,10 +56,38 @@ class Resolved:
 
 @dataclass(frozen=True, slots=True)
 class Files:
-    """The project files a resolution may read: names seen, and a reader of known content."""
+    """The project files a resolution may read: names seen, and a reader of known content.
+
+    ``here`` is the session's folder within its repository ("go") when files above it are
+    known (a clone's root ``mise.toml``, named ``../mise.toml``): mise and just look upward.
+    """
 
     names: Collection[str]
     read: Callable[[str], bytes | None]  # None when unknown or changed between the runs
+    here: str = ""
+
+    def local(self, path: str) -> str:
+        """``path`` as the session's folder sees it: ``../go/x`` is ``x`` when it is go/."""
+        if not self.here or not path.startswith(".."):
+            return path
+        top = posixpath.normpath(posixpath.join(self.here, path))
+        return posixpath.relpath(top, self.here)
+
+    def folders_up(self, folder: str) -> Iterator[str]:
+        """``folder``, the folders above it up to the session's, then those above that."""
+        yield from _folders_up(folder)
+        for level in range(1, self.here.count("/") + 2 if self.here else 1):
+            yield "/".join([".."] * level)
+
+
+@dataclass(frozen=True, slots=True)
+class Above:
+    """Files of the repository above the session's folder, from its clone (a root mise.toml
+    when the session ran in go/): ``{"../mise.toml": sha}``, and the session's folder within
+    the repository ("go")."""
+
+    files: Mapping[str, str]
+    here: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +136,8 @@ def _compose(definition: _Definition, cwd: str) -> Resolved:
     found: list[tuple[CheckSpec, str]] = []
     for i, unit in enumerate(units):
         commands = chain(unit.command)
-        if commands is None:
-            raise _Unresolvable
+        if commands is None or unit.folder.startswith(".."):
+            raise _Unresolvable  # a task run above the project: the image has only the project
         if unit.env and len(commands) != 1:
             raise _Unresolvable  # variables for a whole script would leak into the next unit
         if here != unit.folder:
@@ -216,7 +244,7 @@ def _mise(args: list[str], name: str, folder: str, files: Files) -> _Definition:
     extra = _task_args(args, name)
     # The closest folder that defines the task wins; its tasks run in that folder (mise's
     # config root) unless they say otherwise.
-    for where in _folders_up(folder):
+    for where in files.folders_up(folder):
         for config in _MISE_CONFIGS:
             path = _join(where, config)
             if path not in files.names:
@@ -224,7 +252,7 @@ def _mise(args: list[str], name: str, folder: str, files: Files) -> _Definition:
             tasks, env = _mise_config(path, files)
             key = _mise_name(tasks, name)
             if key is not None:
-                units = _mise_task(tasks, key, where, folder, set())
+                units = _mise_task(tasks, key, files.local(where), folder, files, set())
                 return _Definition(_with_args(units, extra), f"{path} [tasks.{key}]", env)
         for task_dir in _MISE_TASK_DIRS:
             path = _join(where, f"{task_dir}/{name.replace(':', '/')}")
@@ -265,7 +293,9 @@ def _mise_name(tasks: dict[str, Any], name: str) -> str | None:
     return None
 
 
-def _mise_task(tasks: dict[str, Any], key: str, root: str, cwd: str, seen: set[str]) -> list[_Unit]:
+def _mise_task(
+    tasks: dict[str, Any], key: str, root: str, cwd: str, files: Files, seen: set[str]
+) -> list[_Unit]:
     if key in seen or len(seen) > _MAX_DEPTH:
         raise _Unresolvable
     seen.add(key)
@@ -281,13 +311,13 @@ def _mise_task(tasks: dict[str, Any], key: str, root: str, cwd: str, seen: set[s
     for dependency in [depends] if isinstance(depends, str) else depends:
         if not isinstance(dependency, str) or " " in dependency or dependency not in tasks:
             raise _Unresolvable
-        units += _mise_task(tasks, dependency, root, cwd, seen)
-    folder = _mise_dir(task.get("dir"), root, cwd)
+        units += _mise_task(tasks, dependency, root, cwd, files, seen)
+    folder = _mise_dir(task.get("dir"), root, cwd, files)
     env = _env_pairs(task.get("env", {}))
     run = task.get("run", [])
     for item in [run] if isinstance(run, str) else run:
         if isinstance(item, dict) and set(item) == {"task"}:
-            units += _mise_task(tasks, str(item["task"]), root, cwd, seen)
+            units += _mise_task(tasks, str(item["task"]), root, cwd, files, seen)
         elif isinstance(item, str):
             units.append(_Unit(folder, _script_body(item), env))
         else:
@@ -295,14 +325,14 @@ def _mise_task(tasks: dict[str, Any], key: str, root: str, cwd: str, seen: set[s
     return units
 
 
-def _mise_dir(value: Any, root: str, cwd: str) -> str:
+def _mise_dir(value: Any, root: str, cwd: str, files: Files) -> str:
     if value is None or value == "{{config_root}}":
-        return root
+        return root  # above the project when the config is: ``_compose`` refuses it
     if value == "{{cwd}}":
         return cwd
     if not isinstance(value, str) or "{{" in value or value.startswith(("/", "~")):
         raise _Unresolvable
-    folder = _join(root, value)
+    folder = files.local(_join(root, value))
     if folder.startswith(".."):
         raise _Unresolvable
     return folder

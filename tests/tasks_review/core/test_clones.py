@@ -327,3 +327,57 @@ def test_a_clone_that_is_gone_or_not_a_repository_is_a_reason_never_a_failure(tm
 
 def test_a_session_no_clone_is_configured_for_has_no_overlay(tmp_path):
     assert clone_overlay({"/other": tmp_path}, project(), MemoryBlobs()) is None
+
+
+def test_a_tree_over_the_limits_seeds_the_modules_the_session_worked_in(tmp_path):
+    repo = GitRepo(tmp_path / "mono")
+    files = {f"py/pkg/m{i}.py": f"x = {i}\n" for i in range(6)}
+    files |= {
+        "Makefile": "test:\n\tcd go && go test ./...\n",
+        "go/go.mod": "module example.com/x\n",
+        "go/internal/run.go": "package internal\n",
+        "go/internal/run_test.go": "package internal\n",
+    }
+    repo.commit(DAY1, files)
+
+    def seeded(max_files: int):
+        return clone_overlay(
+            {"/work/app": repo.path},
+            project(started_at=at(DAY2)),
+            MemoryBlobs(),
+            max_files=max_files,
+            focus=lambda: ["go", "go/internal/run.go"],
+        )
+
+    overlay = seeded(5)
+    assert overlay is not None and overlay.applied and overlay.reason == ""
+    assert set(overlay.seed) == {
+        "Makefile",
+        "go/go.mod",
+        "go/internal/run.go",
+        "go/internal/run_test.go",
+    }
+    assert overlay.scope.startswith("scoped to go/ (4 of 10 files")
+    still = seeded(3)
+    assert still is not None and not still.applied and still.no_seed == "over_limits"
+    assert still.reason.startswith("the clone's tree, scoped to go/ (4 of 10 files")
+
+
+def test_the_runners_files_above_the_sessions_folder_come_along_beside_the_seed(tmp_path):
+    repo = GitRepo(tmp_path / "mono")
+    repo.commit(
+        DAY1,
+        {
+            "mise.toml": '[tasks.test]\ndir = "go"\nrun = "go test ./..."\n',
+            "README.md": "top\n",
+            "go/go.mod": "module example.com/x\n",
+            "go/justfile": "test:\n    go test ./...\n",
+        },
+    )
+    blobs = MemoryBlobs()
+    overlay = clone_overlay(
+        {"/work/mono": repo.path}, project(cwd="/work/mono/go", started_at=at(DAY2)), blobs
+    )
+    assert overlay is not None and set(overlay.seed) == {"go.mod", "justfile"}
+    assert (overlay.here, set(overlay.above)) == ("go", {"../mise.toml"})
+    assert blobs.get(overlay.above["../mise.toml"]).startswith(b"[tasks.test]")

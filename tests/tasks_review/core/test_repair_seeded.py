@@ -73,3 +73,37 @@ def test_the_presumed_files_are_named_in_one_sentence_by_the_command_that_may_ha
     note = presumed_note(candidate.presumed)
     assert note.startswith("3 files are presumed unchanged")  # calc.py: edited on it
     assert "since `make gen` at event 1" in note and "tests/test_calc.py" in note
+
+
+ROOT_MISE = (
+    '[tasks.test]\ndir = "go"\nrun = "go test ./..."\n'
+    '[tasks.lint]\nrun = "golangci-lint run ./go/..."\n'
+)
+GO_PROJECT = {
+    "go.mod": "module example.com/x\n\ngo 1.22\n",
+    "calc.go": "package x\n\nfunc Add(a, b int) int { return a - b }\n",
+    "calc_test.go": 'package x\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {}\n',
+}
+
+
+def go_story(check: str) -> Session:
+    session = Session().user("Fix Add.")
+    session.run(check, fail=True, output="--- FAIL: TestAdd\nFAIL")
+    session.edit("calc.go", "return a - b", "return a + b")
+    return session.run(check, output="ok  \texample.com/x")
+
+
+def test_a_task_defined_in_the_repositorys_top_mise_toml_resolves_for_a_session_in_go():
+    mined = go_story("mise run test").mine(
+        seed=GO_PROJECT, above={"../mise.toml": ROOT_MISE}, here="go"
+    )
+    candidate = mined.only
+    assert (candidate.task_command, candidate.language) == ("go test ./...", "go")
+    assert "../mise.toml [tasks.test]" in candidate.setup_note
+
+
+def test_a_top_task_that_runs_above_the_project_stays_as_recorded_and_is_not_unseen():
+    mined = go_story("mise run lint").mine(
+        seed=GO_PROJECT, above={"../mise.toml": ROOT_MISE}, here="go"
+    )
+    assert not any(d.reason is DropReason.CHECK_MANIFEST_UNSEEN for d in mined.drops)
