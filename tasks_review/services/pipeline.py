@@ -27,7 +27,7 @@ from tasks_review.core.config import GenerateConfig, parse_config
 from tasks_review.core.families import mine
 from tasks_review.core.families.common import Asks
 from tasks_review.core.mining.candidate import RepairCandidate, presumed_note
-from tasks_review.core.mining.scripts import Above
+from tasks_review.core.mining.scriptfiles import Above
 from tasks_review.models import STAGES, Candidate, PipelineRun, empty_counts
 from tasks_review.services.images import base_image_ref
 from tasks_review.services.llm import llm_client

@@ -27,7 +27,7 @@ from trajectories.core.replay import ReplayResult, StateIndex
 from ..mining.candidate import RepairCandidate
 from ..mining.drops import Drop, DropReason
 from ..mining.repair import PROJECT_DIR, find_repair_candidates
-from ..mining.scripts import Above
+from ..mining.scriptfiles import Above
 from .build import find_build_candidates
 from .common import Asks
 from .extend import find_extend_candidates

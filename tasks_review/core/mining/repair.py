@@ -54,7 +54,7 @@ from trajectories.core.replay import ReplayResult, ShellCommand, StateIndex
 from ..instruction import leaks
 from .candidate import FAMILY, RepairCandidate, build_candidate
 from .drops import Drop, DropReason
-from .files import is_manifest, language_of, under
+from .files import is_manifest, language_of, project_language, under
 from .fix import Fix, fix_between
 from .gomod import go_module
 from .pairs import check_pairs
@@ -68,7 +68,7 @@ from .rules import (
     unseen_manifest,
     windows_paths,
 )
-from .scripts import Above, Files
+from .scriptfiles import Above, Files
 from .services import Need, ServiceNeeds, check_needs, line_needs
 from .taskcheck import TaskCheck, task_check
 
@@ -208,7 +208,15 @@ class Miner:
         fix = fix_between(self.replay, self.index, failing, passing)
         task = task_check(self.replay, failing, passing, self._files(fix))
         spec = task.resolved.spec if task.resolved is not None else check
-        language = spec.language or language_of([*fix.ref, *fix.start]) or "unknown"
+        # A check that does not say its language (an unresolved make or mise target) builds
+        # the project its folder belongs to: the nearest manifest's, else most of its files'.
+        names = [*fix.ref, *fix.start]
+        language = (
+            spec.language
+            or project_language(task.check_cwd or ".", names)
+            or language_of(names)
+            or "unknown"
+        )
         if language not in self.languages:
             supported = ", ".join(sorted(self.languages))
             return drop(

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tasks_review.core.mining import Drop, DropReason, RepairCandidate, find_repair_candidates
-from tasks_review.core.mining.scripts import Above
+from tasks_review.core.mining.scriptfiles import Above
 from trajectories.core.blobs import BlobStore, MemoryBlobs
 from trajectories.core.replay import StateIndex, replay
 from trajectories.core.replay.synthetic import AtifBuilder

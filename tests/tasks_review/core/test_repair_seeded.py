@@ -107,3 +107,20 @@ def test_a_top_task_that_runs_above_the_project_stays_as_recorded_and_is_not_uns
         seed=GO_PROJECT, above={"../mise.toml": ROOT_MISE}, here="go"
     )
     assert not any(d.reason is DropReason.CHECK_MANIFEST_UNSEEN for d in mined.drops)
+
+
+def test_an_unresolved_make_target_takes_the_language_of_the_nearest_manifest_in_the_seed():
+    seed = {**GO_PROJECT, "Makefile": "lint:\n\t./scripts/lint.sh\n"}
+    candidate = go_story("make lint").mine(seed=seed).only
+    assert (candidate.task_command, candidate.language) == ("make lint", "go")
+    resolved = go_story("make lint").mine(seed={**seed, "Makefile": "lint:\n\tgo vet ./...\n"})
+    assert (resolved.only.task_command, resolved.only.runner) == ("go vet ./...", "go")
+
+
+def test_a_project_in_a_language_the_images_lack_says_which():
+    seed = {"mix.exs": "defmodule X.MixProject do\nend\n", "lib/x.ex": "defmodule X do\nend\n"}
+    session = Session().user("Fix it.").run("make test", fail=True, output="1 failure")
+    session.edit("lib/x.ex", "defmodule X do", "defmodule X do  # fixed")
+    drop = session.run("make test", output="0 failures").mine(seed=seed).dropped
+    assert drop.reason is DropReason.UNSUPPORTED_LANGUAGE
+    assert drop.detail.startswith("elixir check (make)")
