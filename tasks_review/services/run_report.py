@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from django.utils import timezone
 
 from tasks_review.core.clones import seed_counts
+from tasks_review.core.dropsides import ENVIRONMENT, PRODUCT, limit_of
 from tasks_review.core.families.usage import llm_by_family
 from tasks_review.models import Candidate, PipelineRun
 from tasks_review.selectors import runs
@@ -30,6 +32,7 @@ def run_report_build(
             "reason": c.drop_reason,
             "detail": c.drop_detail,
             "command": c.check_command,
+            **_side(c.drop_stage, c.drop_reason, c.drop_detail),
         }
         for c in rows
         if c.status == Candidate.Status.DROPPED
@@ -60,6 +63,8 @@ def run_report_build(
         "skipped_families": skipped_families(run),
         **yields,
         "clones": seed_counts(clones),
+        # The product's drops (better mining could keep them) and the environment's limits.
+        "drops": runs.drop_sides(run),
         # How the kept tasks' rewards are decided: hidden equivalence probes, or the check alone.
         "grading": {
             kind: sum(1 for c in rows if c.status == Candidate.Status.KEPT and c.grading == kind)
@@ -94,6 +99,14 @@ def run_report_build(
             for c in rows
             if c.task_dir
         ],
+    }
+
+
+def _side(stage: str, reason: str, detail: str) -> dict[str, Any]:
+    limit = limit_of(stage, reason, detail)
+    return {
+        "side": ENVIRONMENT if limit is not None else PRODUCT,
+        "limit": dataclasses.asdict(limit) if limit is not None else None,
     }
 
 

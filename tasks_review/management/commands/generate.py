@@ -12,6 +12,7 @@ from django.db import DatabaseError
 
 from tasks_review.core.clones import clone_line
 from tasks_review.core.config import ConfigError, load_config
+from tasks_review.core.dropsides import sides_line
 from tasks_review.core.families import needs_llm
 from tasks_review.selectors import runs
 from tasks_review.services.images import NoBaseImage, base_image_ref
@@ -105,7 +106,11 @@ class Command(BaseCommand):
             f"{counts['candidates']} candidates, {counts['dropped']} dropped, "
             f"{counts['written']} written, {counts['kept']} kept → {run.destination}/report.json"
         )
-        clones = (run.report or {}).get("summary", {}).get("clones") or {}
+        summary = (run.report or {}).get("summary", {})
+        if summary.get("drops"):
+            for line in sides_line(summary["drops"]):
+                self.stdout.write(line)
+        clones = summary.get("clones") or {}
         if clones.get("matched"):
             self.stdout.write(f"clones: {clone_line(clones)}")
         ungraded = runs.ungraded(run)
