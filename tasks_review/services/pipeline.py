@@ -22,7 +22,14 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from tasks_review.core.clones import Overlay, Project, clone_overlay, session_focus
+from tasks_review.core.clones import (
+    Overlay,
+    Project,
+    clone_overlay,
+    session_focus,
+    task_folder,
+    task_overlay,
+)
 from tasks_review.core.config import GenerateConfig, parse_config
 from tasks_review.core.families import mine
 from tasks_review.core.families.common import Asks
@@ -42,6 +49,7 @@ from trajectories.claiming import DOCKER, claim, dead
 from trajectories.core import replay as core_replay
 from trajectories.core.blobs import MemoryBlobs
 from trajectories.core.failures import said
+from trajectories.core.formats.trial import harbor_trial
 from trajectories.heartbeat import Heartbeat, beat_seconds
 from trajectories.models import Trajectory
 from trajectories.selectors import replay_inputs
@@ -304,7 +312,9 @@ def _stage_mine(run: _Run, ids: list[int]) -> list[Candidate]:
             trajectory = Trajectory.objects.select_related("atif", "side_data").get(
                 id=trajectory_id
             )
-            found, drops, overlay = _mine_one(trajectory, clones, options.families, run.llm)
+            found, drops, overlay = _mine_one(
+                trajectory, clones, options.families, run.llm, tasks=run.config.source.tasks
+            )
             if overlay is not None:
                 overlays.append({"trajectory": trajectory.id, **overlay.to_dict()})
                 run.row.clones = overlays
@@ -330,11 +340,14 @@ def _mine_one(
     clones: Mapping[str, Path] | None = None,
     families: tuple[str, ...] = ("repair",),
     llm: Asks | None = None,
+    *,
+    tasks: Mapping[str, Path] | None = None,
 ) -> tuple[list[RepairCandidate], list[Any], Overlay | None]:
     """Replay again in memory (cheap, deterministic; the blobs are already stored) and mine
     every asked family (the LLM ones only with a client); over the clone's tree at the
-    session's starting commit when ``clones`` has the project (the overlay, None without one).
-    The stored replay stays what the log alone shows."""
+    session's starting commit when ``clones`` has the project, else over the files a Harbor
+    trial's task environment lays down (``tasks``, or the task beside the jobs folder): the
+    overlay, None without one. The stored replay stays what the log alone shows."""
     inputs = replay_inputs(trajectory)
     blobs = DbBlobs()
     overlay = None
@@ -350,6 +363,8 @@ def _mine_one(
             return session_focus(inputs.replay(MemoryBlobs()))
 
         overlay = clone_overlay(clones, project, blobs, focus=focus)
+    if overlay is None:
+        overlay = _task_seed(trajectory, trajectory.cwd or inputs.root, tasks or {}, blobs)
     result = inputs.replay(blobs, seed=overlay.seed if overlay else None)
     if overlay is not None:
         overlay = overlay.after(result)
@@ -358,6 +373,24 @@ def _mine_one(
     found, drops = mine(result, index, blobs, inputs.atif, families=families, llm=llm, above=above)
     blobs.flush()
     return found, drops, overlay
+
+
+def _task_seed(
+    trajectory: Trajectory, root: str | None, tasks: Mapping[str, Path], blobs: DbBlobs
+) -> Overlay | None:
+    """The seed a Harbor trial's task environment gives, when the trial's task folder is
+    configured or beside its jobs folder; None for anything else."""
+    trial = harbor_trial(Path(trajectory.source.path))
+    folder = task_folder(tasks, trial) if trial is not None else None
+    if folder is None:
+        return None
+    if not root:
+        return Overlay(
+            project=f"harbor task {folder.name}",
+            clone=str(folder),
+            reason="the trial recorded no directory to lay the task's files in",
+        )
+    return task_overlay(folder, root, blobs)
 
 
 def _candidate_row(

@@ -5,6 +5,7 @@ files a session starts from, for the replay to be seeded with (``replay(seed=…
 """
 
 from .git import CloneError, Repository, TreeEntry, open_repository
+from .harbortask import task_folder, task_overlay
 from .overlay import (
     MAX_FILE_BYTES,
     NoSeed,
@@ -41,4 +42,6 @@ __all__ = [
     "seed_counts",
     "session_focus",
     "start_commit",
+    "task_folder",
+    "task_overlay",
 ]

@@ -158,7 +158,7 @@ class Overlay:
 def seed_counts(entries: list[Mapping[str, Any]]) -> dict[str, Any]:
     """report.json's ``summary.clones`` from each matched trajectory's ``Overlay.to_dict``: how
     many matched a clone, found a start (and how), and were seeded (else why not)."""
-    started = [e for e in entries if e.get("commit")]
+    started = [e for e in entries if e.get("commit") or e.get("start")]
     seeded = [e for e in started if not e.get("reason")]
     by_start: dict[str, int] = {}
     for e in started:
@@ -229,6 +229,7 @@ class StartKind(StrEnum):
     CHECKED_OUT = "checked_out_branch"  # the session recorded no branch
     MERGED_BRANCH = "merged_branch"  # the recorded branch is gone; its merge gives its tip
     DEFAULT_BRANCH = "default_branch"  # the recorded branch is gone without a trace
+    HARBOR_TASK = "harbor_task"  # a Harbor trial: its task's environment (``harbortask``)
 
 
 class NoSeed(StrEnum):
