@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -25,27 +26,47 @@ def _no_docker(settings):
     settings.TRAJ2ENV = {**settings.TRAJ2ENV, "BASE_IMAGE": PINNED, "VERIFY": False}
 
 
-def harbor_run(where: Path) -> Path:
+@dataclass(frozen=True)
+class Story:
+    """What the trial's task lays in /app, the check the agent runs (failing, then passing),
+    its one-line fix to the first file, and a command run between the runs."""
+
+    files: dict[str, str] = field(
+        default_factory=lambda: {"calc.py": CALC_BUGGY, "tests/test_calc.py": TEST_CALC}
+    )
+    check: str = "pytest -q tests/test_calc.py"
+    fail_output: str = PYTEST_FAIL.replace("/repo", "/app")
+    pass_output: str = "1 passed in 0.01s"
+    fix: tuple[str, str] = ("a - b", "a + b")
+    between: str | None = None
+
+
+def harbor_run(where: Path, story: Story = Story()) -> Path:
     """A harbor run folder: the task under datasets/ and one trial under jobs/. The agent runs
-    the tests (they fail), edits calc.py and runs them again; it never shows either file."""
+    the check (it fails), edits the first file and runs it again; it never shows any file."""
     task = where / TASK
-    (task / "environment" / "tests").mkdir(parents=True)
+    (task / "environment").mkdir(parents=True)
     (task / "tests").mkdir()
     (task / "task.toml").write_text('version = "1.0"\n')
-    (task / "tests" / "test.sh").write_text("#!/bin/sh\npytest /app/tests\n")
+    (task / "tests" / "test.sh").write_text("#!/bin/sh\nexit 0\n")  # the verifier's own
     (task / "environment" / "Dockerfile").write_text(
-        "FROM python:3.12-slim\nWORKDIR /app\nCOPY calc.py /app/\nCOPY tests/ /app/tests/\n"
+        "FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app/\n"
     )
-    (task / "environment" / "calc.py").write_text(CALC_BUGGY)
-    (task / "environment" / "tests" / "test_calc.py").write_text(TEST_CALC)
+    (task / "environment" / ".dockerignore").write_text("Dockerfile\n.dockerignore\n")
+    for name, text in story.files.items():
+        (task / "environment" / name).parent.mkdir(parents=True, exist_ok=True)
+        (task / "environment" / name).write_text(text)
 
     builder = AtifBuilder("claude-code", root="/app")  # Harbor's claude-code agent
-    builder.user("The add() tests fail. Make `pytest tests/test_calc.py` pass.")
-    failed = "Exit code 1\n" + PYTEST_FAIL.replace("/repo", "/app")
-    builder.call("Bash", {"command": "pytest -q tests/test_calc.py"}, failed, error=True)
-    edit = {"file_path": "/app/calc.py", "old_string": "a - b", "new_string": "a + b"}
-    builder.call("Edit", edit, "The file /app/calc.py has been updated successfully.")
-    builder.call("Bash", {"command": "pytest -q tests/test_calc.py"}, "1 passed in 0.01s")
+    builder.user(f"The tests fail. Make `{story.check}` pass.")
+    failed = "Exit code 1\n" + story.fail_output
+    builder.call("Bash", {"command": story.check}, failed, error=True)
+    if story.between is not None:
+        builder.call("Bash", {"command": story.between}, "")
+    old, new = story.fix
+    edit = {"file_path": f"/app/{next(iter(story.files))}", "old_string": old, "new_string": new}
+    builder.call("Edit", edit, "The file has been updated successfully.")
+    builder.call("Bash", {"command": story.check}, story.pass_output)
     atif, _ = builder.build()
     atif["session_id"] = "calc__add.1a2b__trial"
     trial = where / "jobs" / "2026-04-13__04-01-12" / "calc__add.1a2b__Xy12"
