@@ -51,6 +51,21 @@ def test_the_desk_shows_instruction_diff_tree_trials_and_replay_links(as_annotat
     assert f'href="/trajectories/{c.trajectory_id}/steps/5/"' in html
 
 
+@pytest.mark.parametrize("headers", [{}, HX])
+def test_the_desk_says_where_the_start_was_seeded_from_and_which_files_are_presumed(
+    as_annotator, headers
+):
+    c = make_candidate()
+    note = "2 files are presumed unchanged (…), since `make gen` at event 4: a.py, b.py."
+    clone = {"files": 12, "how": "the clone has no branch 'x' and no merge of it into main"}
+    clone["doubtful"] = "the log showed 3 of the seeded files otherwise"
+    Candidate.objects.filter(pk=c.pk).update(payload={"clone": clone, "presumed_note": note})
+    html = as_annotator.get(f"/review/candidates/{c.pk}/", headers=headers).content.decode()
+    seed = html[html.index(f'id="seed-{c.pk}"') :].split("</dd>")[0]
+    assert "no merge of it into main" in seed and "3 of the seeded files otherwise" in seed
+    assert "since `make gen` at event 4: a.py, b.py." in html
+
+
 def test_the_trial_matrix_sits_beside_the_decision_buttons(as_annotator):
     c = make_candidate()
     html = as_annotator.get(f"/review/candidates/{c.pk}/").content.decode()
