@@ -1,0 +1,245 @@
+"""npm packages for an offline image build, fetched on the host through the user's registry.
+
+A Node task whose package.json depends on registry packages carries npm's own cache of exactly
+those packages in its build context, with the package.json and its lock; the image build runs
+``npm ci --offline`` from it into ``/opt/traj2env/node`` (root's, outside the project, which
+the grader cleans of any ``node_modules``) and links ``/node_modules`` to what it installed:
+Node's module resolution and npm's script PATH both walk up from ``/app`` to it.
+``fetch_npm_packages`` prepares it for the package.json a check runs under:
+
+* **Through the user's registry**: the host's npm answers ``npm config get registry`` in a
+  folder holding the project's ``.npmrc``, so the project's, the user's (``~/.npmrc``) and the
+  environment's (``npm_config_registry``) settings decide, as they do for the user.
+* **Pinned**: by the project's package-lock.json (or npm-shrinkwrap.json), or, where it has
+  none, by the trajectory's date: ``npm install --package-lock-only --before=<date>`` writes the
+  lock npm would have written then.
+* **A cache shared between tasks**: a made lock is kept in ``cache_dir/locks/<key>.json``
+  (keyed by the package.json, the registry and the date); npm's cache for one lock in
+  ``cache_dir/packages/<key>/`` (keyed by the lock and the registry), filled by ``npm ci
+  --ignore-scripts`` into a temporary folder and renamed into place. **Offline mode** uses
+  them only.
+
+``NpmUnavailable`` names the registry and why (npm missing, the registry not reachable, a
+package it does not have), which the task writer turns into ``dependency_unavailable_offline``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .fetching import Fetch, Unavailable, cache_key, nearest_folder, run_tool, write_atomic
+
+_FORMAT = "1"  # change when the cache layout or a key changes
+LOCK_NAMES = ("package-lock.json", "npm-shrinkwrap.json")
+# Where the image installs the task's packages, and the link Node finds them through.
+IMAGE_NODE = "/opt/traj2env/node"
+IMAGE_MODULES_LINK = "/node_modules"
+DEFAULT_REGISTRY = "https://registry.npmjs.org/"
+_LOCAL = ("file:", "link:", "workspace:", "portal:")
+_QUIET = ("--ignore-scripts", "--no-audit", "--no-fund", "--no-update-notifier")
+
+
+@dataclass(frozen=True, slots=True)
+class NodePackages:
+    folder: str  # the project folder whose package.json is installed ("." for the root)
+    package_json: bytes
+    lock: bytes
+    cache: Path  # npm's cache (``_cacache`` inside) holding exactly the lock's packages
+    registry: str
+    packages: tuple[str, ...]  # "name version" of every package the lock installs, sorted
+    resolved_before: str | None  # ISO 8601 when the lock was made by the trajectory's date
+    date_source: str  # "package-lock.json", or where the date came from
+
+
+class NpmUnavailable(Unavailable):
+    what = "npm packages"
+
+
+def _join(folder: str, name: str) -> str:
+    return name if folder == "." else f"{folder}/{name}"
+
+
+def registry_packages(package_json: bytes) -> list[str]:
+    """The dependencies a package.json takes from a registry (not ``file:`` and the like)."""
+    try:
+        data = json.loads(package_json)
+    except ValueError:
+        return []
+    names = []
+    for section in ("dependencies", "devDependencies", "optionalDependencies"):
+        table = data.get(section) if isinstance(data, dict) else None
+        for name, spec in (table if isinstance(table, dict) else {}).items():
+            if not str(spec).strip().startswith(_LOCAL):
+                names.append(name)
+    return names
+
+
+def find_npm(environ: Mapping[str, str]) -> str | None:
+    return shutil.which("npm", path=environ.get("PATH"))
+
+
+def fetch_npm_packages(
+    files: Mapping[str, bytes], workdir: str, fetch: Fetch
+) -> NodePackages | None:
+    """npm's cache of what the check's package.json (the nearest at or above ``workdir``)
+    installs; None when it needs nothing from a registry. NpmUnavailable when the packages
+    cannot be had."""
+    folder = nearest_folder(files, workdir, "package.json")
+    if folder is None or not registry_packages(files[_join(folder, "package.json")]):
+        return None
+    environ, cache_dir, offline = fetch.env(), fetch.cache_dir, fetch.offline
+    deadline = fetch.deadline()
+    npm = find_npm(environ)
+    package_json = files[_join(folder, "package.json")]
+    npmrc = files.get(_join(folder, ".npmrc"))
+    registry = _registry(npm, npmrc, environ, deadline) if npm else _env_registry(environ)
+    stamp = fetch.stamp
+    lock = next((files[p] for n in LOCK_NAMES if (p := _join(folder, n)) in files), None)
+    resolved_before, date_source = None, "package-lock.json"
+    if lock is None:
+        resolved_before, date_source = stamp, f"no package-lock.json: npm's --before={stamp}"
+        lock = _dated_lock(
+            npm, package_json, npmrc, registry, stamp, cache_dir, offline, environ, deadline
+        )
+    cache = cache_dir / "packages" / cache_key(_FORMAT, "packages", registry, lock)
+    if not (cache / "_cacache").is_dir():
+        if offline:
+            raise NpmUnavailable(
+                registry, f"offline, and the cache ({cache_dir}) does not hold these packages yet"
+            )
+        _fill_cache(npm, package_json, lock, registry, cache, cache_dir, environ, deadline)
+    return NodePackages(
+        folder=folder,
+        package_json=package_json,
+        lock=lock,
+        cache=cache,
+        registry=registry,
+        packages=locked_packages(lock),
+        resolved_before=resolved_before,
+        date_source=date_source,
+    )
+
+
+def locked_packages(lock: bytes) -> tuple[str, ...]:
+    """ "name version" of each package a lockfile (v2 or v3) installs."""
+    try:
+        entries = json.loads(lock).get("packages") or {}
+    except (ValueError, AttributeError):
+        return ()
+    found = set()
+    for key, entry in entries.items():
+        if "node_modules/" in key and isinstance(entry, dict) and not entry.get("link"):
+            name = key.rsplit("node_modules/", 1)[1]
+            found.add(f"{name} {entry.get('version', '')}".strip())
+    return tuple(sorted(found))
+
+
+def _env_registry(environ: Mapping[str, str]) -> str:
+    """Without npm to ask: the environment's registry, else npm's default."""
+    for name in ("npm_config_registry", "NPM_CONFIG_REGISTRY"):
+        if environ.get(name):
+            return environ[name]
+    return DEFAULT_REGISTRY
+
+
+def _registry(npm: str, npmrc: bytes | None, environ: Mapping[str, str], deadline: float) -> str:
+    """The registry npm uses for the project: its .npmrc, the user's, the environment's."""
+    with tempfile.TemporaryDirectory(prefix="npm-config-") as scratch:
+        Path(scratch, "package.json").write_text("{}\n")
+        if npmrc is not None:
+            Path(scratch, ".npmrc").write_bytes(npmrc)
+        out = _npm(npm, ["config", "get", "registry"], scratch, environ, deadline, "npm")
+    registry = out.strip().splitlines()[-1].strip() if out.strip() else ""
+    return (
+        registry if registry.startswith(("http://", "https://")) else "https://registry.npmjs.org/"
+    )
+
+
+def _dated_lock(
+    npm: str | None,
+    package_json: bytes,
+    npmrc: bytes | None,
+    registry: str,
+    stamp: str,
+    cache_dir: Path,
+    offline: bool,
+    environ: Mapping[str, str],
+    deadline: float,
+) -> bytes:
+    """The lock ``npm install --before`` writes for the package.json, cached by key."""
+    kept = cache_dir / "locks" / f"{cache_key(_FORMAT, 'lock', registry, stamp, package_json)}.json"
+    if kept.is_file():
+        return kept.read_bytes()
+    if offline:
+        raise NpmUnavailable(registry, f"offline, and no lock made before {stamp} is cached")
+    if npm is None:
+        raise NpmUnavailable(registry, "npm is not installed on this machine")
+    with tempfile.TemporaryDirectory(prefix="npm-lock-") as scratch:
+        Path(scratch, "package.json").write_bytes(package_json)
+        if npmrc is not None:
+            Path(scratch, ".npmrc").write_bytes(npmrc)
+        args = ["install", "--package-lock-only", f"--before={stamp}", f"--registry={registry}"]
+        args += [*_QUIET, "--cache", str(cache_dir / "resolve")]
+        _npm(npm, args, scratch, environ, deadline, registry)
+        lock = Path(scratch, "package-lock.json").read_bytes()
+    write_atomic(kept, lock)
+    return lock
+
+
+def _fill_cache(
+    npm: str | None,
+    package_json: bytes,
+    lock: bytes,
+    registry: str,
+    cache: Path,
+    cache_dir: Path,
+    environ: Mapping[str, str],
+    deadline: float,
+) -> None:
+    """npm's cache of the lock's packages: ``npm ci`` into a throwaway folder, then renamed."""
+    if npm is None:
+        raise NpmUnavailable(registry, "npm is not installed on this machine")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".npm-", dir=cache.parent) as scratch:
+        project = Path(scratch, "project")
+        project.mkdir()
+        (project / "package.json").write_bytes(package_json)
+        (project / "package-lock.json").write_bytes(lock)
+        filled = Path(scratch, "cache")
+        args = ["ci", f"--registry={registry}", *_QUIET, "--cache", str(filled)]
+        _npm(npm, args, str(project), environ, deadline, registry)
+        shutil.rmtree(filled / "_cacache" / "tmp", ignore_errors=True)
+        try:
+            os.rename(filled, cache)
+        except OSError:
+            if not (cache / "_cacache").is_dir():  # another worker's, complete: use it
+                raise
+
+
+def _npm(
+    npm: str, args: list[str], cwd: str, environ: Mapping[str, str], deadline: float, source: str
+) -> str:
+    env = {**environ, "npm_config_fetch_retries": "1", "npm_config_fetch_timeout": "60000"}
+    ok, out, err = run_tool([npm, *args], cwd=cwd, deadline=deadline, env=env)
+    if not ok:
+        raise NpmUnavailable(source, f"npm {args[0]} failed: {npm_error(err or out)}")
+    return out
+
+
+def npm_error(output: str) -> str:
+    """npm's error in a line: its ``npm error`` (npm 10) or ``npm ERR!`` lines, minus the log
+    file's whereabouts."""
+    lines = []
+    for line in output.splitlines():
+        text = re.sub(r"^npm (error|ERR!)\s*", "", line.strip())
+        if text != line.strip() and text and "complete log of this run" not in text:
+            if not text.startswith("/") and "A complete log" not in text:
+                lines.append(text)
+    return " ".join(lines)[:600] or (output.strip().splitlines() or ["failed with no output"])[-1]
