@@ -11,9 +11,11 @@ import re
 
 # Version-control internals and installed dependencies are not project sources: the task's
 # image gets a fresh git repository and installs dependencies itself, so neither is laid down.
+# Cargo's target/ (its builds, hundreds of megabytes) goes with the dependencies: a check
+# builds its own, and a submitted one could hold prebuilt test binaries Cargo would not rebuild.
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 DEPENDENCY_DIRS = frozenset(
-    {"node_modules", ".venv", "venv", "site-packages", "__pycache__", ".tox", ".nox"}
+    {"node_modules", ".venv", "venv", "site-packages", "__pycache__", ".tox", ".nox", "target"}
 )
 # Dependency manifests and lockfiles: a fix that only changed these was an install.
 MANIFESTS = frozenset(
@@ -39,6 +41,8 @@ MANIFESTS = frozenset(
         "bun.lock",
         "go.mod",
         "go.sum",
+        "Cargo.toml",
+        "Cargo.lock",
     }
 )
 _REQUIREMENTS = re.compile(r"^requirements[\w.-]*\.(txt|in)$")
@@ -107,8 +111,8 @@ def under(path: str, directory: str) -> bool:
 
 
 def language_of(paths: list[str]) -> str | None:
-    """The language most of ``paths`` are written in (python, node or go), if any."""
-    counts = {"python": 0, "node": 0, "go": 0}
+    """The language most of ``paths`` are written in (python, node, go or rust), if any."""
+    counts = {"python": 0, "node": 0, "go": 0, "rust": 0}
     for path in paths:
         name = posixpath.basename(path)
         if name.endswith(".py") or name in ("pyproject.toml", "setup.py", "setup.cfg"):
@@ -117,5 +121,7 @@ def language_of(paths: list[str]) -> str | None:
             counts["node"] += 1
         elif name.endswith(".go") or name == "go.mod":
             counts["go"] += 1
+        elif name.endswith(".rs") or name == "Cargo.toml":
+            counts["rust"] += 1
     best = max(counts, key=lambda lang: counts[lang])
     return best if counts[best] else None
