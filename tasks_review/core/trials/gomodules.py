@@ -238,8 +238,9 @@ def _matches(patterns: str, module: str) -> bool:
 
 
 def h1_hash(files: Iterable[tuple[str, bytes]]) -> str:
-    """Go's ``dirhash.Hash1``: sha256 over the sorted ``"<sha256 hex>  <name>\\n"`` lines."""
-    lines = sorted(f"{hashlib.sha256(data).hexdigest()}  {name}\n" for name, data in files)
+    """Go's ``dirhash.Hash1``: sha256 over one ``"<sha256 hex>  <name>\\n"`` line per file, in
+    the order of the file names."""
+    lines = [f"{hashlib.sha256(data).hexdigest()}  {name}\n" for name, data in sorted(files)]
     summary = hashlib.sha256("".join(lines).encode()).digest()
     return "h1:" + base64.b64encode(summary).decode()
 

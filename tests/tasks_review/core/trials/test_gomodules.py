@@ -3,6 +3,8 @@ folder of their own; what cannot be fetched says which source and why."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from datetime import UTC, datetime
 
@@ -53,9 +55,12 @@ def test_go_hashes_are_gos_own_dirhash():
         mod_hash(b"module github.com/davecgh/go-spew\n")
         == "h1:J7Y8YcW2NihsgmVo/mv3lAwl/skON4iLHjSsI+c5H38="
     )
-    # dirhash's own test: the file names sorted, each line "<sha256>  <name>"
+    # dirhash's own test (TestHash1): a line per file, "<sha256>  <name>", by file name
     files = [("xyz", b"data for xyz"), ("abc", b"data for abc")]
-    assert h1_hash(files) == h1_hash(list(reversed(files)))
+    lines = "".join(f"{hashlib.sha256(d).hexdigest()}  {n}\n" for n, d in sorted(files))
+    assert (
+        h1_hash(files) == "h1:" + base64.b64encode(hashlib.sha256(lines.encode()).digest()).decode()
+    )
     archive = go_module_zip("m", "v1", {"b": b"2", "a": b"1"})
     assert zip_hash(archive) == h1_hash([("m@v1/a", b"1"), ("m@v1/b", b"2")])
     assert escape("github.com/BurntSushi/toml") == "github.com/!burnt!sushi/toml"
