@@ -157,113 +157,90 @@ def vendor_crates(files: Mapping[str, bytes], workdir: str, fetch: Fetch) -> Ven
     folder = nearest_folder(files, workdir, "Cargo.toml")
     if folder is None or not needs_crates(files, folder):
         return None
-    environ = fetch.env()
-    config = user_cargo_config(environ)
-    source = registry_source(config, environ)
-    cache_dir, stamp = fetch.cache_dir, fetch.stamp
-    manifests = b"".join(
-        p.encode() + b"\0" + files[p] + b"\0"
-        for p in sorted(files)
-        if posixpath.basename(p) == "Cargo.toml" and is_project_source(p)
-    )
-    locked = _project_lock(files, folder)
-    lock_cache = (
-        cache_dir / "locks" / f"{cache_key(_FORMAT, 'lock', source, stamp, manifests)}.lock"
-    )
-    if locked is not None:
-        lock: bytes | None = locked
-        resolved_before, date_source = None, "Cargo.lock"
-    else:
-        lock = lock_cache.read_bytes() if lock_cache.is_file() else None
-        resolved_before = stamp
-        date_source = f"no Cargo.lock: the newest crates published before {stamp}"
-    vendored = _vendor_folder(cache_dir, source, lock, manifests)
-    if vendored is None:
-        if fetch.offline:
-            raise CratesUnavailable(
-                source, f"offline, and the cache ({cache_dir}) does not hold these crates yet"
-            )
-        vendored = _vendor(
-            files,
-            folder,
-            cache_dir,
-            config,
-            source,
-            environ,
-            stamp,
-            locked,
-            lock_cache,
-            manifests,
-            fetch.deadline(),
-        )
-    return VendoredCrates(
-        crates=tuple(sorted(_crate_name(p) for p in vendored.iterdir() if p.is_dir())),
-        vendor_dir=vendored,
-        config=(vendored / CONFIG_NAME).read_text(),
-        source=source,
-        resolved_before=resolved_before,
-        date_source=date_source,
-    )
+    return _Workspace(files, folder, fetch).vendored()
 
 
 CONFIG_NAME = ".traj2env-config.toml"  # beside the crates in a vendor folder: not a crate
 
 
-def _vendor_folder(
-    cache_dir: Path, source: str, lock: bytes | None, manifests: bytes
-) -> Path | None:
-    if lock is None:
-        return None
-    folder = _vendor_path(cache_dir, source, lock, manifests)
-    return folder if (folder / CONFIG_NAME).is_file() else None
+class _Workspace:
+    """One workspace's crates: its lock (the project's, or one made by date), the cache's
+    folder of them, and Cargo to fill it."""
 
+    def __init__(self, files: Mapping[str, bytes], folder: str, fetch: Fetch) -> None:
+        self.files, self.folder, self.fetch = files, folder, fetch
+        self.environ = fetch.env()
+        self.config = user_cargo_config(self.environ)
+        self.source = registry_source(self.config, self.environ)
+        self.manifests = b"".join(
+            p.encode() + b"\0" + files[p] + b"\0"
+            for p in sorted(files)
+            if posixpath.basename(p) == "Cargo.toml" and is_project_source(p)
+        )
+        self.locked = _project_lock(files, folder)
+        key = cache_key(_FORMAT, "lock", self.source, fetch.stamp, self.manifests)
+        self.lock_cache = fetch.cache_dir / "locks" / f"{key}.lock"
 
-def _vendor(
-    files: Mapping[str, bytes],
-    folder: str,
-    cache_dir: Path,
-    config: str,
-    source: str,
-    environ: Mapping[str, str],
-    stamp: str,
-    locked: bytes | None,
-    lock_cache: Path,
-    manifests: bytes,
-    deadline: float,
-) -> Path:
-    """Run Cargo: the lock by date when the project has none, then ``cargo vendor``."""
-    cargo = find_cargo(environ)
-    if cargo is None:
-        raise CratesUnavailable(source, "cargo is not installed on this machine")
-    home = _cargo_home(cache_dir, config)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".crates-", dir=cache_dir) as scratch:
-        project = Path(scratch) / "project"
-        _lay_down(project, files)
-        where = project / folder
-        run = _Runner(cargo, where, home, environ, deadline, source)
-        if locked is None:
-            run("generate-lockfile", "-Zunstable-options", "--publish-time", stamp)
-            lock = _find_lock(where, project, source)
-            write_atomic(lock_cache, lock)
+    def vendored(self) -> VendoredCrates:
+        if self.locked is not None:
+            lock: bytes | None = self.locked
+            resolved_before, date_source = None, "Cargo.lock"
         else:
-            lock = locked
-        out = Path(scratch) / "vendor"
-        printed = run("vendor", "--locked", "--versioned-dirs", "--respect-source-config", str(out))
-        out.mkdir(exist_ok=True)  # nothing to vendor leaves no folder
-        (out / CONFIG_NAME).write_text(image_config(printed))
-        final = _vendor_path(cache_dir, source, lock, manifests)
-        final.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.rename(out, final)
-        except OSError:
-            if not (final / CONFIG_NAME).is_file():  # another worker's, complete: use it
-                raise
-    return final
+            lock = self.lock_cache.read_bytes() if self.lock_cache.is_file() else None
+            resolved_before = self.fetch.stamp
+            date_source = f"no Cargo.lock: the newest crates published before {self.fetch.stamp}"
+        folder = None if lock is None else self.folder_of(lock)
+        if folder is None or not (folder / CONFIG_NAME).is_file():
+            if self.fetch.offline:
+                raise CratesUnavailable(
+                    self.source,
+                    f"offline, and the cache ({self.fetch.cache_dir}) does not hold these crates",
+                )
+            folder = self.vendor()
+        return VendoredCrates(
+            crates=tuple(sorted(_crate_name(p) for p in folder.iterdir() if p.is_dir())),
+            vendor_dir=folder,
+            config=(folder / CONFIG_NAME).read_text(),
+            source=self.source,
+            resolved_before=resolved_before,
+            date_source=date_source,
+        )
 
+    def folder_of(self, lock: bytes) -> Path:
+        key = cache_key(_FORMAT, "vendor", self.source, lock, self.manifests)
+        return self.fetch.cache_dir / "vendor" / key
 
-def _vendor_path(cache_dir: Path, source: str, lock: bytes, manifests: bytes) -> Path:
-    return cache_dir / "vendor" / cache_key(_FORMAT, "vendor", source, lock, manifests)
+    def vendor(self) -> Path:
+        """Run Cargo: the lock by date when the project has none, then ``cargo vendor``."""
+        cargo = find_cargo(self.environ)
+        if cargo is None:
+            raise CratesUnavailable(self.source, "cargo is not installed on this machine")
+        cache_dir = self.fetch.cache_dir
+        home = _cargo_home(cache_dir, self.config)
+        with tempfile.TemporaryDirectory(prefix=".crates-", dir=cache_dir) as scratch:
+            project = Path(scratch) / "project"
+            _lay_down(project, self.files)
+            where = project / self.folder
+            run = _Runner(cargo, where, home, self.environ, self.fetch.deadline(), self.source)
+            lock = self.locked
+            if lock is None:
+                run("generate-lockfile", "-Zunstable-options", "--publish-time", self.fetch.stamp)
+                lock = _find_lock(where, project, self.source)
+                write_atomic(self.lock_cache, lock)
+            out = Path(scratch) / "vendor"
+            printed = run(
+                "vendor", "--locked", "--versioned-dirs", "--respect-source-config", str(out)
+            )
+            out.mkdir(exist_ok=True)  # nothing to vendor leaves no folder
+            (out / CONFIG_NAME).write_text(image_config(printed))
+            final = self.folder_of(lock)
+            final.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.rename(out, final)
+            except OSError:
+                if not (final / CONFIG_NAME).is_file():  # another worker's, complete: use it
+                    raise
+        return final
 
 
 def image_config(printed: str) -> str:
