@@ -94,37 +94,7 @@ def fetch_npm_packages(
     folder = nearest_folder(files, workdir, "package.json")
     if folder is None or not registry_packages(files[_join(folder, "package.json")]):
         return None
-    environ, cache_dir, offline = fetch.env(), fetch.cache_dir, fetch.offline
-    deadline = fetch.deadline()
-    npm = find_npm(environ)
-    package_json = files[_join(folder, "package.json")]
-    npmrc = files.get(_join(folder, ".npmrc"))
-    registry = _registry(npm, npmrc, environ, deadline) if npm else _env_registry(environ)
-    stamp = fetch.stamp
-    lock = next((files[p] for n in LOCK_NAMES if (p := _join(folder, n)) in files), None)
-    resolved_before, date_source = None, "package-lock.json"
-    if lock is None:
-        resolved_before, date_source = stamp, f"no package-lock.json: npm's --before={stamp}"
-        lock = _dated_lock(
-            npm, package_json, npmrc, registry, stamp, cache_dir, offline, environ, deadline
-        )
-    cache = cache_dir / "packages" / cache_key(_FORMAT, "packages", registry, lock)
-    if not (cache / "_cacache").is_dir():
-        if offline:
-            raise NpmUnavailable(
-                registry, f"offline, and the cache ({cache_dir}) does not hold these packages yet"
-            )
-        _fill_cache(npm, package_json, lock, registry, cache, cache_dir, environ, deadline)
-    return NodePackages(
-        folder=folder,
-        package_json=package_json,
-        lock=lock,
-        cache=cache,
-        registry=registry,
-        packages=locked_packages(lock),
-        resolved_before=resolved_before,
-        date_source=date_source,
-    )
+    return _Project(files, folder, fetch).packages()
 
 
 def locked_packages(lock: bytes) -> tuple[str, ...]:
@@ -149,88 +119,102 @@ def _env_registry(environ: Mapping[str, str]) -> str:
     return DEFAULT_REGISTRY
 
 
-def _registry(npm: str, npmrc: bytes | None, environ: Mapping[str, str], deadline: float) -> str:
-    """The registry npm uses for the project: its .npmrc, the user's, the environment's."""
-    with tempfile.TemporaryDirectory(prefix="npm-config-") as scratch:
-        Path(scratch, "package.json").write_text("{}\n")
-        if npmrc is not None:
-            Path(scratch, ".npmrc").write_bytes(npmrc)
-        out = _npm(npm, ["config", "get", "registry"], scratch, environ, deadline, "npm")
-    registry = out.strip().splitlines()[-1].strip() if out.strip() else ""
-    return (
-        registry if registry.startswith(("http://", "https://")) else "https://registry.npmjs.org/"
-    )
+class _Project:
+    """One package.json's packages: its registry, its lock (the project's, or one made by
+    date), npm's cache of them, and npm to fill it."""
 
+    def __init__(self, files: Mapping[str, bytes], folder: str, fetch: Fetch) -> None:
+        self.folder, self.fetch = folder, fetch
+        self.environ = fetch.env()
+        self.deadline = fetch.deadline()
+        self.npm = find_npm(self.environ)
+        self.package_json = files[_join(folder, "package.json")]
+        self.npmrc = files.get(_join(folder, ".npmrc"))
+        self.lock = next((files[p] for n in LOCK_NAMES if (p := _join(folder, n)) in files), None)
+        self.registry = self._registry() if self.npm else _env_registry(self.environ)
 
-def _dated_lock(
-    npm: str | None,
-    package_json: bytes,
-    npmrc: bytes | None,
-    registry: str,
-    stamp: str,
-    cache_dir: Path,
-    offline: bool,
-    environ: Mapping[str, str],
-    deadline: float,
-) -> bytes:
-    """The lock ``npm install --before`` writes for the package.json, cached by key."""
-    kept = cache_dir / "locks" / f"{cache_key(_FORMAT, 'lock', registry, stamp, package_json)}.json"
-    if kept.is_file():
-        return kept.read_bytes()
-    if offline:
-        raise NpmUnavailable(registry, f"offline, and no lock made before {stamp} is cached")
-    if npm is None:
-        raise NpmUnavailable(registry, "npm is not installed on this machine")
-    with tempfile.TemporaryDirectory(prefix="npm-lock-") as scratch:
-        Path(scratch, "package.json").write_bytes(package_json)
-        if npmrc is not None:
-            Path(scratch, ".npmrc").write_bytes(npmrc)
-        args = ["install", "--package-lock-only", f"--before={stamp}", f"--registry={registry}"]
-        args += [*_QUIET, "--cache", str(cache_dir / "resolve")]
-        _npm(npm, args, scratch, environ, deadline, registry)
-        lock = Path(scratch, "package-lock.json").read_bytes()
-    write_atomic(kept, lock)
-    return lock
+    def packages(self) -> NodePackages:
+        stamp, cache_dir = self.fetch.stamp, self.fetch.cache_dir
+        lock, resolved_before, date_source = self.lock, None, "package-lock.json"
+        if lock is None:
+            resolved_before, date_source = stamp, f"no package-lock.json: npm's --before={stamp}"
+            lock = self._dated_lock()
+        cache = cache_dir / "packages" / cache_key(_FORMAT, "packages", self.registry, lock)
+        if not (cache / "_cacache").is_dir():
+            if self.fetch.offline:
+                raise NpmUnavailable(
+                    self.registry,
+                    f"offline, and the cache ({cache_dir}) does not hold these packages yet",
+                )
+            self._fill(lock, cache)
+        return NodePackages(
+            folder=self.folder,
+            package_json=self.package_json,
+            lock=lock,
+            cache=cache,
+            registry=self.registry,
+            packages=locked_packages(lock),
+            resolved_before=resolved_before,
+            date_source=date_source,
+        )
 
+    def _registry(self) -> str:
+        """The registry npm uses for the project: its .npmrc, the user's, the environment's."""
+        with tempfile.TemporaryDirectory(prefix="npm-config-") as scratch:
+            Path(scratch, "package.json").write_text("{}\n")
+            if self.npmrc is not None:
+                Path(scratch, ".npmrc").write_bytes(self.npmrc)
+            out = self._run(["config", "get", "registry"], scratch, "npm")
+        registry = out.strip().splitlines()[-1].strip() if out.strip() else ""
+        return registry if registry.startswith(("http://", "https://")) else DEFAULT_REGISTRY
 
-def _fill_cache(
-    npm: str | None,
-    package_json: bytes,
-    lock: bytes,
-    registry: str,
-    cache: Path,
-    cache_dir: Path,
-    environ: Mapping[str, str],
-    deadline: float,
-) -> None:
-    """npm's cache of the lock's packages: ``npm ci`` into a throwaway folder, then renamed."""
-    if npm is None:
-        raise NpmUnavailable(registry, "npm is not installed on this machine")
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".npm-", dir=cache.parent) as scratch:
-        project = Path(scratch, "project")
-        project.mkdir()
-        (project / "package.json").write_bytes(package_json)
-        (project / "package-lock.json").write_bytes(lock)
-        filled = Path(scratch, "cache")
-        args = ["ci", f"--registry={registry}", *_QUIET, "--cache", str(filled)]
-        _npm(npm, args, str(project), environ, deadline, registry)
-        shutil.rmtree(filled / "_cacache" / "tmp", ignore_errors=True)
-        try:
-            os.rename(filled, cache)
-        except OSError:
-            if not (cache / "_cacache").is_dir():  # another worker's, complete: use it
-                raise
+    def _dated_lock(self) -> bytes:
+        """The lock ``npm install --before`` writes for the package.json, cached by key."""
+        stamp, registry = self.fetch.stamp, self.registry
+        key = cache_key(_FORMAT, "lock", registry, stamp, self.package_json)
+        kept = self.fetch.cache_dir / "locks" / f"{key}.json"
+        if kept.is_file():
+            return kept.read_bytes()
+        if self.fetch.offline:
+            raise NpmUnavailable(registry, f"offline, and no lock made before {stamp} is cached")
+        with tempfile.TemporaryDirectory(prefix="npm-lock-") as scratch:
+            Path(scratch, "package.json").write_bytes(self.package_json)
+            if self.npmrc is not None:
+                Path(scratch, ".npmrc").write_bytes(self.npmrc)
+            args = ["install", "--package-lock-only", f"--before={stamp}", f"--registry={registry}"]
+            args += [*_QUIET, "--cache", str(self.fetch.cache_dir / "resolve")]
+            self._run(args, scratch, registry)
+            lock = Path(scratch, "package-lock.json").read_bytes()
+        write_atomic(kept, lock)
+        return lock
 
+    def _fill(self, lock: bytes, cache: Path) -> None:
+        """npm's cache of the lock's packages: ``npm ci`` into a throwaway folder, renamed."""
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=".npm-", dir=cache.parent) as scratch:
+            project = Path(scratch, "project")
+            project.mkdir()
+            (project / "package.json").write_bytes(self.package_json)
+            (project / "package-lock.json").write_bytes(lock)
+            filled = Path(scratch, "cache")
+            args = ["ci", f"--registry={self.registry}", *_QUIET, "--cache", str(filled)]
+            self._run(args, str(project), self.registry)
+            shutil.rmtree(filled / "_cacache" / "tmp", ignore_errors=True)
+            try:
+                os.rename(filled, cache)
+            except OSError:
+                if not (cache / "_cacache").is_dir():  # another worker's, complete: use it
+                    raise
 
-def _npm(
-    npm: str, args: list[str], cwd: str, environ: Mapping[str, str], deadline: float, source: str
-) -> str:
-    env = {**environ, "npm_config_fetch_retries": "1", "npm_config_fetch_timeout": "60000"}
-    ok, out, err = run_tool([npm, *args], cwd=cwd, deadline=deadline, env=env)
-    if not ok:
-        raise NpmUnavailable(source, f"npm {args[0]} failed: {npm_error(err or out)}")
-    return out
+    def _run(self, args: list[str], cwd: str, source: str) -> str:
+        if self.npm is None:
+            raise NpmUnavailable(source, "npm is not installed on this machine")
+        env = {**self.environ, "npm_config_fetch_retries": "1"}
+        env["npm_config_fetch_timeout"] = "60000"
+        ok, out, err = run_tool([self.npm, *args], cwd=cwd, deadline=self.deadline, env=env)
+        if not ok:
+            raise NpmUnavailable(source, f"npm {args[0]} failed: {npm_error(err or out)}")
+        return out
 
 
 def npm_error(output: str) -> str:
