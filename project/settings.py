@@ -298,7 +298,18 @@ TRAJ2ENV = {
         os.environ.get("TRAJ2ENV_WHEELHOUSE_DIR")
         or Path(os.environ.get("TRAJ2ENV_CACHE_DIR") or VAR_DIR / "cache") / "wheelhouse"
     ),
-    "WHEELHOUSE_OFFLINE": env_bool("TRAJ2ENV_WHEELHOUSE_OFFLINE", False),
+    "WHEELHOUSE_OFFLINE": env_bool(
+        "TRAJ2ENV_WHEELHOUSE_OFFLINE", env_bool("TRAJ2ENV_DEPENDENCIES_OFFLINE", False)
+    ),
+    # The host-side caches of tasks' other dependencies (crates/, go/, npm/ inside), fetched the
+    # way the user's own tools fetch them: Cargo's configured registry, GOPROXY, the npm
+    # registry of the user's npm config (see README, "Dependencies"). Offline: use only what
+    # the caches already hold (the wheelhouse too, unless TRAJ2ENV_WHEELHOUSE_OFFLINE says).
+    "DEPENDENCY_CACHE_DIR": Path(
+        os.environ.get("TRAJ2ENV_DEPENDENCY_CACHE_DIR")
+        or Path(os.environ.get("TRAJ2ENV_CACHE_DIR") or VAR_DIR / "cache") / "dependencies"
+    ),
+    "DEPENDENCIES_OFFLINE": env_bool("TRAJ2ENV_DEPENDENCIES_OFFLINE", False),
     # The model the build, extend and qa families ask (one cached call per candidate): any
     # LiteLLM model string; unset, those families do not run. API_BASE points it at another
     # server (a local OpenAI-compatible one: openai/NAME and http://127.0.0.1:PORT/v1); API_KEY

@@ -45,6 +45,8 @@ class Limit:
 _LANGUAGE = re.compile(r"^(\S+) check \(")
 _SERVICE = re.compile(r"^the check needs (.+?), which the task's image cannot run")
 _LACKING = re.compile(r"^the check needs (.+?), which the image lacks")
+# What the fetchers (fetching.Unavailable) say: "<what> from <source>: <why>".
+_FETCH = re.compile(r"^(Rust crates|Go modules|npm packages) from (.+?): ")
 _PYTHON_VERSION = re.compile(r"(?:requires-python|Python)\s*(?:version\s*)?([<>=!~]=?\s*[\d.]+)")
 # What deps.unavailable says of one dependency, and the source it names.
 _WHY = (
@@ -70,8 +72,9 @@ def limit_of(stage: str, reason: str, detail: str) -> Limit | None:
         return Limit("service", found.group(1) if found else detail[:60])
     if reason != "dependency_unavailable_offline" or any(f in detail for f in _PROJECT_FAULTS):
         return None
-    if stage == "mine":  # rules.go_downloads: modules neither vendored nor replaced locally
-        return Limit("source", "Go modules", "a Go module proxy")
+    fetched = _FETCH.match(detail)
+    if fetched:  # the user's registry or proxy is not configured, not reachable, or lacks one
+        return Limit("source", fetched.group(1), fetched.group(2))
     lacking = _LACKING.match(detail)
     if lacking:
         return _lacking(lacking.group(1).split(", ")[0])

@@ -8,6 +8,10 @@ what a *task* needs is said here:
   (``GO_ENV``: no proxy, no toolchain downloads) and a build cache that the agent and the
   grader share, warmed at bootstrap with the standard library a test binary needs, so a check
   does not compile ``testing`` and its imports from scratch in every fresh container.
+* ``rust``: Debian's Rust toolchain (``rustc-web`` and ``cargo-web`` from the suite's security
+  updates: bookworm's own ``rustc`` is 1.63, too old for today's Cargo.lock files), with a C
+  compiler to link, and Cargo offline (``RUST_ENV``): a task's crates come vendored in its build
+  context (``trials/crates.py``), never from a registry.
 * ``services``: Redis and PostgreSQL from Debian's packages, and an entrypoint
   (``trials/kit/services.py``, copied into the image) that starts the services named in
   ``TRAJ2ENV_SERVICES`` as their own users, on loopback, with data in throwaway folders, in the
@@ -43,6 +47,9 @@ _GO_WARM_FILES = tuple(
 
 
 _GO_OFFLINE = " ".join(f"{k}={v}" for k, v in GO_ENV)
+# Cargo without a network: a task's crates are vendored into the image (``trials/crates.py``),
+# so a lookup of anything else fails at once with Cargo's own message instead of a timeout.
+RUST_ENV = (("CARGO_NET_OFFLINE", "true"),)
 
 
 # Users are looked up inside the root filesystem (the host may have a postgres user too).
@@ -90,6 +97,11 @@ VARIANTS: Mapping[str, Variant] = {
             last_hooks=(f'rm -rf "$1{_GO_WARM}"',),
         ),
         Variant(
+            name="rust",
+            packages=("rustc-web", "cargo-web", "gcc", "libc6-dev"),
+            env=RUST_ENV,
+        ),
+        Variant(
             name="services",
             packages=("redis-server", "postgresql"),
             entrypoint=("/usr/bin/python3", "-I", SERVICES_SCRIPT, "entrypoint", "--"),
@@ -105,10 +117,10 @@ def named_variants(names: Iterable[str]) -> tuple[Variant, ...]:
 
     >>> [variant.name for variant in named_variants(["services", "go"])]
     ['services', 'go']
-    >>> named_variants(["rust"])
+    >>> named_variants(["ruby"])
     Traceback (most recent call last):
     ...
-    ValueError: unknown base image variants ['rust']; known: ['go', 'services']
+    ValueError: unknown base image variants ['ruby']; known: ['go', 'rust', 'services']
     """
     names = tuple(names)
     unknown = sorted(set(names) - set(VARIANTS))
@@ -121,10 +133,13 @@ def variants_for(
     *, language: str, services: Iterable[str] = (), go_project: bool = False
 ) -> tuple[str, ...]:
     """The base image variants a check needs: ``go`` for a Go check (or a make/script check in a
-    project with a go.mod), ``services`` when it needs services running beside it."""
+    project with a go.mod), ``rust`` for a Rust one, ``services`` when it needs services running
+    beside it."""
     needed = []
     if language == "go" or go_project:
         needed.append("go")
+    if language == "rust":
+        needed.append("rust")
     if tuple(services):
         needed.append("services")
     return tuple(needed)

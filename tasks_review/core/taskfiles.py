@@ -6,7 +6,8 @@
       environment/Dockerfile  FROM the pinned base image; the starting files in one layer
       environment/project/    the starting files (build context only)
       environment/repository.tar  their fresh git repository (.git, one synthetic commit)
-      environment/wheels/     the project's Python packages and their lock, when it needs any
+      environment/wheels/ node/ goproxy/ crates/   the project's dependencies, when it needs
+                              any, fetched as its own tools fetch them (taskimage.py)
       tests/test.sh           the grader's entry point (Harbor runs it as root)
       tests/grading.json      the check, the reference's test files, the runners and rules
       tests/grader/           grade.py and the kit: restore, run as grader, judge, reward
@@ -74,6 +75,7 @@ them. No git runs at build time: the repository arrives made.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import re
@@ -86,9 +88,7 @@ from typing import Any
 
 from harbor.models.task.config import TaskConfig
 
-from groundwork.core.docker.base import DEFAULT_USERS, TASK_VENV
-from groundwork.core.docker.base import PATH as IMAGE_PATH
-from groundwork.core.docker.base import PROJECT_DIR as BASE_WORKDIR
+from groundwork.core.docker.base import DEFAULT_USERS
 from trajectories.core.blobs import BlobStore
 from trajectories.core.redact import merge_counts, redact, replaced_counts
 
@@ -100,6 +100,7 @@ from .instruction import added_lines, leaks_in
 from .mining.files import path_problem
 from .mining.repair import RepairCandidate
 from .solution import solve_sh
+from .taskimage import REPOSITORY_TAR, PythonPackages, TaskDependencies, dockerfile
 from .tasksecrets import REDACTION_KEY, graded_secret, redacted_project
 from .trials.kit.services import SERVICES as KNOWN_SERVICES
 from .trials.plan import guard_rules, is_discovered, is_guarded, plan_check
@@ -120,21 +121,8 @@ _PINNED = re.compile(r"^[^\s@]+@sha256:[0-9a-f]{64}$")
 _PROJECT_DIR = re.compile(r"^/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
 
 
-WHEELS_DIR = "environment/wheels"
-REPOSITORY_TAR = "repository.tar"  # in environment/: the starting files' .git (gitrepo)
 # The agent's uid in traj2env's base images: the owner repository.tar's entries carry.
 AGENT_UID = dict(DEFAULT_USERS)[AGENT_USER]
-
-
-@dataclass(frozen=True, slots=True)
-class PythonPackages:
-    """What the image build installs into ``TASK_VENV``: a hash-pinned lock and its wheels."""
-
-    requirements: tuple[str, ...]  # as asked for (declared by the project, or the check's runner)
-    lock: str  # ``name==version --hash=sha256:...`` lines
-    wheels: tuple[Path, ...]
-    resolved_before: str  # ISO 8601: PyPI as it was then
-    date_source: str  # where that date came from ("trajectory", or why not)
 
 
 class TaskWriteError(ValueError):
@@ -211,12 +199,14 @@ def write_task(
     task_name: str | None = None,
     overwrite: bool = False,
     python_packages: PythonPackages | None = None,
+    dependencies: TaskDependencies | None = None,
     public_base: bool = False,
 ) -> Path:
     """Write ``candidate`` as a Harbor task at ``dest_dir`` and return that path.
 
-    ``python_packages``: wheels and their lock (``trials.wheelhouse``) that the image build
-    installs, offline, into ``TASK_VENV``; they travel in ``environment/wheels/``.
+    ``dependencies``: what the image build installs, offline, besides the starting files
+    (``taskimage``: Python wheels, npm packages, Go modules, crates), each in its folder of
+    ``environment/``; ``python_packages`` is its Python part alone.
     ``public_base``: ``base_image`` is not one of traj2env's base images (which run as
     ``agent`` in ``/app``), so the Dockerfile sets those up itself.
     """
@@ -242,10 +232,13 @@ def write_task(
     redactions = merge_counts([redactions, replaced_counts(shown.value)])
 
     files: dict[str, tuple[bytes, int]] = {}
-    dockerfile = _dockerfile(
-        candidate,
+    dependencies = dependencies or TaskDependencies()
+    if python_packages is not None:
+        dependencies = dataclasses.replace(dependencies, python=python_packages)
+    docker = dockerfile(
+        candidate.project_dir,
         base_image,
-        python_packages,
+        dependencies,
         public_base=public_base,
         has_files=bool(project),
     )
@@ -259,7 +252,7 @@ def write_task(
         memory_mb=memory_mb,
         build_timeout=build_timeout,
         task_name=task_name,
-        python_packages=python_packages,
+        dependencies=dependencies,
         redactions=redactions,
     )
     # Everything written outside environment/project is generated text: none of it may carry a
@@ -269,24 +262,21 @@ def write_task(
     # the instruction must name, not a leak (families/window.py).
     interface = candidate.family_facts.get("interface") or ()
     added = [line for line in added if not names_only(line, interface)]
-    leaked = leaks_in([instruction, dockerfile, toml_text], added)
+    leaked = leaks_in([instruction, docker, toml_text], added)
     if leaked:
         raise TaskWriteError(f"the task text would leak the fix: {leaked[0][:80]!r}")
 
     text = shown.value if shown.value.endswith("\n") else shown.value + "\n"
     files["instruction.md"] = (_encode(text, "instruction.md"), 0o644)
     files["task.toml"] = (_encode(toml_text, "task.toml"), 0o644)
-    files["environment/Dockerfile"] = (_encode(dockerfile, "Dockerfile"), 0o644)
+    files["environment/Dockerfile"] = (_encode(docker, "Dockerfile"), 0o644)
     for path, data in sorted(project.items()):
         files[f"environment/project/{path}"] = (data, 0o644)
     files[f"environment/{REPOSITORY_TAR}"] = (
         repository_tar(project, uid=AGENT_UID, gid=AGENT_UID, owner=AGENT_USER),
         0o644,
     )
-    if python_packages is not None:
-        files[f"{WHEELS_DIR}/requirements.lock"] = (python_packages.lock.encode(), 0o644)
-        for wheel in python_packages.wheels:
-            files[f"{WHEELS_DIR}/{wheel.name}"] = (wheel.read_bytes(), 0o644)
+    files.update(dependencies.context_files())
     if candidate.family == "qa":  # an answer file is graded, not a check (answerfiles.py)
         kit = {name: (_KIT / name).read_bytes() for name in GRADER_FILES}
         files.update(answer_grader_files(candidate, check_timeout, kit))
@@ -336,7 +326,7 @@ def _task_toml(
     memory_mb: int,
     build_timeout: int,
     task_name: str | None,
-    python_packages: PythonPackages | None = None,
+    dependencies: TaskDependencies,
     redactions: Mapping[str, int] | None = None,
 ) -> str:
     command = " ".join(candidate.task_command.split())
@@ -402,13 +392,8 @@ def _task_toml(
             "interval_sec": 1,
             "start_interval_sec": 1,
         }
-    if python_packages is not None:
-        data["metadata"]["dependencies"] = {
-            "python": list(python_packages.requirements),
-            "resolved_before": python_packages.resolved_before,
-            "date_source": python_packages.date_source,
-            "installed_into": TASK_VENV,
-        }
+    if metadata := dependencies.metadata():
+        data["metadata"]["dependencies"] = metadata
     if redactions:
         data["metadata"][REDACTION_KEY] = dict(redactions)
     # Harbor's own model validates the config and Harbor's own writer serialises it.
@@ -419,88 +404,6 @@ def check_workdir(candidate: RepairCandidate) -> str:
     """The absolute folder the recorded check starts in, inside the task's image."""
     project = candidate.project_dir
     return project if candidate.cwd in ("", ".") else f"{project}/{candidate.cwd}"
-
-
-# -- environment/Dockerfile --------------------------------------------------------------------
-
-
-def _dockerfile(
-    candidate: RepairCandidate,
-    base_image: str,
-    python_packages: PythonPackages | None,
-    *,
-    public_base: bool,
-    has_files: bool,
-) -> str:
-    """The task image: the starting files and their repository in one layer.
-
-    On this machine's engine every build step is a container commit of several seconds, where
-    one ``ADD`` of a small project costs about as much as the whole floor; so the base image
-    (traj2env's, ``docker/base.py``) already runs as ``agent`` in ``/app``, the repository is
-    made on the host (``gitrepo``), and the project, its ``.git`` and their owner arrive in
-    one ``ADD``. A public base image may lack the agent user and ``/app``: its Dockerfile sets
-    them up with the steps that costs. Python packages need one ``RUN`` (pip), before the
-    project so that tasks with the same wheels share those layers in the builder's cache.
-    """
-    project = candidate.project_dir
-    sources = "project/ " + REPOSITORY_TAR if has_files else REPOSITORY_TAR
-    wheels = "/tmp/traj2env-wheels"
-    pip = (
-        f"{TASK_VENV}/bin/pip install --no-index --no-cache-dir --disable-pip-version-check"
-        f" \\\n      --find-links {wheels} --require-hashes -r {wheels}/requirements.lock"
-    )
-    install: list[str] = []
-    if python_packages is not None:
-        install = [
-            "# The project's Python dependencies as of the trajectory's date, from the wheels in",
-            "# this build context (hash-checked, no index): nothing is fetched. Into",
-            f"# {TASK_VENV}, outside the project (Harbor's verifier replaces it), and before it:",
-            "# tasks with the same wheels share these layers. Installed by root and read-only to",
-            "# the agent: its bin/ is first on root's PATH as well, and the grader runs the",
-            "# check's interpreter and runners from it.",
-            *([] if public_base else ["USER root"]),
-            f"COPY wheels/ {wheels}/",
-            f"RUN python3 -m venv {TASK_VENV} \\",
-            f" && {pip} \\",
-            f" && rm -rf {wheels}",
-            *([] if public_base else [f"USER {AGENT_USER}"]),
-        ]
-    header = [
-        "# The starting state of a repair task mined from a recorded trajectory (traj2env):",
-        "# the files as they were just before the failing check (project/), in a fresh git",
-        "# repository with one synthetic commit and no upstream history (repository.tar holds",
-        "# its .git, made by traj2env from these very files).",
-        f"FROM {base_image}",
-    ]
-    if public_base:
-        lines = [
-            *header,
-            "# Base images may default to an unprivileged user; setting up needs root.",
-            "USER root",
-            f"RUN if ! id -u {AGENT_USER} >/dev/null 2>&1; then \\",
-            f"      useradd --create-home --shell /bin/bash {AGENT_USER} 2>/dev/null \\",
-            f"      || adduser -D -s /bin/sh {AGENT_USER}; \\",
-            "    fi",
-            *install,
-            *([f"ENV PATH={TASK_VENV}/bin:{IMAGE_PATH}"] if install else []),
-            f"ADD {sources} {project}/",
-            f"RUN chown -R {AGENT_USER}:{AGENT_USER} {project}",
-            f"WORKDIR {project}",
-            f"USER {AGENT_USER}",
-            "",
-        ]
-    else:
-        lines = [
-            *header,
-            "# The base image (built by traj2env from Debian packages) runs as the unprivileged",
-            f"# {AGENT_USER} in {BASE_WORKDIR}, with {TASK_VENV}/bin first on its PATH.",
-            *install,
-            "# One layer: the files owned by the agent (repository.tar's entries already are).",
-            f"ADD --chown={AGENT_USER}:{AGENT_USER} {sources} {project}/",
-            *([f"WORKDIR {project}"] if project != BASE_WORKDIR else []),
-            "",
-        ]
-    return "\n".join(lines)
 
 
 # -- file text ----------------------------------------------------------------------------------
@@ -538,6 +441,7 @@ GRADER_FILES = (
     "answer_grade.py",
     "answers.py",
     "go_harness.py",
+    "cargo_harness.py",
     "services.py",
     # The hidden equivalence probes: run as the grading user, judged by root (probing.py).
     "probing.py",

@@ -15,16 +15,15 @@ mirror them, verified in Docker.
 from __future__ import annotations
 
 import json
-import tomllib
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
 
 from tasks_review.models import Candidate, PipelineRun, TrialRun
 from tasks_review.services.images import base_image_ref
 from tests.claude_code_log import Log
 from tests.tasks_review.core.trials.helpers import GO_FIX, GO_START, REDIS_FIX, REDIS_START
+from tests.tasks_review.kept import assert_kept, generate_over
 from trajectories.core import formats
 from trajectories.models import IngestIssue, Trajectory
 
@@ -144,40 +143,10 @@ def generated(docker_engine, tmp_path, unique_run_ids) -> dict[str, Candidate]:
     redis_session(sessions)
     twin_recordings(sessions)
     go_session(sessions)
-    config = tmp_path / "shapes.yaml"
-    config.write_text(
-        json.dumps(
-            {
-                "source": {"kind": "trajectory", "path": str(sessions), "format": "auto"},
-                "pipeline": {
-                    "name": "trajectory_to_env",
-                    "options": {"families": ["repair"], "jobs": 2},
-                },
-                "output": {"destination": str(tmp_path / "out")},
-            }
-        )
-    )
-    with pytest.raises(SystemExit) as exit_:
-        call_command("generate", config=str(config))
-    candidates = {c.trajectory.cwd: c for c in Candidate.objects.select_related("trajectory")}
+    candidates = generate_over(sessions, tmp_path)
     outcomes = {cwd: (c.status, c.drop_reason, c.drop_detail) for cwd, c in candidates.items()}
-    assert exit_.value.code == 0, outcomes
     assert all(c.status == Candidate.Status.KEPT for c in candidates.values()), outcomes
     return candidates
-
-
-def _assert_kept(candidate: Candidate) -> dict:
-    assert candidate.status == Candidate.Status.KEPT, (
-        candidate.drop_detail,
-        candidate.verification,
-    )
-    trials = TrialRun.objects.filter(candidate=candidate)
-    assert [t.reward for t in trials.filter(role="oracle")] == [1.0, 1.0, 1.0]
-    assert trials.get(role="noop").reward == 0.0
-    controls = trials.exclude(role__in=("oracle", "noop")).filter(status="graded")
-    assert controls.count() >= 5 and all(t.reward == 0.0 for t in controls)
-    task = Path(candidate.task_dir)
-    return tomllib.loads((task / "task.toml").read_text())
 
 
 def test_the_three_shapes_are_each_kept_end_to_end(generated):
@@ -187,7 +156,7 @@ def test_the_three_shapes_are_each_kept_end_to_end(generated):
 
     # Redis: the prefix the session ran the check behind is the task's check, with its service
     redis = generated[REDIS_CWD]
-    _assert_kept(redis)
+    assert_kept(redis)
     assert redis.payload["task_command"] == "redis-cli FLUSHDB && pytest -q"
     assert (redis.payload["services"], redis.payload["setup"]) == (["redis"], ["redis-cli FLUSHDB"])
     grading = json.loads((Path(redis.task_dir) / "tests" / "grading.json").read_text())
@@ -197,7 +166,7 @@ def test_the_three_shapes_are_each_kept_end_to_end(generated):
 
     # Go: on the Go variant of the base image, graded test by test
     go = generated[GO_CWD]
-    _assert_kept(go)
+    assert_kept(go)
     assert (go.language, go.runner, go.payload["task_command"]) == ("go", "go", "go test ./...")
     dockerfile = (Path(go.task_dir) / "environment" / "Dockerfile").read_text()
     assert f"\nFROM {base_image_ref(['go'])}\n" in dockerfile, dockerfile
@@ -206,7 +175,7 @@ def test_the_three_shapes_are_each_kept_end_to_end(generated):
 
     # One session, three recordings: one trajectory, every source in the task's provenance
     twin = generated[TWIN_CWD]
-    toml = _assert_kept(twin)
+    toml = assert_kept(twin)
     [trajectory] = Trajectory.objects.filter(session_id=TWIN_SESSION)
     names = {s.path.rsplit("/", 1)[-1] for s in trajectory.sources}
     assert names == {"claude-code.txt", f"{TWIN_SESSION}.jsonl", "trajectory.json"}

@@ -12,9 +12,11 @@ from collections.abc import Iterable
 
 # Version-control internals and installed dependencies are not project sources: the task's
 # image gets a fresh git repository and installs dependencies itself, so neither is laid down.
+# Cargo's target/ (its builds, hundreds of megabytes) goes with the dependencies: a check
+# builds its own, and a submitted one could hold prebuilt test binaries Cargo would not rebuild.
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 DEPENDENCY_DIRS = frozenset(
-    {"node_modules", ".venv", "venv", "site-packages", "__pycache__", ".tox", ".nox"}
+    {"node_modules", ".venv", "venv", "site-packages", "__pycache__", ".tox", ".nox", "target"}
 )
 # Dependency manifests and lockfiles: a fix that only changed these was an install.
 MANIFESTS = frozenset(
@@ -40,6 +42,8 @@ MANIFESTS = frozenset(
         "bun.lock",
         "go.mod",
         "go.sum",
+        "Cargo.toml",
+        "Cargo.lock",
     }
 )
 _REQUIREMENTS = re.compile(r"^requirements[\w.-]*\.(txt|in)$")

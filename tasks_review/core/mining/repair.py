@@ -11,13 +11,15 @@ that applies is the one reported):
 
     windows_paths, unsupported_language, path_escapes_root, package_install_fix, no_change,
     fix_touches_lost_file, check_manifest_unseen, check_reads_lost_file, service_unavailable,
-    dependency_unavailable_offline, start_too_large, instruction_leaks_fix
+    start_too_large, instruction_leaks_fix
 
 Install and no-change come before the lost-file rules because installs leave uncertain trees
 behind (``npm install`` rewrites node_modules) that would otherwise hide the real reason.
-The rules about what the task's files cannot be (lost, unseen) come before the ones about what
-its image cannot run (a service, Go modules to download): a task that cannot exist says more
-than one that could not run here. The services a kept check needs (``services``) are set on
+The rules about what the task's files cannot be (lost, unseen) come before the one about what
+its image cannot run (a service): a task that cannot exist says more than one that could not
+run here. Dependencies (Go modules, crates, npm and PyPI packages) are not judged here: the task
+writer fetches them as the user's own tools do, and drops the candidate there, naming the
+source, when they cannot be had. The services a kept check needs (``services``) are set on
 the candidate for the image to run.
 
 Only files whose content the replay knows can be laid down: the starting files are the known
@@ -60,7 +62,6 @@ from .gomod import go_module
 from .pairs import check_pairs
 from .rules import (
     escapes_root,
-    go_downloads,
     installs_between,
     lost_go_module,
     lost_reads,
@@ -74,7 +75,7 @@ from .taskcheck import TaskCheck, task_check
 
 STAGE = "mine"
 PROJECT_DIR = "/app"
-DEFAULT_LANGUAGES = frozenset({"python", "node", "go"})
+DEFAULT_LANGUAGES = frozenset({"python", "node", "go", "rust"})
 DEFAULT_MAX_START_BYTES = 20 * 1024 * 1024
 DEFAULT_MAX_FILES = 2000
 
@@ -277,10 +278,6 @@ class Miner:
                 f"(seen: {first.evidence})",
                 language,
             )
-        downloads = go_downloads(module)
-        if downloads:
-            return drop(DropReason.DEPENDENCY_UNAVAILABLE_OFFLINE, downloads, language)
-
         size = sum(len(self.blobs.get(sha)) for sha in fix.start.values())
         if len(fix.start) > self.max_files or size > self.max_start_bytes:
             return drop(

@@ -6,7 +6,6 @@
     unseen_manifest(replay, failing, fix)               # "npm run check needs package.json …"
     unseen_go_module(module, task, go_check=True)       # "a Go check needs go.mod in cmd …"
     lost_reads(replay, failing, "python", fix)          # ["tests/test_x.py (named in …) is lost"]
-    go_downloads(module)                                # "go.mod requires 2 module(s) …"
 
 Each returns what a reviewer needs to see why the candidate was dropped, or nothing when the
 rule does not apply; ``repair`` decides the order in which the rules are asked.
@@ -107,6 +106,8 @@ _SCRIPT_MANIFESTS: dict[str, tuple[tuple[str, ...], bool, tuple[str, ...]]] = {
         True,
         (),
     ),
+    # A cargo check needs its Cargo.toml, here or above (a workspace's member).
+    "cargo": (("Cargo.toml",), True, ("--manifest-path",)),
     "task": (
         ("Taskfile.yml", "taskfile.yml", "Taskfile.yaml", "taskfile.yaml", "Taskfile.dist.yml"),
         True,
@@ -168,16 +169,6 @@ def lost_go_module(module: GoModule | None) -> str | None:
     return f"{module.path} (the Go module the check builds under) is lost or partial"
 
 
-def go_downloads(module: GoModule | None) -> str | None:
-    if module is None or not module.downloads:
-        return None
-    shown = ", ".join(module.downloads[:3]) + (" …" if len(module.downloads) > 3 else "")
-    return (
-        f"{module.path} requires {len(module.downloads)} module(s) with no vendor/ folder or "
-        f"local replacement ({shown}); the image has no network to download them"
-    )
-
-
 def _option_value(segment: str, options: tuple[str, ...]) -> str | None:
     """The value of the first of ``options`` in the check's own command (`make -f x.mk`)."""
     for item in parse(segment):
@@ -227,7 +218,8 @@ def lost_reads(replay: ReplayResult, failing: ShellCommand, language: str, fix: 
         name = posixpath.basename(key)
         python_test = language == "python" and name.endswith(".py") and is_test_file(key)
         go_test = language == "go" and name.endswith("_test.go")
-        if python_test or go_test:
+        rust_test = language == "rust" and name.endswith(".rs") and is_test_file(key)
+        if python_test or go_test or rust_test:
             problems.append(f"{key} (a test file under {cwd}) is lost or partial")
     return sorted(set(problems))
 

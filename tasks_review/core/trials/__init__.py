@@ -19,7 +19,7 @@ reward rules are ``results`` (``kit/judging.py``; the task's own grader is ``kit
 
 from .baseline import Baseline, check_in_image
 from .controls import CATALOGUE, Control, ControlContext
-from .deps import Dependency, OfflineSources, declared_dependencies, npm_satisfies, unavailable
+from .deps import Dependency, OfflineSources, declared_dependencies, unavailable
 from .image import PreparedTask, prepare
 from .matrix import Cancelled, decide, run_matrices, run_matrix, verify_task
 from .model import (
@@ -31,6 +31,7 @@ from .model import (
     TrialRecord,
     TrialStatus,
 )
+from .npmrange import npm_satisfies
 from .plan import GradingPlan, is_guarded, plan_check
 from .results import Verdict, judge_graded_run, read_sessions
 from .taskdir import ReferenceFacts, TaskFolderError, TaskSpec, read_task

@@ -1,35 +1,29 @@
-"""Dependencies a project declares, and whether offline sources can provide them.
+"""Dependencies a project declares, and whether the task's offline sources provide them.
 
-Images are built with no network, so whatever a project depends on must come from the host.
-The design, of which this module is the first half (detection); the second half, the install
-step, belongs in the task's Dockerfile, which ``taskfiles`` writes without one today because
-no project it has seen declares dependencies:
+Images are built with no network, so whatever a project depends on comes from the host: the
+task writer fetches it there the way the user's own tools do and puts it in the task's build
+context, and the image build installs it from there, offline. One module per ecosystem:
 
-* **Python: a host-side wheelhouse**, a folder of wheels (and sdists). It is filled online,
-  once per candidate, pinned to the trajectory's date: ``uv pip compile --exclude-newer
-  <date>`` resolves the requirements as they were that day (the index here ignores pip's own
-  ``--uploaded-prior-to``, see FACTS.md), then ``pip download --only-binary=:all: -d
-  wheelhouse -r pinned.txt`` fetches exactly those files. The subset a candidate needs is
-  copied into its build context (so the content hash, and with it the image cache, covers
-  the dependencies) and the Dockerfile runs ``python3 -m venv /app/.venv && /app/.venv/bin/pip
-  install --no-index --find-links wheelhouse -r pinned.txt``.
-* **Node: a host-side npm cache**, filled online by ``npm install --before=<date>
-  --package-lock-only`` (npm's own date pin) and ``npm ci --cache <dir>``; the build runs
-  ``npm ci --offline --cache <dir>`` from the copy in the context.
+* **Python** (``wheelhouse``): wheels resolved as PyPI was on the trajectory's date (uv's
+  ``--exclude-newer``), hash-pinned, installed with ``pip --no-index`` (``environment/wheels/``).
+* **Node** (``npmdeps``): through the registry the user's npm configuration names; the
+  project's lock, or one made with ``npm install --package-lock-only --before=<date>``; the
+  npm cache that ``npm ci`` filled travels in ``environment/node/``, and the build runs ``npm ci
+  --offline`` from it.
+* **Go** (``gomodules``): through the user's GOPROXY, pinned by go.sum, as a module proxy
+  folder (``environment/goproxy/``) that Go in the image reads as ``GOPROXY=file://...``. A
+  vendored module (``vendor/modules.txt``) or one replaced by a folder needs nothing.
+* **Rust** (``crates``): ``cargo vendor`` through the user's Cargo configuration, pinned by
+  Cargo.lock or the trajectory's date, the crates in ``environment/crates/``.
 
-* **Go: the project's own ``vendor/``.** No offline source of Go modules exists here (no module
-  proxy or cache is filled online), so a module builds only when it needs no downloads: every
-  ``require`` is vendored (listed in ``vendor/modules.txt``, which the grader then builds with
-  ``-mod=vendor``) or replaced by a folder inside the project. Anything else is a dependency
-  no source provides.
-
-Detection reads the manifests (requirements*.txt, pyproject.toml, setup.cfg, setup.py,
-Pipfile, package.json with its package-lock.json, go.mod) and looks each dependency up in the
-sources' indexes: wheel and sdist file names in the wheelhouse, tarball keys in the npm cache's
-``_cacache/index-v5``. A dependency no source has (or a git or URL dependency) makes the
-candidate drop with ``dependency_unavailable_offline``; local paths (``-e .``, ``file:``)
-need nothing. Only direct dependencies are checked: a missing transitive one fails the
-offline install at build time, which the build reports.
+This module is the check before the build: it reads the manifests (requirements*.txt,
+pyproject.toml, setup.cfg, setup.py, Pipfile, package.json with its package-lock.json, go.mod,
+Cargo.toml) and looks each direct dependency up in what the task carries (``OfflineSources``):
+wheel and sdist names, tarball keys in the npm cache's ``_cacache/index-v5``, ``.mod`` files
+in the proxy folder, crate folders. A dependency none has (or a git or URL dependency) drops
+the candidate with ``dependency_unavailable_offline``; local paths (``-e .``, ``file:``,
+``path =``) need nothing. A missing transitive one fails the offline install at build time,
+which the build reports.
 """
 
 from __future__ import annotations
@@ -59,11 +53,14 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from ..mining.files import is_project_source
+from .gomodules import escape, go_module_directives
+from .npmrange import npm_satisfies
 from .plan import plan_check
 
 PYPI = "pypi"
 NPM = "npm"
 GO = "go"
+CRATES = "crates"
 _REQUIREMENTS = re.compile(r"^requirements[\w.-]*\.(txt|in)$")
 # The base image's interpreter: markers are evaluated for it, not for the host's.
 IMAGE_PYTHON = "3.11"
@@ -74,7 +71,7 @@ _CACHE_KEY = re.compile(r"/((?:@[^/]+/)?[^/]+)/-/[^/]+-(\d+\.\d+\.\d+[^/]*)\.tgz
 
 @dataclass(frozen=True, slots=True)
 class Dependency:
-    ecosystem: str  # "pypi", "npm" or "go"
+    ecosystem: str  # "pypi", "npm", "go" or "crates"
     name: str
     spec: str  # a PEP 440 specifier, an npm range, or a URL
     source: str  # the manifest it was declared in
@@ -90,6 +87,23 @@ class OfflineSources:
 
     wheelhouse: Path | None = None
     npm_cache: Path | None = None
+    goproxy: Path | None = None  # a Go module proxy folder
+    crates: Path | None = None  # a folder of vendored crates (``name-version/``)
+
+    @classmethod
+    def of_context(cls, context: Path) -> OfflineSources:
+        """What a task's build context carries (the folders ``taskfiles`` writes)."""
+
+        def folder(*parts: str) -> Path | None:
+            path = context.joinpath(*parts)
+            return path if path.is_dir() else None
+
+        return cls(
+            wheelhouse=folder("wheels"),
+            npm_cache=folder("node", "cache"),
+            goproxy=folder("goproxy"),
+            crates=folder("crates", "opt", "traj2env", "crates"),
+        )
 
     def python_versions(self) -> Mapping[str, frozenset[Version]]:
         return _wheelhouse_index(str(self.wheelhouse)) if self.wheelhouse else {}
@@ -121,6 +135,8 @@ def declared_dependencies(files: Mapping[str, bytes]) -> list[Dependency]:
             found += _package_json(text, path, lock)
         elif name == "go.mod" and "testdata" not in path.split("/")[:-1]:
             found += _go_mod(text, path, files)
+        elif name == "Cargo.toml":
+            found += _cargo_toml(text, path)
     return list(dict.fromkeys(found))
 
 
@@ -177,10 +193,22 @@ def _why_unavailable(dep: Dependency, sources: OfflineSources) -> str | None:
     if dep.ecosystem == GO:
         if dep.spec.startswith("=>"):
             return f"replaced by {dep.spec[2:].strip()}, outside the project"
-        return (
-            "no offline source provides Go modules: it is neither vendored (vendor/modules.txt)"
-            " nor replaced by a folder in the project"
-        )
+        if sources.goproxy is None:
+            return (
+                "the task carries no Go modules: it is neither vendored (vendor/modules.txt), "
+                "replaced by a folder in the project, nor fetched through a module proxy"
+            )
+        if not (sources.goproxy / escape(dep.name) / "@v" / f"{escape(dep.spec)}.mod").is_file():
+            return "the task's module proxy folder does not have it"
+        return None
+    if dep.ecosystem == CRATES:
+        if dep.spec.startswith("git"):
+            return "a git dependency that was not vendored"
+        if sources.crates is None:
+            return "the task carries no vendored crates"
+        if not any(_crate_folder(p.name, dep.name) for p in sources.crates.iterdir()):
+            return "the task's vendored crates do not include it"
+        return None
     if dep.ecosystem == PYPI:
         if "://" in dep.spec:
             return "a URL dependency cannot be fetched offline"
@@ -367,31 +395,7 @@ def _package_json(text: str, source: str, lock: bytes | None) -> list[Dependency
 
 # -- go.mod -------------------------------------------------------------------------------------
 
-_GO_BLOCK = re.compile(r"^(require|replace|exclude|retract)\s*\($")
 _GO_VERSION = re.compile(r"^go\s+(\d+(?:\.\d+){0,2})\s*$", re.M)
-
-
-def _go_directives(text: str) -> list[tuple[str, list[str]]]:
-    """(verb, words) for each directive of a go.mod, blocks unfolded, comments dropped."""
-    found = []
-    block = None
-    for raw in text.splitlines():
-        line = raw.split("//", 1)[0].strip()
-        if not line:
-            continue
-        if block is not None:
-            if line == ")":
-                block = None
-            else:
-                found.append((block, line.split()))
-            continue
-        match = _GO_BLOCK.match(line)
-        if match:
-            block = match.group(1)
-            continue
-        verb, _, rest = line.partition(" ")
-        found.append((verb, rest.split()))
-    return found
 
 
 def _go_mod(text: str, source: str, files: Mapping[str, bytes]) -> list[Dependency]:
@@ -401,7 +405,7 @@ def _go_mod(text: str, source: str, files: Mapping[str, bytes]) -> list[Dependen
     vendored = _vendored(files.get(posixpath.join(folder, "vendor", "modules.txt")))
     local, outside = set(), {}
     requires = []
-    for verb, words in _go_directives(text):
+    for verb, words in go_module_directives(text):
         if verb == "require" and len(words) >= 2:
             requires.append((words[0], words[1]))
         elif verb == "replace" and "=>" in words:
@@ -430,6 +434,44 @@ def _vendored(modules_txt: bytes | None) -> set[str]:
         if len(words) >= 2 and words[0] == "#":
             names.add(words[1])
     return names
+
+
+# -- Cargo.toml ---------------------------------------------------------------------------------
+
+_CARGO_SECTIONS = ("dependencies", "dev-dependencies", "build-dependencies")
+
+
+def _cargo_toml(text: str, source: str) -> list[Dependency]:
+    """Registry and git dependencies of a Cargo manifest (its targets' too); path ones and
+    those a workspace declares are its own business (``workspace = true`` points there)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return []
+    tables = [data.get(s) for s in _CARGO_SECTIONS]
+    for target in (data.get("target") or {}).values():
+        if isinstance(target, dict):
+            tables += [target.get(s) for s in _CARGO_SECTIONS]
+    workspace = data.get("workspace")
+    if isinstance(workspace, dict):
+        tables.append(workspace.get("dependencies"))
+    found = []
+    for table in tables:
+        for name, value in (table if isinstance(table, dict) else {}).items():
+            if isinstance(value, str):
+                found.append(Dependency(CRATES, name, value, source))
+                continue
+            if not isinstance(value, dict) or "path" in value or value.get("workspace"):
+                continue
+            crate = str(value.get("package") or name)
+            spec = f"git {value['git']}" if "git" in value else str(value.get("version", ""))
+            found.append(Dependency(CRATES, crate, spec, source, bool(value.get("optional"))))
+    return found
+
+
+def _crate_folder(folder: str, crate: str) -> bool:
+    """Whether a vendored folder (``name-1.2.3``, or ``name`` unversioned) holds ``crate``."""
+    return folder == crate or bool(re.match(re.escape(crate) + r"-\d", folder))
 
 
 def go_version_required(files: Mapping[str, bytes]) -> str | None:
@@ -500,129 +542,3 @@ def _npm_cache_index(folder: str) -> Mapping[str, frozenset[str]]:
                 if match:
                     versions.setdefault(match.group(1), set()).add(match.group(2))
     return {k: frozenset(v) for k, v in versions.items()}
-
-
-# -- npm version ranges -------------------------------------------------------------------------
-# The subset of node-semver's range grammar package.json files use (||, hyphen ranges, ^, ~,
-# comparators, x-ranges). Written here because node-semver's Python port is not among the
-# project's dependencies and the lookup needs only "does any cached version satisfy this".
-
-_Triple = tuple[int, int, int]
-
-
-def _version(text: str) -> tuple[_Triple, str] | None:
-    match = re.match(r"^v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$", text)
-    if not match:
-        return None
-    major, minor, patch, pre = match.groups()
-    return (int(major), int(minor), int(patch)), pre or ""
-
-
-def _partial(text: str) -> list[int | None]:
-    text = text.strip().lstrip("=v").split("+")[0].split("-")[0]
-    parts: list[int | None] = []
-    for piece in text.split(".")[:3] if text else []:
-        parts.append(None if piece in ("x", "X", "*", "") else int(piece))
-    while len(parts) < 3:
-        parts.append(None)
-    return parts
-
-
-def _floor(parts: list[int | None]) -> _Triple:
-    return (parts[0] or 0, parts[1] or 0, parts[2] or 0)
-
-
-def _bump(parts: list[int | None]) -> _Triple | None:
-    """The first version past an x-range: 1 -> 2.0.0, 1.2 -> 1.3.0; None for '*'."""
-    major, minor, _ = parts
-    if major is None:
-        return None
-    if minor is None:
-        return (major + 1, 0, 0)
-    return (major, minor + 1, 0)
-
-
-Comparator = tuple[str, _Triple]
-
-
-def _comparators(simple: str) -> list[Comparator]:
-    simple = simple.strip()
-    if simple in ("", "*", "x", "X", "latest"):
-        return []
-    if simple.startswith("^"):
-        parts = _partial(simple[1:])
-        low = _floor(parts)
-        major, minor, patch = parts
-        if major is None:
-            return []
-        if major > 0 or minor is None:
-            high = (major + 1, 0, 0)
-        elif minor > 0 or patch is None:
-            high = (0, minor + 1, 0)
-        else:
-            high = (0, 0, patch + 1)
-        return [(">=", low), ("<", high)]
-    if simple.startswith("~"):
-        parts = _partial(simple.lstrip("~>"))
-        if parts[0] is None:
-            return []
-        high = (parts[0] + 1, 0, 0) if parts[1] is None else (parts[0], parts[1] + 1, 0)
-        return [(">=", _floor(parts)), ("<", high)]
-    match = re.match(r"^(<=|>=|<|>|=)?\s*(.+)$", simple)
-    assert match is not None  # the pattern accepts any non-empty text
-    op, rest = match.group(1) or "=", match.group(2)
-    parts = _partial(rest)
-    complete = None not in parts
-    if op == "=":
-        if complete:
-            return [("=", _floor(parts))]
-        bump = _bump(parts)
-        return [(">=", _floor(parts))] + ([("<", bump)] if bump else [])
-    if complete or op in (">=", "<"):
-        return [(op, _floor(parts))]
-    bump = _bump(parts)
-    if bump is None:
-        return [] if op in (">=", "<=") else [("<", (0, 0, 0))]
-    return [(">=", bump)] if op == ">" else [("<", bump)]
-
-
-def _range_sets(spec: str) -> list[list[Comparator]]:
-    sets = []
-    for alternative in spec.split("||"):
-        alternative = alternative.strip()
-        hyphen = re.match(r"^(\S+)\s+-\s+(\S+)$", alternative)
-        if hyphen:
-            low, high = _partial(hyphen.group(1)), _partial(hyphen.group(2))
-            upper: list[Comparator] = []
-            if None not in high:
-                upper = [("<=", _floor(high))]
-            elif (bump := _bump(high)) is not None:
-                upper = [("<", bump)]
-            sets.append([(">=", _floor(low)), *upper])
-            continue
-        # "> = 1.2" is not npm's syntax, but ">= 1.2" is: glue operators to their version.
-        words = re.sub(r"([<>]=?|=|\^|~)\s+", r"\1", alternative).split()
-        sets.append([c for word in words for c in _comparators(word)])
-    return sets
-
-
-def npm_satisfies(version: str, spec: str) -> bool:
-    """Whether ``version`` (x.y.z) is in npm range ``spec``; prereleases only match exactly."""
-    parsed = _version(version)
-    if parsed is None:
-        return False
-    triple, pre = parsed
-    if pre:
-        return spec.strip().lstrip("=v") == version.lstrip("v")
-    checks = {
-        "=": lambda a, b: a == b,
-        "<": lambda a, b: a < b,
-        "<=": lambda a, b: a <= b,
-        ">": lambda a, b: a > b,
-        ">=": lambda a, b: a >= b,
-    }
-    try:
-        sets = _range_sets(spec)
-    except ValueError:
-        return False
-    return any(all(checks[op](triple, bound) for op, bound in group) for group in sets)

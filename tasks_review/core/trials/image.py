@@ -4,7 +4,7 @@
     prepared.image.image_id, prepared.limits
 
 Dropped before any trial (``dependency_unavailable_offline``) when the project declares
-dependencies no offline source provides (Go modules that are not vendored included), or the
+dependencies the task does not carry (``deps``: wheels, npm cache, Go proxy folder, crates), or the
 built image lacks a program or Python module the check runs, a service it needs (Redis,
 PostgreSQL) or a Go as new as its go.mod asks for.
 """
@@ -78,10 +78,17 @@ def prepare(
     """
     started = time.monotonic()
     spec = read_task(task_dir)
-    wheels = spec.context / "wheels"
-    if sources.wheelhouse is None and wheels.is_dir():
-        # The wheels the task carries (taskfiles.PythonPackages) are its Python source.
-        sources = dataclasses.replace(sources, wheelhouse=wheels)
+    # What the task carries (wheels, npm cache, Go proxy folder, crates) is its source, unless
+    # the caller names another.
+    carried = OfflineSources.of_context(spec.context)
+    sources = dataclasses.replace(
+        carried,
+        **{
+            f.name: getattr(sources, f.name)
+            for f in dataclasses.fields(sources)
+            if getattr(sources, f.name) is not None
+        },
+    )
     limits = task_limits(spec)
     files = spec.start_bytes()
     # A qa task's grader runs nothing of the project: what it declares is the agent's to use
@@ -147,8 +154,9 @@ def probe(
             )
             lines.append(f"({enter}; {test}) >/dev/null 2>&1 || echo 'python module {req.name}'")
         else:
-            # npm puts node_modules/.bin first on PATH for scripts: a project's own tools.
-            test = f'PATH="$PWD/node_modules/.bin:$PATH" command -v {name}'
+            # npm puts node_modules/.bin first on PATH for scripts, the project's own and the
+            # task's (/node_modules, npmdeps) above it.
+            test = f'PATH="$PWD/node_modules/.bin:/node_modules/.bin:$PATH" command -v {name}'
             lines.append(f"({enter}; {test}) >/dev/null 2>&1 || echo 'program {req.name}'")
     for name in services:
         test = SERVICE_PROBES.get(name, "false")

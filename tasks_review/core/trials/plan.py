@@ -27,7 +27,7 @@ from trajectories.core.replay.shell import SimpleCommand, parse
 
 from ..mining import files as rules
 from ..mining.files import STRAY_NAMES, is_project_source, is_test_config, is_test_file
-from .kit.judging import GO_TEST, NODE_TEST, PYTEST, UNITTEST
+from .kit.judging import CARGO_TEST, GO_TEST, NODE_TEST, PYTEST, UNITTEST, cargo_per_test
 
 NODE_SCRIPT_RUNNERS = frozenset({"npm", "yarn", "pnpm", "bun"})
 # Runner configuration beyond the miner's test-config names: files that change which tests
@@ -51,8 +51,13 @@ RUNNER_CONFIG_NAMES = frozenset(
         "bunfig.toml",
         ".node-version",
         ".nvmrc",
+        # Cargo's manifest decides which test targets exist and whether libtest runs them.
+        "Cargo.toml",
     }
 )
+# Folders whose every file is runner configuration: Cargo's (a test runner, environment,
+# target folder or rustc wrapper of the agent's choosing).
+RUNNER_CONFIG_DIRS = frozenset({".cargo"})
 _PTH = re.compile(r"\.pth$")
 # Standard-library modules need no probe; anything else run with -m must be importable.
 _STDLIB_MODULES = frozenset({"unittest", "doctest", "compileall", "py_compile", "json.tool"})
@@ -92,6 +97,7 @@ def is_guarded(path: str) -> bool:
         is_test_file(path)
         or is_test_config(path)
         or name in RUNNER_CONFIG_NAMES
+        or bool(set(path.split("/")[:-1]) & RUNNER_CONFIG_DIRS)
         or bool(_PTH.search(name))
     )
 
@@ -134,6 +140,7 @@ def guard_rules(command: str = "") -> dict[str, object]:
         "test_dirs": sorted(rules._TEST_DIRS),
         "test_file": rules._TEST_FILE.pattern,
         "config_names": sorted(rules.TEST_CONFIG_NAMES | RUNNER_CONFIG_NAMES),
+        "config_dirs": sorted(RUNNER_CONFIG_DIRS),
         "config": rules._TEST_CONFIG.pattern,
         "hook": _PTH.pattern,
         "vcs_dirs": sorted(rules.VCS_DIRS),
@@ -199,6 +206,8 @@ class _Walker:
             self.structured.add(NODE_TEST)
         if name == "go" and args[1:2] == ["test"]:
             self.structured.add(GO_TEST)
+        if name == "cargo" and args[1:2] == ["test"] and cargo_per_test(args[2:]):
+            self.structured.add(CARGO_TEST)
         if "/" not in program and program not in _SHELL_WORDS:
             self.requirements.append(Requirement("program", program, cwd))
         call = script_call(args)

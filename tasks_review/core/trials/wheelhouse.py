@@ -29,7 +29,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,6 +45,8 @@ from packaging.utils import (
     parse_wheel_filename,
 )
 from packaging.version import InvalidVersion, Version
+
+from .fetching import run_tool, write_atomic
 
 _FORMAT = 1  # bump when the cache layout or the key changes
 _PYTHON_VERSION = re.compile(r"^3\.(\d+)$")
@@ -123,7 +124,7 @@ def build_wheelhouse(
         )
     else:
         resolution = _resolve(requested, stamp, python_version, platform, where, deadline)
-        _write_atomic(resolution_path, resolution.encode())
+        write_atomic(resolution_path, resolution.encode())
     pins = _parse_pins(resolution, resolution_path)
 
     chosen = _read_choice(choice_path)
@@ -147,7 +148,7 @@ def build_wheelhouse(
     if missing:
         found.update(_download(missing, cache_dir, tags, where, deadline))
         choice = dict(key, wheels={name: found[name][0].name for name in sorted(found)})
-        _write_atomic(choice_path, (json.dumps(choice, indent=1, sort_keys=True) + "\n").encode())
+        write_atomic(choice_path, (json.dumps(choice, indent=1, sort_keys=True) + "\n").encode())
 
     lock = "".join(f"{p.name}=={p.version} --hash=sha256:{found[p.name][1]}\n" for p in pins)
     return Wheelhouse(
@@ -253,7 +254,7 @@ def _resolve(
     with tempfile.TemporaryDirectory(prefix="wheelhouse-") as scratch:
         # A neutral working directory: uv would otherwise read a pyproject.toml or uv.toml
         # found in the caller's one.
-        ok, stdout, stderr = _run(
+        ok, stdout, stderr = run_tool(
             argv, stdin="\n".join(requested) + "\n", cwd=scratch, deadline=deadline
         )
     if not ok:
@@ -288,7 +289,7 @@ def _download(
         argv += tags
         argv += ["--require-hashes", "--no-input", "--progress-bar", "off", "--no-color"]
         argv += ["--disable-pip-version-check", "-d", str(target), "-r", str(requirements)]
-        ok, stdout, stderr = _run(argv, stdin=None, cwd=str(scratch), deadline=deadline)
+        ok, stdout, stderr = run_tool(argv, stdin=None, cwd=str(scratch), deadline=deadline)
         who = ", ".join(f"{p.name}=={p.version}" for p in pins)
         if not ok:
             raise WheelhouseUnavailable(
@@ -323,29 +324,6 @@ def _download(
         return found
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _run(argv: list[str], *, stdin: str | None, cwd: str, deadline: float) -> tuple[bool, str, str]:
-    """Run a tool; returns (succeeded, stdout, stderr). A timeout or a missing program is a
-    failure with its reason as stderr; nothing here raises CalledProcessError."""
-    remaining = deadline - time.monotonic()
-    if remaining <= 0:
-        return False, "", "timed out before this step could start"
-    try:
-        done = subprocess.run(
-            argv,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            cwd=cwd,
-            timeout=remaining,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return False, "", f"timed out after {remaining:.0f} s"
-    except OSError as error:
-        return False, "", f"cannot run {argv[0]}: {error}"
-    return done.returncode == 0, done.stdout, done.stderr
 
 
 def _summary(output: str) -> str:
@@ -426,16 +404,3 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: stream.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -28,7 +28,7 @@ class Command(BaseCommand):
     help = (
         "Base images and Docker housekeeping. `bootstrap` builds the base image offline from "
         "Debian packages (or reuses it), and with --variant the variants some checks need "
-        "(go, services; combine them with + as in go+services); `list` shows traj2env's "
+        "(go, rust, services; combine them with + as in go+services); `list` shows traj2env's "
         "images, `cleanup` removes containers, networks and volumes left by killed runs; "
         "`export FILE` writes the pinned base images to a file and `load FILE` loads them on "
         "another engine (a training host) under the same FROM references. "

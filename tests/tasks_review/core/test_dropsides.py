@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from tasks_review.core.dropsides import Limit, drop_sides, limit_of
-from tasks_review.core.mining.gomod import GoModule
-from tasks_review.core.mining.rules import go_downloads
+from tasks_review.core.trials.crates import CratesUnavailable
+from tasks_review.core.trials.gomodules import GoModulesUnavailable
+from tasks_review.core.trials.npmdeps import NpmUnavailable
 
-GO_DOWNLOADS = go_downloads(GoModule("go.mod", known=True, downloads=("github.com/x/y v1.0.0",)))
+PROXY = "GOPROXY=https://proxy.golang.org,direct"
 
 
 @pytest.mark.parametrize(
@@ -18,8 +19,15 @@ GO_DOWNLOADS = go_downloads(GoModule("go.mod", known=True, downloads=("github.co
          Limit("language", "rust")),
         ("mine", "unsupported_language", "elixir check (make); supported: go",
          Limit("language", "elixir")),
-        ("mine", "dependency_unavailable_offline", GO_DOWNLOADS,
-         Limit("source", "Go modules", "a Go module proxy")),
+        ("write", "dependency_unavailable_offline",
+         str(GoModulesUnavailable(PROXY, "not reachable (timed out)")),
+         Limit("source", "Go modules", PROXY)),
+        ("write", "dependency_unavailable_offline",
+         str(NpmUnavailable("https://registry.npmjs.org/", "left-pad has no version before 2024")),
+         Limit("source", "npm packages", "https://registry.npmjs.org/")),
+        ("write", "dependency_unavailable_offline",
+         str(CratesUnavailable("crates.io", "cargo is not installed on this machine")),
+         Limit("source", "Rust crates", "crates.io")),
         ("mine", "service_unavailable",
          "the check needs MySQL, which the task's image cannot run (seen: mysql://x)",
          Limit("service", "MySQL")),

@@ -1,4 +1,4 @@
-"""The task images' recipe: the Go and services variants, and which a check needs."""
+"""The task images' recipe: the Go, Rust and services variants, and which a check needs."""
 
 from __future__ import annotations
 
@@ -70,13 +70,26 @@ def test_services_and_the_grader_agree_on_the_go_settings_and_postgres_template(
 def test_a_check_needs_go_for_go_code_and_services_when_it_names_some():
     assert variants_for(language="python") == ()
     assert variants_for(language="go") == ("go",)
+    assert variants_for(language="rust") == ("rust",)
     assert variants_for(language="make", go_project=True) == ("go",)
     assert variants_for(language="python", services=["redis"]) == ("services",)
 
 
 def test_a_variant_that_does_not_exist_is_refused_by_name():
-    with pytest.raises(ValueError, match=r"unknown base image variants \['rust'\]"):
-        named_variants(["go", "rust"])
+    with pytest.raises(ValueError, match=r"unknown base image variants \['ruby'\]"):
+        named_variants(["go", "ruby"])
+
+
+def test_the_rust_variant_has_debians_newer_rust_and_cargo_offline():
+    from tasks_review.core.trials.kit import running
+
+    spec = BaseImageSpec(variants=named_variants(["rust"]))
+    # rustc-web/cargo-web (bookworm-security): bookworm's own rustc 1.63 cannot read today's
+    # Cargo.lock files. They come from the suites every recipe already lists.
+    assert {"rustc-web", "cargo-web", "gcc", "libc6-dev"} <= set(spec.all_packages())
+    assert "ENV CARGO_NET_OFFLINE=true" in spec.changes()
+    assert spec.tag == f"bookworm-rust-{spec.recipe_hash}"
+    assert dict(images.RUST_ENV).items() <= running.RUST_ENV.items()
 
 
 def test_the_task_variants_keep_the_recipe_hashes_images_were_built_under():

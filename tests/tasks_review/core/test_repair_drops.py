@@ -220,17 +220,45 @@ def test_a_script_check_whose_manifest_was_only_read_is_a_candidate():
     assert "Makefile" in mined.only.start_files
 
 
-def test_drop_unsupported_language_for_a_rust_check():
+def test_drop_unsupported_language_for_an_elixir_check():
     drop = (
         Session()
-        .write("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 { a - b }\n")
-        .run("cargo test", fail=True, output="test result: FAILED")
-        .edit("src/lib.rs", "a - b", "a + b")
-        .run("cargo test", output="test result: ok")
+        .write("lib/calc.ex", "defmodule Calc do\n  def add(a, b), do: a - b\nend\n")
+        .run("mix test", fail=True, output="1 test, 1 failure")
+        .edit("lib/calc.ex", "a - b", "a + b")
+        .run("mix test", output="1 test, 0 failures")
         .mine()
         .dropped
     )
-    assert_drop(drop, DropReason.UNSUPPORTED_LANGUAGE, "rust check (cargo)")
+    assert_drop(drop, DropReason.UNSUPPORTED_LANGUAGE, "elixir check (mix)")
+
+
+def rust_story(files: dict[str, str]) -> Session:
+    session = Session()
+    for path, content in files.items():
+        session.write(path, content)
+    return (
+        session.write("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 { a - b }\n")
+        .write("tests/add.rs", "#[test]\nfn adds() { assert_eq!(calc::add(2, 2), 4); }\n")
+        .run("cargo test", fail=True, output="test adds ... FAILED\ntest result: FAILED")
+        .edit("src/lib.rs", "a - b", "a + b")
+        .run("cargo test", output="test adds ... ok\ntest result: ok")
+    )
+
+
+def test_a_rust_check_is_a_candidate_once_its_cargo_toml_was_seen():
+    manifest = '[package]\nname = "calc"\nversion = "0.1.0"\n\n[dependencies]\nitoa = "1"\n'
+    candidate = rust_story({"Cargo.toml": manifest}).mine().only
+    assert (candidate.language, candidate.runner, candidate.task_command) == (
+        "rust",
+        "cargo",
+        "cargo test",
+    )
+    assert {"Cargo.toml", "src/lib.rs", "tests/add.rs"} <= set(candidate.start_files)
+    assert "tests/add.rs" in candidate.test_paths
+    # Its crates are the task writer's to fetch (trials/crates.py), not mining's to judge.
+    drop = rust_story({}).mine().dropped
+    assert_drop(drop, DropReason.CHECK_MANIFEST_UNSEEN, "cargo test needs Cargo.toml in .")
 
 
 def test_the_supported_languages_are_configurable():

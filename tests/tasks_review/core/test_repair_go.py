@@ -1,4 +1,4 @@
-"""Go checks when mining: Go's runner and language, kept when the module builds offline."""
+"""Go checks when mining: Go's runner and language; the modules they need are fetched later."""
 
 from __future__ import annotations
 
@@ -79,16 +79,18 @@ def test_a_vendored_module_and_local_replacements_build_offline():
     assert go_story(files=replaced).mine().only.language == "go"
 
 
-def test_drop_dependency_unavailable_offline_when_go_mod_requires_downloads():
+def test_a_go_mod_that_requires_modules_is_mined_and_its_modules_are_the_writers_to_fetch():
+    # Mining does not judge dependencies: the task writer fetches them through the user's
+    # GOPROXY (trials/gomodules.py) and drops the candidate there when they cannot be had.
     go_mod = (
         GO_MOD + "\nrequire (\n\tgithub.com/stretchr/testify v1.9.0\n"
         "\tgolang.org/x/sync v0.7.0 // indirect\n)\n"
         "replace example.com/local => ./local\n"
     )
-    drop = go_story(files={"go.mod": go_mod}).mine().dropped
-    assert_drop(drop, DropReason.DEPENDENCY_UNAVAILABLE_OFFLINE, "requires 2 module(s)")
-    assert "github.com/stretchr/testify v1.9.0" in drop.detail
-    assert (drop.stage, drop.language) == ("mine", "go")
+    go_sum = "github.com/stretchr/testify v1.9.0/go.mod h1:x\n"
+    candidate = go_story(files={"go.mod": go_mod, "go.sum": go_sum}).mine().only
+    assert (candidate.language, candidate.runner) == ("go", "go")
+    assert {"go.mod", "go.sum"} <= set(candidate.start_files)
 
 
 def test_drop_check_manifest_unseen_when_no_go_mod_was_ever_shown():

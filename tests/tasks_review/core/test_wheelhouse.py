@@ -99,7 +99,7 @@ def test_a_second_call_offline_returns_the_same_lock_and_wheels(pytest_wheelhous
     def no_tools(*args, **kwargs):
         raise AssertionError("a cached wheelhouse must not run uv or pip")
 
-    monkeypatch.setattr(wh_module, "_run", no_tools)
+    monkeypatch.setattr(wh_module, "run_tool", no_tools)
     again = build_wheelhouse(["pytest"], before=BEFORE, cache_dir=cache, offline=True)
     assert again == house
     # Online, a warm cache runs no tool either; the same instant in another zone is the same key.
@@ -212,7 +212,7 @@ def test_an_unreachable_index_is_unavailable_with_uvs_last_line(tmp_path, monkey
 
 
 def test_no_requirements_is_an_empty_wheelhouse_without_running_anything(tmp_path, monkeypatch):
-    monkeypatch.setattr(wh_module, "_run", lambda *a, **k: pytest.fail("ran a tool"))
+    monkeypatch.setattr(wh_module, "run_tool", lambda *a, **k: pytest.fail("ran a tool"))
     house = build_wheelhouse(["", "  "], before=BEFORE, cache_dir=tmp_path / "cache")
     assert house == Wheelhouse(lock="", wheels=(), resolved_before=BEFORE)
     assert not (tmp_path / "cache").exists()
@@ -224,7 +224,7 @@ def test_a_naive_cutoff_is_refused(tmp_path):
 
 
 def test_options_and_urls_are_not_requirements(tmp_path, monkeypatch):
-    monkeypatch.setattr(wh_module, "_run", lambda *a, **k: pytest.fail("ran a tool"))
+    monkeypatch.setattr(wh_module, "run_tool", lambda *a, **k: pytest.fail("ran a tool"))
     with pytest.raises(WheelhouseUnavailable, match=r"'--index-url http://x': not a PEP 508"):
         build_wheelhouse(["pytest", "--index-url http://x"], before=BEFORE, cache_dir=tmp_path)
     with pytest.raises(WheelhouseUnavailable, match=r"'demo @ https://x/demo.whl': a direct URL"):
@@ -232,7 +232,7 @@ def test_options_and_urls_are_not_requirements(tmp_path, monkeypatch):
 
 
 def test_offline_with_an_empty_cache_is_unavailable(tmp_path, monkeypatch):
-    monkeypatch.setattr(wh_module, "_run", lambda *a, **k: pytest.fail("offline ran a tool"))
+    monkeypatch.setattr(wh_module, "run_tool", lambda *a, **k: pytest.fail("offline ran a tool"))
     with pytest.raises(WheelhouseUnavailable, match=r"pytest: .*not in the offline cache"):
         build_wheelhouse(["pytest"], before=BEFORE, cache_dir=tmp_path, offline=True)
 
@@ -273,7 +273,7 @@ class FakeTools:
 
 def test_a_tampered_cached_wheel_is_refused_offline_and_replaced_online(tmp_path, monkeypatch):
     tools = FakeTools()
-    monkeypatch.setattr(wh_module, "_run", tools)
+    monkeypatch.setattr(wh_module, "run_tool", tools)
     house = build_wheelhouse(["demo"], before=BEFORE, cache_dir=tmp_path)
     digest = hashlib.sha256(FakeTools.BYTES).hexdigest()
     assert house.lock == f"demo==1.0 --hash=sha256:{digest}\n"
@@ -293,7 +293,7 @@ def test_a_tampered_cached_wheel_is_refused_offline_and_replaced_online(tmp_path
 
 
 def test_offline_without_the_cached_wheel_is_unavailable(tmp_path, monkeypatch):
-    monkeypatch.setattr(wh_module, "_run", FakeTools())
+    monkeypatch.setattr(wh_module, "run_tool", FakeTools())
     build_wheelhouse(["demo"], before=BEFORE, cache_dir=tmp_path)
     (tmp_path / FakeTools.WHEEL).unlink()
     with pytest.raises(WheelhouseUnavailable, match=r"demo==1\.0 .*not in the offline cache"):
@@ -308,7 +308,7 @@ def test_a_download_whose_hash_is_not_in_the_resolution_is_refused(tmp_path, mon
     def run(argv, **kwargs):
         return (real if argv[1:3] == ["pip", "compile"] else tools)(argv, **kwargs)
 
-    monkeypatch.setattr(wh_module, "_run", run)
+    monkeypatch.setattr(wh_module, "run_tool", run)
     with pytest.raises(WheelhouseUnavailable, match=r"not one of the lock's hashes"):
         build_wheelhouse(["demo"], before=BEFORE, cache_dir=tmp_path)
     assert not (tmp_path / FakeTools.WHEEL).exists()

@@ -113,3 +113,81 @@ def test_a_variant_that_cannot_be_built_drops_the_candidate_at_write(monkeypatch
         "write",
         "dependency_unavailable_offline",
     )
+
+
+# -- dependencies: fetched before writing, or the candidate drops naming the source ------------
+
+GO_WITH_MODULE = {
+    **GO_START,
+    "go.mod": b"module example.com/calc\n\ngo 1.21\n\nrequire example.com/greet v1.0.0\n",
+    "go.sum": b"example.com/greet v1.0.0 h1:a=\nexample.com/greet v1.0.0/go.mod h1:b=\n",
+}
+RUST_START = {
+    "Cargo.toml": b'[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n\n'
+    b'[dependencies]\nitoa = "1"\n',
+    "src/lib.rs": b"pub fn add(a: u32, b: u32) -> u32 { a - b }\n",
+    "tests/add.rs": b"#[test]\nfn adds() { assert_eq!(calc::add(2, 2), 4); }\n",
+}
+RUST_FIX = {"src/lib.rs": b"pub fn add(a: u32, b: u32) -> u32 { a + b }\n"}
+
+
+def dropped_at_write(candidate: Candidate, tmp_path: Path) -> Candidate:
+    assert not candidate_write_task(
+        candidate=candidate, destination=tmp_path, task_name="t", base_image=DEFAULT
+    )
+    candidate.refresh_from_db()
+    assert (candidate.status, candidate.drop_stage, candidate.drop_reason) == (
+        Candidate.Status.DROPPED,
+        "write",
+        "dependency_unavailable_offline",
+    )
+    assert not (tmp_path / "t").exists()
+    return candidate
+
+
+def test_go_modules_a_proxy_cannot_serve_drop_the_candidate_naming_the_proxy(
+    bootstrapped, tmp_path, settings, monkeypatch
+):
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "DEPENDENCY_CACHE_DIR": tmp_path / "cache"}
+    monkeypatch.setenv("GOPROXY", "http://127.0.0.1:9")
+    monkeypatch.delenv("GOPRIVATE", raising=False)
+    monkeypatch.delenv("GONOPROXY", raising=False)
+    go = row(GO_WITH_MODULE, GO_FIX, command="go test ./...", language="go", runner="go")
+    detail = dropped_at_write(go, tmp_path / "out").drop_detail
+    assert detail.startswith("Go modules from GOPROXY=http://127.0.0.1:9: example.com/greet v1.0.0")
+    assert "not reachable" in detail
+
+
+def test_crates_not_in_the_cache_offline_drop_the_candidate_naming_the_registry(
+    bootstrapped, tmp_path, settings
+):
+    settings.TRAJ2ENV = {
+        **settings.TRAJ2ENV,
+        "DEPENDENCY_CACHE_DIR": tmp_path / "cache",
+        "DEPENDENCIES_OFFLINE": True,
+    }
+    rust = row(RUST_START, RUST_FIX, command="cargo test", language="rust", runner="cargo")
+    detail = dropped_at_write(rust, tmp_path / "out").drop_detail
+    assert detail.startswith("Rust crates from sparse+https://index.crates.io/: offline")
+    assert bootstrapped == [("rust",)]  # the Rust variant, asked for before anything is fetched
+
+
+def test_npm_packages_of_an_unreachable_registry_drop_the_candidate_naming_it(
+    bootstrapped, tmp_path, settings
+):
+    import shutil
+
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed")
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "DEPENDENCY_CACHE_DIR": tmp_path / "cache"}
+    start = {
+        "package.json": b'{"scripts": {"test": "node --test"}, '
+        b'"dependencies": {"leftpad-x": "^1.0.0"}}\n',
+        ".npmrc": b"registry=http://127.0.0.1:9/\n",
+        "index.js": b"module.exports = 1;\n",
+        "test/index.test.js": b"require('node:test')('x', () => {});\n",
+    }
+    fix = {"index.js": b"module.exports = 2;\n"}
+    node = row(start, fix, command="npm test", language="node", runner="npm")
+    detail = dropped_at_write(node, tmp_path / "out").drop_detail
+    assert detail.startswith("npm packages from http://127.0.0.1:9/: npm install failed")

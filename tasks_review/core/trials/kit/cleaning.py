@@ -27,6 +27,7 @@ class Rules:
         self.test_file = re.compile(data["test_file"])
         self.config_names = frozenset(data["config_names"])
         self.config = re.compile(data["config"])
+        self.config_dirs = frozenset(data.get("config_dirs") or ())
         self.hook = re.compile(data["hook"])
         self.vcs_dirs = frozenset(data["vcs_dirs"])
         self.dependency_dirs = frozenset(data["dependency_dirs"])
@@ -39,6 +40,7 @@ class Rules:
             self.test_file.match(name)
             or set(parts[:-1]) & self.test_dirs
             or name in self.config_names
+            or set(parts[:-1]) & self.config_dirs
             or self.config.match(name)
             or self.hook.search(name)
         )

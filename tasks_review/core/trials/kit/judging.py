@@ -23,6 +23,13 @@ scores 1 only when
 A check without a runner we instrument (a build, a linter, a script) is graded by its exit
 status alone (``grading: exit_code``).
 
+**Runners without controls** (``UNCONTROLLED``: ``cargo test``, whose per-test results are read
+from libtest's own output, ``cargo_harness.py``): no control copies can be planned for them,
+so the rule about copies does not apply to their sessions, and nothing in-process is a
+tripwire: a test binary that prints a passing run and exits 0 is believed. What per-test
+results still catch is a test that vanished, was skipped or failed, and output that does not
+add up to libtest's own summary.
+
 **Fractional rewards** (``reward="fraction"``: build and extend tasks, whose reward is the share
 of their hidden tests that pass). The tests scored are the reference's own that failed at the
 start (``start_failed``, fixed when the task was verified); the share is how many of them passed
@@ -47,6 +54,12 @@ UNITTEST = "unittest"
 PYTEST = "pytest"
 NODE_TEST = "node-test"
 GO_TEST = "go-test"
+CARGO_TEST = "cargo-test"
+# Runner kinds the grader makes no control copies for (see the module docstring).
+UNCONTROLLED = frozenset({CARGO_TEST})
+# libtest options after `cargo test ... --` that change or hide its per-test lines: with them
+# the check is graded by its exit status.
+CARGO_UNREADABLE = ("-q", "--quiet", "--format", "-Z", "--nocapture", "--logfile", "--list")
 PASSED = "passed"
 FAILED = "failed"
 ERROR = "error"
@@ -100,7 +113,7 @@ def control_problems(session, matching=False):
     ``matching`` (fractional rewards): a verbatim copy must come out as its real test did, and
     a falsified copy must fail only where its real test passed.
     """
-    if session.get("baseline"):
+    if session.get("baseline") or session.get("kind") in UNCONTROLLED:
         return []
     copies = session.get("copies") or {}
     real, seen = split_cases(session)
@@ -184,6 +197,18 @@ def baseline_controls(sessions):
     return {"copyable": sorted(copyable), "mutable": sorted(mutable & copyable)}
 
 
+def cargo_per_test(args):
+    """Whether ``cargo test ARGS`` prints libtest's line per test (the harness reads those):
+    not quiet (Cargo's own ``-q`` makes the tests terse too), not with options after ``--``
+    that change the format, interleave the tests' own output or only list them, and not
+    ``--no-run``."""
+    split = args.index("--") if "--" in args else len(args)
+    before, after = args[:split], args[split + 1 :]
+    if "--no-run" in before or any(a in ("-q", "--quiet") for a in before):
+        return False
+    return not any(a == o or a.startswith(o + "=") for a in after for o in CARGO_UNREADABLE)
+
+
 def judge_sessions(
     exit_code,
     timed_out,
@@ -254,7 +279,7 @@ def judge_sessions(
         failed += bad
         passed.update(case_id for case_id, outcome in real if outcome == PASSED)
     controls = {}
-    if baseline and structured:
+    if baseline and structured - UNCONTROLLED:
         controls = baseline_controls(sessions)
         if not controls["mutable"]:
             reasons.append(

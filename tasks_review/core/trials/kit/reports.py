@@ -140,7 +140,13 @@ class Reports:
                 _send(conn, {"t": "status", "status": self.status_of(hello)})
             elif kind == "node-file":
                 self._node_file(conn, reader, pid, hello)
-            elif kind in (judging.UNITTEST, judging.PYTEST, judging.NODE_TEST, judging.GO_TEST):
+            elif kind in (
+                judging.UNITTEST,
+                judging.PYTEST,
+                judging.NODE_TEST,
+                judging.GO_TEST,
+                judging.CARGO_TEST,
+            ):
                 session = Session(kind, pid, hello)
                 with self.lock:
                     if len(self.sessions) < judging.MAX_SESSIONS:
@@ -186,6 +192,10 @@ class Reports:
                 _send(conn, {"t": "plan", "copies": plan, "baseline": self.planner.baseline})
             elif kind == "case":
                 session.case(message)
+            elif kind == "problem":
+                # What a runner found wrong with its own run (cargo_harness: output that does
+                # not add up). It can only cost the submission its reward, never earn one.
+                session.problems.append(str(message.get("text"))[:300])
             elif kind == "end":
                 if session.complete:
                     session.problems.append("it ended twice")

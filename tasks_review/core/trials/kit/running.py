@@ -34,11 +34,17 @@ KIT_FILES = (
     "node_tests.cjs",
     "node_reporter.cjs",
     "go_harness.py",
+    "cargo_harness.py",
 )
-WRAPPED = ("python3", "python", "pytest", "py.test", "node", "nodejs", "go")
-# Go offline (the Go base image's config sets the same for the agent, docker/base.py GO_ENV):
-# modules come from the project or not at all, no toolchain is downloaded.
+WRAPPED = ("python3", "python", "pytest", "py.test", "node", "nodejs", "go", "cargo")
+# Go offline (the Go base image's config sets the same for the agent, images.py GO_ENV):
+# modules come from the project, or the task's proxy folder below, no toolchain is downloaded.
 GO_ENV = {"GOPROXY": "off", "GOTOOLCHAIN": "local"}
+# The Go modules a task carries (trials/gomodules.py), where its image has them: a module
+# proxy folder only root can write, read with GOPROXY=file://; go.sum checks them.
+GO_PROXY_DIR = "/opt/traj2env/goproxy"
+# Cargo offline (images.py RUST_ENV): a task's crates are vendored in its image.
+RUST_ENV = {"CARGO_NET_OFFLINE": "true"}
 GRADER = "grader"
 SHELL = "/bin/bash"  # the check's shell, by absolute path: the check's PATH is no root's
 MAX_LOG = 64 << 10
@@ -252,15 +258,18 @@ def _kill_until_gone(find):
 
 
 def go_flags(config):
-    """``GOFLAGS=-mod=vendor`` when the check's module vendors its dependencies (the only way
-    a module with dependencies builds offline); nothing otherwise."""
+    """``GOFLAGS=-mod=vendor`` when the check's module vendors its dependencies; otherwise the
+    task's module proxy folder when the image has one (``GO_PROXY_DIR``); nothing else."""
     project = os.path.realpath(config["project"])
     folder = os.path.realpath(config["workdir"])
     while folder == project or folder.startswith(project + "/"):
         if os.path.isfile(os.path.join(folder, "go.mod")):
-            vendored = os.path.isfile(os.path.join(folder, "vendor", "modules.txt"))
-            return {"GOFLAGS": "-mod=vendor"} if vendored else {}
+            if os.path.isfile(os.path.join(folder, "vendor", "modules.txt")):
+                return {"GOFLAGS": "-mod=vendor"}
+            break
         folder = os.path.dirname(folder)
+    if os.path.isdir(GO_PROXY_DIR) and root_only(GO_PROXY_DIR):
+        return {"GOPROXY": "file://" + GO_PROXY_DIR, "GOSUMDB": "off"}
     return {}
 
 
@@ -285,6 +294,7 @@ def run_check(config, kit, uid, gid, home, log_path):
         "CI": "1",
         "NO_COLOR": "1",
         **GO_ENV,
+        **RUST_ENV,
         **go_flags(config),
     }
 

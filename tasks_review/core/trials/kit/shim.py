@@ -1,5 +1,5 @@
-"""traj2env grader shim: stands first on PATH as python, python3, pytest, node and go in the
-verifier.
+"""traj2env grader shim: stands first on PATH as python, python3, pytest, node, go and cargo in
+the verifier.
 
 It runs inside the task's container (Python 3.8+, standard library only) with ``python -I``,
 so nothing in the project can shadow what it imports. A test-runner invocation is redirected
@@ -15,6 +15,9 @@ in arguments: the runners learn what to copy from the grader itself.
                                  (--import) and a reporter that reports to the grader
     go test ARGS              -> python -s -E go_harness.py GO -- ARGS (go test -json, the
                                  controls in an overlay of the test files)
+    cargo test ARGS           -> python -s -E cargo_harness.py CARGO -- ARGS (libtest's own
+                                 lines read test by test; no controls), when its output shows
+                                 every test (judging.cargo_per_test)
 
 ``-E`` (ignore PYTHON* variables) is added when the check did not set any: the interpreter runs
 as isolated as the recorded command allows (``-I`` would drop the project from the path).
@@ -213,6 +216,21 @@ def run_go(tool, args):
     return 0  # not reached
 
 
+def run_cargo(tool, args):
+    program = real(tool)
+    if program is None:
+        sys.stderr.write(f"{tool}: command not found\n")
+        return 127
+    import judging
+
+    testing = args[:1] == ["test"] and judging.cargo_per_test(args[1:])
+    if not traj2env_channel.available() or not testing:
+        os.execv(program, [program] + args)  # cargo build, a terse test run: by exit status
+    harness = os.path.join(KIT, "cargo_harness.py")
+    os.execv(sys.executable, [sys.executable, "-s", "-E", harness, program, "--"] + args[1:])
+    return 0  # not reached
+
+
 def main():
     tool = sys.argv[1]
     args = sys.argv[2:]
@@ -225,6 +243,8 @@ def main():
         return run_node(tool, args)
     if base == "go":
         return run_go(tool, args)
+    if base == "cargo":
+        return run_cargo(tool, args)
     sys.stderr.write(f"traj2env shim: unknown tool {tool}\n")
     return 127
 

@@ -45,6 +45,10 @@ SEGMENT = st.sampled_from(
         "sitecustomize.py",
         "setup.cfg",
         "README.md",
+        ".cargo",
+        "config.toml",
+        "Cargo.toml",
+        "lib.rs",
     ]
 )
 
