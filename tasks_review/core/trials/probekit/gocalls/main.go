@@ -44,6 +44,7 @@ const (
 	maxDepth    = 12
 	maxText     = 4000
 	maxFiles    = 2000
+	maxSteps    = 1000000 // statements walked in all (nested table loops multiply)
 	safeInt     = 1 << 53
 )
 
@@ -123,6 +124,7 @@ type finder struct {
 	unreadable int // ... whose parameters are not plain data
 	notPlain   int // ... whose arguments could not be evaluated here
 	test       string
+	steps      int
 }
 
 func main() {
@@ -355,4 +357,3 @@ func declareGen(s *scope, gen *ast.GenDecl) {
 		}
 	}
 }
-

@@ -88,7 +88,8 @@ func (f *finder) stmts(list []ast.Stmt, env *scope) {
 }
 
 func (f *finder) stmt(s ast.Stmt, env *scope) {
-	if s == nil || len(f.calls) >= maxCalls {
+	f.steps++
+	if s == nil || len(f.calls) >= maxCalls || f.steps > maxSteps {
 		return
 	}
 	switch s := s.(type) {
@@ -551,4 +552,3 @@ func (f *finder) arguments(c *ast.CallExpr, params []desc, variadic bool, env *s
 	}
 	return args, true
 }
-
