@@ -35,12 +35,16 @@ def read_calls(report: bytes) -> tuple[list[dict[str, Any]], str]:
     if not isinstance(found, dict):
         return [], "the Go call finder gave no readable report"
     calls = []
+    bare = 0
     for raw in found.get("calls") or ():
         if not isinstance(raw, dict):
             continue
         params = raw.get("params")
         args = raw.get("args")
         if not isinstance(params, list) or not isinstance(args, list) or len(args) != len(params):
+            continue
+        if not params:  # New(), Version(): no input to draw around, its answer is in the test
+            bare += 1
             continue
         args = [typed(value, kind) for value, kind in zip(args, params, strict=True)]
         if not all(fits(kind, value) for kind, value in zip(params, args, strict=True)):
@@ -57,11 +61,12 @@ def read_calls(report: bytes) -> tuple[list[dict[str, Any]], str]:
         )
     if calls:
         return calls, ""
-    return [], no_calls_note(found)
+    return [], no_calls_note(found, bare)
 
 
-def no_calls_note(found: Mapping[str, Any]) -> str:
-    """Why a Go package's tests gave no probe, for the desk and task.toml."""
+def no_calls_note(found: Mapping[str, Any], bare: int = 0) -> str:
+    """Why a Go package's tests gave no probe, for the desk and task.toml (``bare``: calls
+    that take no argument)."""
     total = int(found.get("found") or 0)
     why = (
         "the Go tests call none of the project's package-level functions with plain-data "
@@ -70,8 +75,8 @@ def no_calls_note(found: Mapping[str, Any]) -> str:
     if total:
         why += (
             f": of {total} call(s) to them, {int(found.get('unreadable') or 0)} take parameters "
-            f"that are not plain data and {int(found.get('not_plain') or 0)} pass arguments "
-            "that could not be read from the source"
+            f"that are not plain data, {int(found.get('not_plain') or 0)} pass arguments that "
+            f"could not be read from the source and {bare} take no argument"
         )
     return why
 

@@ -124,6 +124,8 @@ def test_a_go_package_whose_tests_call_nothing_readable_is_check_only_and_says_w
     assert calls == []
     assert "of 4 call(s) to them, 3 take parameters that are not plain data" in why
     assert "1 pass arguments that could not be read" in why
+    bare = read_calls(finder_report(go_call("New", [], []), found=1))[1]
+    assert "of 1 call(s) to them" in bare and "1 take no argument" in bare
     task_dir = write(
         tmp_path / "go",
         FAKE_BASE,

@@ -227,3 +227,42 @@ def test_the_call_finder_reads_tables_constants_and_external_tests_and_skips_met
     total = next(c for c in calls if c["function"] == "Total")
     assert total["params"] == [lines]
     assert report["found"] == 5 and report["unreadable"] == 0
+
+
+METHODS_ONLY = {
+    "go.mod": "module example.com/counter\n\ngo 1.21\n",
+    "counter/counter.go": """package counter
+
+type Counter struct{ n int }
+
+func New() *Counter { return &Counter{} }
+
+func (c *Counter) Add(k int) { c.n += k }
+
+func (c *Counter) Value() int { return c.n }
+""",
+    "counter/counter_test.go": """package counter
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	c := New()
+	c.Add(2)
+	if c.Value() != 2 {
+		t.Fatal(c.Value())
+	}
+}
+""",
+}
+
+
+def test_tests_that_call_only_methods_give_no_probe_and_say_why(engine, go_base_ref):
+    with engine.sandbox(go_base_ref, run_id=new_run_id()) as box:
+        _install(box)
+        box.put_files("/tmp/counter", {p: FileEntry(t.encode()) for p, t in METHODS_ONLY.items()})
+        ran = box.exec(f"cd {PROBE_DIR}/gocalls && go run . /tmp/counter", timeout=300)
+        assert ran.ok, ran.stderr
+    # New() takes no argument (nothing to draw around); the methods are out of reach.
+    assert [c["function"] for c in json.loads(ran.stdout)["calls"]] == ["New"]
+    calls, why = read_calls(ran.stdout.encode())
+    assert calls == [] and "methods" in why and "1 take no argument" in why
