@@ -39,8 +39,8 @@ def read_calls(report: bytes) -> tuple[list[dict[str, Any]], str]:
     for raw in found.get("calls") or ():
         if not isinstance(raw, dict):
             continue
-        params = raw.get("params")
-        args = raw.get("args")
+        params = raw.get("params") or []
+        args = raw.get("args") or []
         if not isinstance(params, list) or not isinstance(args, list) or len(args) != len(params):
             continue
         if not params:  # New(), Version(): no input to draw around, its answer is in the test

@@ -491,7 +491,7 @@ func (f *finder) call(c *ast.CallExpr, env *scope) {
 		return
 	}
 	f.found++
-	var params []desc
+	params := []desc{}
 	variadic := false
 	for _, field := range fn.Params.List {
 		t := field.Type
