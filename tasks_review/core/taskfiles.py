@@ -447,6 +447,8 @@ GRADER_FILES = (
     "probing.py",
     "probe_runner.py",
     "probe_runner.cjs",
+    "probe_runner_go.py",
+    "probe_runner.go",
     "probe_values.py",
     "probe_values.cjs",
 )

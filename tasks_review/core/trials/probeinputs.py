@@ -16,6 +16,9 @@ now and then all at once, by values drawn at random for this task over wide rang
 * **lists** (and tuples): random permutations, subsets, lengths and contents drawn from the
   recorded elements, each element itself drawn anew; **dicts** key by key.
 
+For Go, whose parameters are typed, only draws the parameter takes are kept (``derive``'s
+``fits``, ``goprobes.fits``): an int8 stays within its range, a uint is never negative.
+
 A few fixed edge values stay as well (0, the negation, the empty string or list): cheap, and
 they catch validation bugs. They are no secret: someone who has read this code knows them,
 and could memorise the reference's answers there. The draws are the secret: a task's draws
@@ -29,7 +32,7 @@ import json
 import math
 import random
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -247,11 +250,16 @@ def _numbers(values: Any) -> list[Any]:
 
 
 def derive(
-    calls: Sequence[Mapping[str, Any]], rng: random.Random, limit: int = MAX_INPUTS
+    calls: Sequence[Mapping[str, Any]],
+    rng: random.Random,
+    limit: int = MAX_INPUTS,
+    fits: Callable[[Mapping[str, Any], list[Any]], bool] | None = None,
 ) -> list[dict[str, Any]]:
     """The recorded calls and inputs drawn around them: one argument drawn anew at a time, and
     for calls of several arguments a few with every argument drawn; at most ``PER_FUNCTION``
-    per function and ``limit`` in all (every function gets its share)."""
+    per function and ``limit`` in all (every function gets its share). ``fits(call, args)``:
+    whether the function can take those arguments (Go's typed parameters: an int8 stays
+    within its range); None takes any."""
     by_function: dict[tuple[str, str], list[dict[str, Any]]] = {}
     seen: dict[str, dict[str, Any]] = {}
     pools: dict[tuple[str, str], list[Any]] = {}
@@ -263,6 +271,8 @@ def derive(
 
     def add(call: Mapping[str, Any], args: list[Any], kwargs: dict[str, Any], derived: bool):
         named = (call["module"], call["function"])
+        if fits is not None and not fits(call, args):
+            return
         item_key = key([*named, args, kwargs])
         if item_key in seen:  # the same input from another test: it is both tests' probe
             item = seen[item_key]

@@ -7,21 +7,25 @@
    every Python (``probekit/sitecustomize.py``) and Node (``probekit/trace.cjs``) process it
    starts: each call a test makes into a module-level function of the project, with its
    arguments on entry when they are plain data (``kit/probe_values.py``), and the id the
-   runner gives the test that made it (the link a fractional reward needs).
+   runner gives the test that made it (the link a fractional reward needs). A Go test binary
+   runs no tracer of ours: for Go, ``probekit/gocalls`` (a Go program, standard library only)
+   reads the same from the tests' source instead (``goprobes``): calls to the project's
+   package-level functions whose arguments are plain data written there (constants, literals,
+   the rows of a table a test ranges over), with their parameters' types.
 2. **Derive** (``probeinputs.derive``): inputs drawn at random for this task, over wide ranges,
-   around the recorded ones. The draws are the task's secret: someone who read this code
-   knows what kind of input a probe may be, not which.
-3. **Run** the probe runner (``kit/probe_runner.py`` / ``.cjs``, the same program the grader
-   runs, as the same unprivileged identity, ``PROBE_UID``) on the reference twice, in two
-   containers, and once on the starting files.
+   around the recorded ones (for Go, only those its parameters' types take). The draws are the
+   task's secret: someone who read this code knows what kind of input a probe may be, not which.
+3. **Run** the probe runner (``kit/probe_runner.py`` / ``.cjs`` / ``_go.py``, the same program
+   the grader runs, as the same unprivileged identity, ``PROBE_UID``) on the reference twice,
+   in two containers, and once on the starting files.
 4. **Select** (``select``): inputs on which the reference gave the same plain outcome (a value
    or an exception type) both times; *discriminating* ones are those where the starting code
    disagrees: they reveal the bug. All of those are kept (up to a cap), and others: at grading
    every kept probe must match, so an answer that is merely not the start's scores nothing.
 
 Everything here runs on the reference and the start, never on a submission: the tracer is not
-in any graded run. A task whose tests call nothing traceable (a Go package, ES modules, a CLI
-checked through its output, arguments that are objects) gets no probe and is check-only.
+in any graded run. A task whose tests call nothing traceable (ES modules, a CLI checked through
+its output, arguments that are objects, Go methods) gets no probe and is check-only.
 """
 
 from __future__ import annotations
@@ -36,11 +40,13 @@ from typing import Any
 from groundwork.core.docker import ArchiveTooLarge, Engine, ExecResult, FileEntry, InfraError
 from groundwork.core.docker.sandbox import Sandbox
 
+from .goprobes import fits_call, read_calls
 from .image import PreparedTask
 from .kit import probe_values, probing
 from .kit.probing import PROBE_UID, RUNNER, request
 from .probeinputs import derive, key
 from .probeset import CALL_TIMEOUT, ProbeSet
+from .taskdir import TaskSpec
 
 HERE = Path(__file__).resolve().parent
 PROBE_DIR = "/traj2env-probe"
@@ -51,18 +57,17 @@ HOME = f"{PROBE_DIR}/home"
 MAX_REPORT = probing.MAX_OUTPUT
 MAX_WRITABLE = 200
 MAX_DISCRIMINATING = 80
-# Go's tests call the package inside the test binary, where no tracer of ours runs; a generated
-# test that calls the exported functions would be the way (issue 24 leaves it for later).
-GO_NOTE = (
-    "no probes are made for Go packages yet: graded by the recorded check and its tripwires "
-    "alone (check-only)"
-)
+GO_CALLS = f"{PROBE_DIR}/gocalls.json"
+GO_CALLS_TIMEOUT = 300  # building the call finder (the standard library's go/parser) and running it
 MAX_OTHERS = 40
 _KIT = (
     "probe_values.py",
     "probe_values.cjs",
     "probe_runner.py",
     "probe_runner.cjs",
+    "probe_runner_go.py",
+    "probe_runner.go",
+    "running.py",
     "node_tests.cjs",
 )
 _TRACERS = ("sitecustomize.py", "trace.cjs")
@@ -158,43 +163,24 @@ def probes_in_image(
     rng: random.Random | None = None,
 ) -> ProbeSet:
     """Trace, derive, run and select (see the module docstring). InfraError when Docker fails."""
-    if prepared.spec.language == "go":
-        return ProbeSet.none(GO_NOTE)
     if prepared.image is None:
         raise ValueError("the task was dropped before its image was built")
     spec = prepared.spec
     rng = rng or random.Random()  # a fresh draw per task: its inputs are its own secret
     image = prepared.image.image_id
-    tests = sorted(set(test_paths))
     with engine.sandbox(image, run_id=run_id, limits=prepared.limits) as box:
         _install(box)
         _lay_reference(box, spec.project_dir, reference)
-        traced = box.exec(
-            ["sh", "-c", f"cd {shlex.quote(spec.workdir)} && {spec.command}"],
-            env={
-                "TRAJ2ENV_TRACE_OUT": TRACE_OUT,
-                "TRAJ2ENV_TRACE_PROJECT": spec.project_dir,
-                "TRAJ2ENV_TRACE_TESTS": json.dumps(tests),
-                "PYTHONPATH": f"{PROBE_DIR}/py",
-                "NODE_OPTIONS": f"--require={PROBE_DIR}/trace.cjs",
-                **dict(spec.env),
-            },
-            timeout=spec.check_timeout,
-        )
-        if traced.timed_out:
-            return ProbeSet.none("the traced check ran past its time limit")
-        try:
-            trace_files = box.copy_out(TRACE_OUT, max_bytes=8 << 20, max_entries=500).files
-        except FileNotFoundError:
-            trace_files = {}
-        language, paths, workdir, calls = read_traces(trace_files, spec.project_dir)
+        paths: tuple[str, ...] = (".",)
+        if spec.language == "go":
+            language, workdir = "go", "."
+            calls, why = _go_calls(box, spec.project_dir)
+        else:
+            language, paths, workdir, calls, why = _traced(box, spec, sorted(set(test_paths)))
         if not calls:
-            return ProbeSet.none(
-                "the tests made no call into the project's functions with plain-data arguments "
-                "that the tracer could see (Python, or Node's CommonJS modules)"
-            )
-        inputs = derive(calls, rng)
-        asked = _request(spec.project_dir, workdir, paths, inputs)
+            return ProbeSet.none(why)
+        inputs = derive(calls, rng, fits=fits_call if language == "go" else None)
+        asked = _request(spec.project_dir, language, workdir, paths, inputs)
         reference_run = _run(box, spec.project_dir, language, asked)
         writable = _writable(box, spec.project_dir)
     # The second reference run and the start's in another container (another host name, a
@@ -215,6 +201,59 @@ def probes_in_image(
     return ProbeSet(language, workdir, paths, tuple(probes), tuple(notes), writable)
 
 
+def _traced(
+    box: Sandbox, spec: TaskSpec, tests: list[str]
+) -> tuple[str, tuple[str, ...], str, list[dict[str, Any]], str]:
+    """The recorded check run under the tracers: (language, import folders, workdir, calls,
+    why there are none)."""
+    traced = box.exec(
+        ["sh", "-c", f"cd {shlex.quote(spec.workdir)} && {spec.command}"],
+        env={
+            "TRAJ2ENV_TRACE_OUT": TRACE_OUT,
+            "TRAJ2ENV_TRACE_PROJECT": spec.project_dir,
+            "TRAJ2ENV_TRACE_TESTS": json.dumps(tests),
+            "PYTHONPATH": f"{PROBE_DIR}/py",
+            "NODE_OPTIONS": f"--require={PROBE_DIR}/trace.cjs",
+            **dict(spec.env),
+        },
+        timeout=spec.check_timeout,
+    )
+    if traced.timed_out:
+        return "", (".",), ".", [], "the traced check ran past its time limit"
+    try:
+        trace_files = box.copy_out(TRACE_OUT, max_bytes=8 << 20, max_entries=500).files
+    except FileNotFoundError:
+        trace_files = {}
+    language, paths, workdir, calls = read_traces(trace_files, spec.project_dir)
+    why = (
+        "the tests made no call into the project's functions with plain-data arguments "
+        "that the tracer could see (Python, or Node's CommonJS modules)"
+    )
+    return language, paths, workdir, calls, why
+
+
+def _go_calls(box: Sandbox, project: str) -> tuple[list[dict[str, Any]], str]:
+    """The Go call finder's calls (``goprobes``), run on the reference as the image's user:
+    it only reads the source."""
+    found = box.exec(
+        [
+            "sh",
+            "-c",
+            f"cd {PROBE_DIR}/gocalls && go run . {shlex.quote(project)} > {GO_CALLS}",
+        ],
+        env={"GOFLAGS": "", "GOWORK": "off"},
+        timeout=GO_CALLS_TIMEOUT,
+    )
+    if found.timed_out or not found.ok:
+        detail = found.stderr.strip().splitlines()[-1:] or [f"exit {found.exit_code}"]
+        return [], f"the Go call finder failed in the image ({detail[0][:200]})"
+    try:
+        report = box.copy_out(GO_CALLS, max_bytes=8 << 20, max_entries=1)
+    except (FileNotFoundError, ArchiveTooLarge):
+        return [], "the Go call finder gave no readable report"
+    return read_calls(next(iter(report.files.values())).data)
+
+
 def _writable(box: Sandbox, project: str) -> tuple[str, ...]:
     """The image's folders anyone or a user other than root may write (each one, not what is
     inside it), besides the project and this module's own: where the grader sweeps."""
@@ -232,8 +271,11 @@ def _writable(box: Sandbox, project: str) -> tuple[str, ...]:
     return tuple(sorted(folders)[:MAX_WRITABLE])
 
 
-def _request(project: str, workdir: str, paths: Sequence[str], inputs: Sequence[Mapping]) -> bytes:
+def _request(
+    project: str, language: str, workdir: str, paths: Sequence[str], inputs: Sequence[Mapping]
+) -> bytes:
     probes = {
+        "language": language,
         "workdir": workdir,
         "paths": list(paths),
         "call_timeout": CALL_TIMEOUT,
@@ -244,6 +286,8 @@ def _request(project: str, workdir: str, paths: Sequence[str], inputs: Sequence[
 
 def _install(box: Sandbox) -> None:
     files = {f"{name}": FileEntry((HERE / "kit" / name).read_bytes()) for name in _KIT}
+    for path in sorted((HERE / "probekit" / "gocalls").iterdir()):
+        files[f"gocalls/{path.name}"] = FileEntry(path.read_bytes())
     files["py/sitecustomize.py"] = FileEntry((HERE / "probekit" / "sitecustomize.py").read_bytes())
     files["py/probe_values.py"] = files["probe_values.py"]
     files["trace.cjs"] = FileEntry((HERE / "probekit" / "trace.cjs").read_bytes())
@@ -270,7 +314,6 @@ def _run(box: Sandbox, project: str, language: str, asked: bytes) -> dict[str, A
     box.put_files(PROBE_DIR, {"request.json": FileEntry(asked)})
     runner = f"{PROBE_DIR}/{RUNNER[language]}"
     program = f"node {runner}" if language == "node" else f"python3 -I {runner}"
-    calls = len(json.loads(asked)["calls"])
     prepared = _as_root(
         box,
         f"chmod -R o+rX,o-w {shlex.quote(project)} && rm -rf {OUTCOMES} {HOME} "
@@ -282,7 +325,7 @@ def _run(box: Sandbox, project: str, language: str, asked: bytes) -> dict[str, A
         ["sh", "-c", f"{program} < {PROBE_DIR}/request.json > {OUTCOMES}/report.json"],
         user=f"{PROBE_UID}:{PROBE_UID}",
         env={"HOME": HOME, "LANG": "C.UTF-8", "NO_COLOR": "1"},
-        timeout=30 + CALL_TIMEOUT * calls,
+        timeout=20 + probing.time_limit(json.loads(asked)),
     )
     if ran.timed_out or not ran.ok:
         return {}

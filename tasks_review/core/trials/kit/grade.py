@@ -29,8 +29,9 @@ agent's project; the trial matrix writes the submission's regular files). Then:
    and no verdict, which the harness reports as ungraded). A fresh process of an identity of
    its own (``probing.PROBE_UID``: it can read the project, write nothing in it) imports the
    submission's modules, calls their functions on the hidden inputs it reads on stdin and
-   prints what they returned or raised; then every process of that identity is killed and
-   everything it created is removed. This process compares.
+   prints what they returned or raised (for Go it builds the submission's package with a
+   generated test that does so, ``probe_runner_go.py``); then every process of that identity
+   is killed and everything it created is removed. This process compares.
 5. **Judge** with ``judging.py`` (the rules the trial matrix applies in its own process to the
    same session records and probe outcomes) and write ``reward.json`` (which Harbor reads
    first) and ``reward.txt``, last, each created anew without following links, and read back.
@@ -63,14 +64,22 @@ into correctness:
   from its own process, compares each copy's code with the test files, pins the kit's random
   draws or hooks what the runner dispatches through can tell the copies apart. They do not
   stop a determined attacker; the probes do.
+* **Go** is probed as far as its tests allow: a test binary runs no tracer, so the calls are
+  read from the tests' source when the task is kept (``trials/goprobes.py``): package-level
+  functions called with plain data written there (constants, literals, the rows of a table a
+  test ranges over). At grading the probe identity builds the submission's package with a
+  generated test (never written in the project: an overlay) and a build cache it can only
+  read; what it compiles and runs is the submission's, as a Python probe's imports are, so it
+  decides what is printed, never what that is compared with. An error result counts as
+  whether there is one (not its message), a panic as a panic.
 * **Out of reach of the probes**: a check-only task (no discriminating probe on a hidden input:
   its tests call nothing traceable with plain-data arguments, such as a CLI checked through its
-  output, ES modules, Go, methods or objects as arguments) is graded by the check and the
-  tripwires alone; it is marked so everywhere and kept out of training unless a behaviour opts
-  in. Behaviour the probes never call (a side effect on files, a method of a class) is judged by
-  the check alone even on an equivalence-graded task, and an input on which the reference
-  depends on the date or the host only in ways two runs a minute apart do not show can fail a
-  correct fix later (a false negative, not a pass).
+  output, ES modules, Go methods or values built at run time, objects as arguments) is graded
+  by the check and the tripwires alone; it is marked so everywhere and kept out of training
+  unless a behaviour opts in. Behaviour the probes never call (a side effect on files, a
+  method of a class) is judged by the check alone even on an equivalence-graded task, and an
+  input on which the reference depends on the date or the host only in ways two runs a minute
+  apart do not show can fail a correct fix later (a false negative, not a pass).
 
 Graded in the agent's own container (Harbor's stock environment; tasks ask for a separate
 verifier), root runs nothing the agent could have written: ``test.sh`` names every program by

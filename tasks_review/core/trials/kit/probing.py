@@ -25,22 +25,30 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import stat
 import subprocess
 import tempfile
 import time
 
 try:
+    import probe_runner_go
     import probe_values
     import running
 except ImportError:  # imported on the host as part of the package (trials.probeset)
-    from . import probe_values, running  # type: ignore[no-redef]
+    from . import probe_runner_go, probe_values, running  # type: ignore[no-redef]
 
 PROBES = "probes.json"
 FORMAT = 2  # probes.json's "version": exact test ids ("tests"), every probe checked
-RUNNER = {"python": "probe_runner.py", "node": "probe_runner.cjs"}
+RUNNER = {"python": "probe_runner.py", "node": "probe_runner.cjs", "go": "probe_runner_go.py"}
+# What each runner reads beside it (Go's writes its test from the template).
+RUNNER_FILES = {
+    "python": ("probe_values.py",),
+    "node": ("probe_values.cjs",),
+    "go": (probe_runner_go.TEMPLATE, "running.py"),
+}
 MAX_OUTPUT = 16 << 20
+MAX_SECONDS = 300.0  # the calls' share of a run's time limit
+MAX_BUILD_SECONDS = 600.0  # Go's builds' share
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 # The probe process's uid and gid: no account, no file, no group of anyone's. The keep-time
 # runs use the same (trials/probes.py), so the reference's outcomes were made as it.
@@ -103,6 +111,7 @@ def load(folder, recorded):
 def request(probes, project):
     """What the runner reads on stdin: the inputs, never the expected outcomes."""
     return {
+        "language": probes.get("language") or "python",
         "project": project,
         "workdir": os.path.join(project, probes.get("workdir") or "."),
         "paths": list(probes.get("paths") or ["."]),
@@ -118,6 +127,17 @@ def request(probes, project):
             for p in probes["probes"]
         ],
     }
+
+
+def time_limit(asked):
+    """Seconds the runner may take on ``asked`` (what ``request`` gives): a share per call and,
+    for Go, a build per package."""
+    calls = asked.get("calls") or ()
+    limit = min(10.0 + float(asked.get("timeout") or 2.0) * len(calls), MAX_SECONDS)
+    if asked.get("language") == "go":
+        packages = len({str(c.get("module")) for c in calls})
+        limit += min(probe_runner_go.BUILD_SECONDS * packages, MAX_BUILD_SECONDS)
+    return limit
 
 
 def _program(language, runner, search):
@@ -237,7 +257,7 @@ def run(probes, project, kill_all, search=SAFE_PATH):
     swept = []
     try:
         expose(project)
-        for name in (RUNNER[language], "probe_values.py", "probe_values.cjs"):
+        for name in (RUNNER[language], *RUNNER_FILES[language]):
             shutil.copyfile(os.path.join(HERE, name), os.path.join(folder, name))
             os.chmod(os.path.join(folder, name), 0o644)
         program = _program(language, os.path.join(folder, RUNNER[language]), search)
@@ -258,8 +278,9 @@ def run(probes, project, kill_all, search=SAFE_PATH):
 
 def _run(probes, project, program, env, kill_all):
     env = {**env, "LANG": "C.UTF-8", "NO_COLOR": "1"}
-    payload = json.dumps(request(probes, project)).encode()
-    limit = min(10.0 + float(probes.get("call_timeout") or 2.0) * len(probes["probes"]), 300.0)
+    asked = request(probes, project)
+    payload = json.dumps(asked).encode()
+    limit = time_limit(asked)
     started = time.monotonic()
     with tempfile.TemporaryFile() as out:
         process = subprocess.Popen(
@@ -273,14 +294,8 @@ def _run(probes, project, program, env, kill_all):
             start_new_session=True,
         )
         try:
-            process.communicate(payload, timeout=limit)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            process.wait()
-            return {"error": f"the probes ran past {limit:.0f} s"}
+            if not running.finish(process, payload, limit):
+                return {"error": f"the probes ran past {limit:.0f} s"}
         finally:
             kill_all(PROBE_UID)
         out.seek(0)

@@ -273,6 +273,22 @@ def go_flags(config):
     return {}
 
 
+def finish(process, payload, seconds):
+    """Feed ``payload`` (or nothing) to ``process`` and wait up to ``seconds``; past them its
+    whole process group (started with ``start_new_session``) is killed. Whether it ended in
+    time."""
+    try:
+        process.communicate(payload, timeout=seconds)
+        return True
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        process.wait()
+        return False
+
+
 def demoted(uid, gid):
     """What a child runs before its program: ``uid`` and ``gid`` and no other group."""
 

@@ -9,7 +9,6 @@ import random
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from tasks_review.core.trials.baseline import stored_probes
 from tasks_review.core.trials.probeinputs import derive
 from tasks_review.core.trials.probes import read_traces, select
 from tasks_review.core.trials.probeset import ProbeSet, read_probes, record_probes
-from tasks_review.core.trials.taskdir import TaskSpec, read_task
+from tasks_review.core.trials.taskdir import TaskSpec
 
 PROBEKIT = Path(__file__).resolve().parents[4] / "tasks_review" / "core" / "trials" / "probekit"
 KIT = PROBEKIT.parent / "kit"
@@ -210,28 +209,3 @@ def test_a_kept_task_is_graded_again_with_its_stored_probes_never_a_new_draw(tmp
     # A probes.json that is not the one grading.json records: the folder was changed.
     with pytest.raises(InfraError, match="not the one"):
         stored_probes(spec_with(tmp_path, kept, {"count": 1, "sha256": "0" * 64}))
-
-
-def test_a_go_task_is_check_only_and_its_task_toml_says_why(tmp_path):
-    from groundwork.core.docker import Limits
-    from tasks_review.core.trials.image import PreparedTask
-    from tasks_review.core.trials.probes import GO_NOTE, probes_in_image
-    from tasks_review.core.trials.probeset import record_grading
-
-    from .helpers import FAKE_BASE, GO_FIX, GO_START, write
-
-    task_dir = write(
-        tmp_path / "go",
-        FAKE_BASE,
-        GO_START,
-        GO_FIX,
-        command="go test ./...",
-        language="go",
-        runner="go",
-    )
-    spec = read_task(task_dir)
-    probes = probes_in_image(PreparedTask(spec, None, Limits()), {}, engine=None, run_id="x")
-    assert (probes.kind, probes.notes) == ("check-only", (GO_NOTE,))
-    record_grading(task_dir, probes)
-    verifier = tomllib.loads((task_dir / "task.toml").read_text())["metadata"]["verifier"]
-    assert verifier["grading"] == "check-only" and verifier["why"] == GO_NOTE

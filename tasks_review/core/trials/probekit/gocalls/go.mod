@@ -1,0 +1,3 @@
+module traj2env.invalid/gocalls
+
+go 1.21
