@@ -99,19 +99,28 @@ def ingest_run_create(
 
 
 def ingest_run_execute(
-    *, run_id: int, progress: Progress | None = None, summary: IngestSummary | None = None
+    *,
+    run_id: int,
+    progress: Progress | None = None,
+    summary: IngestSummary | None = None,
+    twins_under: Path | None = None,
 ) -> IngestSummary | None:
     """Ingest every file of the run. Returns None when another worker holds the run.
 
     ``progress(done, total, path)`` is called after each input; ``summary``, when given, is
     the one filled as the run goes, for a caller that shows the counts while it runs.
+    ``twins_under`` scopes the twin rule to a folder: a file is then another recording only of
+    a trajectory first seen under it. A Harbor trial's logs are that trial's own; another
+    trial repeating the session id (a replay of one recorded session, a rerun) ran by itself.
     """
     ingest_runs_interrupted(but=run_id)  # this run, if dead, is taken over below
     if not IngestRun.claim(run_id, status=IngestRun.Status.RUNNING):
         return None
     run = IngestRun.objects.get(id=run_id)
     with Heartbeat(IngestRun.objects.filter(id=run_id)):
-        return _ingest(run, progress, summary if summary is not None else IngestSummary())
+        return _ingest(
+            run, progress, summary if summary is not None else IngestSummary(), twins_under
+        )
 
 
 def ingest_runs_interrupted(*, but: int | None = None) -> int:
@@ -126,7 +135,12 @@ def ingest_runs_interrupted(*, but: int | None = None) -> int:
     )
 
 
-def _ingest(run: IngestRun, progress: Progress | None, summary: IngestSummary) -> IngestSummary:
+def _ingest(
+    run: IngestRun,
+    progress: Progress | None,
+    summary: IngestSummary,
+    twins_under: Path | None = None,
+) -> IngestSummary:
     # One index of folders for the batch: every file of a folder shares its one listing.
     folders = formats.Folders()
     try:
@@ -140,7 +154,7 @@ def _ingest(run: IngestRun, progress: Progress | None, summary: IngestSummary) -
             if progress:
                 progress(done, total, _path_text(unreadable.path))
         for path in inputs.files:
-            _ingest_file(run, path, summary, folders)
+            _ingest_file(run, path, summary, folders, twins_under)
             done += 1
             if progress:
                 progress(done, total, _path_text(path))
@@ -191,7 +205,11 @@ def _issue(
 
 
 def _ingest_file(
-    run: IngestRun, path: Path, summary: IngestSummary, folders: formats.Folders
+    run: IngestRun,
+    path: Path,
+    summary: IngestSummary,
+    folders: formats.Folders,
+    twins_under: Path | None = None,
 ) -> None:
     # The whole file, store included, is one burst of allocations over a large live heap.
     with formats.collector_paused():
@@ -214,7 +232,7 @@ def _ingest_file(
         if isinstance(loaded, formats.NotTrajectory):
             _issue(run, summary, path, IngestIssue.Kind.SKIPPED, loaded.reason)
             return
-        twin_of = _stored_session(loaded)
+        twin_of = _stored_session(loaded, twins_under)
         if twin_of is not None:
             _twin_ingest(run, path, data, sha, loaded, twin_of, summary)
             return
@@ -296,8 +314,9 @@ def _recording(loaded: formats.Loaded) -> sessions.Recording:
     )
 
 
-def _stored_session(loaded: formats.Loaded) -> Trajectory | None:
-    """The stored trajectory of the session ``loaded`` records, if another file made one.
+def _stored_session(loaded: formats.Loaded, under: Path | None = None) -> Trajectory | None:
+    """The stored trajectory of the session ``loaded`` records, if another file made one
+    (a file first seen under ``under``, when given).
 
     Two workers ingesting a session's two files at once can each store a trajectory: the check
     and the insert are not one statement. A later ingest of either file then finds the first.
@@ -305,7 +324,10 @@ def _stored_session(loaded: formats.Loaded) -> Trajectory | None:
     new = _recording(loaded)
     if not new.session_id:
         return None
-    for stored in Trajectory.objects.filter(session_id=new.session_id).order_by("id"):
+    stored_rows = Trajectory.objects.filter(session_id=new.session_id)
+    if under is not None:
+        stored_rows = stored_rows.filter(source__path__startswith=_path_text(under) + "/")
+    for stored in stored_rows.order_by("id"):
         first = (
             Step.objects.filter(trajectory=stored, source="user", is_copied_context=False)
             .order_by("index")

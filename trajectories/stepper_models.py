@@ -307,7 +307,7 @@ class StepTreeRow:
     path: str
     depth: int
     kind: str  # dir | file | marker
-    status: str = ""  # known | lost | partial | deleted | uncertain
+    status: str = ""  # known | lost | partial | deleted | uncertain (a marker, or presumed)
     change: str = (
         ""  # added | modified | deleted | lost | partial | recovered | uncertain | cleared
     )
@@ -321,7 +321,7 @@ def change_kind(diff: FileDiff) -> str:
     if new is None:
         return "deleted"
     if new.status is not Status.KNOWN:
-        return str(new.status)  # lost | partial
+        return str(new.status)  # lost | partial | uncertain
     if old is None:
         return "added"
     return "modified" if old.status is Status.KNOWN else "recovered"
@@ -376,12 +376,17 @@ def _status_note(entry: Entry | None, when: str) -> str:
         )
     if entry.status is Status.PARTIAL:
         return f"Content {when}: partial. Only part of the file was seen."
+    if entry.status is Status.UNCERTAIN:
+        return (
+            f"Content {when}: the last known content, shown; a command since may have changed "
+            "it in a way the trajectory does not show."
+        )
     return ""
 
 
 def diff_view(diff: FileDiff, blobs: dict[str, bytes]) -> DiffView:
     kind = change_kind(diff)
-    if kind == "uncertain":
+    if kind == "uncertain" and is_tree(diff.path):
         where = tree_dir(diff.path) or "the project root"
         return DiffView(diff.path, kind, f"Everything under {where} may have changed (uncertain).")
     if kind == "cleared":
@@ -390,7 +395,7 @@ def diff_view(diff: FileDiff, blobs: dict[str, bytes]) -> DiffView:
             kind,
             f"{tree_dir(diff.path) or 'The root'} was removed, and with it the uncertainty.",
         )
-    if kind in ("lost", "partial"):
+    if kind in ("lost", "partial", "uncertain"):
         return DiffView(diff.path, kind, _status_note(diff.new, "after this step"))
     old_sha, new_sha = reads.known_sha(diff.old), reads.known_sha(diff.new)
     if kind == "deleted" and old_sha is None:
@@ -441,18 +446,22 @@ def file_view_of(
         return FileView(
             path, "uncertain", change, f"Everything under {where} may have changed (uncertain)."
         )
-    if entry.status is not Status.KNOWN:
-        return FileView(path, str(entry.status), change, _status_note(entry, "at this step"))
+    status, note = str(entry.status), _status_note(entry, "at this step")
+    if not entry.presumed:
+        return FileView(path, status, change, note)
     data = reads.blob_contents([entry.sha]).get(entry.sha or "")
     if data is None:
-        return FileView(path, "known", change, "The stored content is missing from the blob store.")
+        return FileView(path, status, change, "The stored content is missing from the blob store.")
     text = decoded(data)
     if text is None:
-        return FileView(path, "known", change, f"Binary file, {len(data)} bytes.", size=len(data))
+        return FileView(
+            path, status, change, f"{note} Binary file, {len(data)} bytes.".strip(), size=len(data)
+        )
     return FileView(
         path,
-        "known",
+        status,
         change,
+        note,
         shown=(fields or Fields(FILE_HTML)).add(
             "file", text, lexer_for(path), chars=FILE_CHARS, numbered=True
         ),

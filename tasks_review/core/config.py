@@ -7,6 +7,8 @@
       clones:                     # optional: the user's own clones of the projects
         /Users/me/src/app: ~/src/app                 # a recorded cwd (or a folder above it)
         git@github.com:org/lib.git: ../clones/lib    # or a recorded git remote
+      tasks:                      # optional: Harbor task folders, for the trials of each
+        pyutils__line_profiler.a646bf0f: ../datasets/swesmith/pyutils__line_profiler.a646bf0f
     pipeline:
       name: trajectory_to_env
       options:
@@ -28,6 +30,11 @@ ran in, or its git remote URL) to a local git clone; mining lays a session's rep
 the clone's tree at the commit the session started from (``core/clones``). Each clone must be a
 git repository when the config is read (``check_clones``; a stored run's config is re-read
 without it, and a clone gone by then is a reason on the run, not a failure).
+
+``source.tasks`` maps a Harbor task (its name, or the path result.json records) to its folder:
+a trial of that task starts from the files its ``environment/Dockerfile`` copies in
+(``core/clones/harbortask``). A task folder beside the jobs folder, where harbor ran, is found
+without it.
 """
 
 from __future__ import annotations
@@ -73,6 +80,9 @@ class SourceConfig:
     format: str = "atif"
     # A recorded project directory or git remote -> the local clone of that project.
     clones: Mapping[str, Path] = field(default_factory=dict)
+    # A Harbor task's name or recorded path -> its task folder (task.toml, environment/): the
+    # start of that task's trials.
+    tasks: Mapping[str, Path] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +122,7 @@ class GenerateConfig:
                 "path": str(self.source.path),
                 "format": self.source.format,
                 "clones": {key: str(path) for key, path in self.source.clones.items()},
+                "tasks": {key: str(path) for key, path in self.source.tasks.items()},
             },
             "pipeline": {
                 "name": self.pipeline.name,
@@ -170,15 +181,36 @@ def parse_config(data: Any, *, base_dir: Path | str, check_clones: bool = True) 
 
 def _source(value: Any, base: Path, check_clones: bool) -> SourceConfig:
     source = _mapping(value, "source")
-    _only(source, "source", ("kind", "path", "format", "clones"))
+    _only(source, "source", ("kind", "path", "format", "clones", "tasks"))
     kind = _choice(source.get("kind", "trajectory"), "source.kind", SOURCE_KINDS)
     if "path" not in source:
         raise ConfigError("missing required key", "source.path")
     fmt = _choice(source.get("format", "atif"), "source.format", SOURCE_FORMATS)
     clones = _clones(source.get("clones"), base, check_clones)
     return SourceConfig(
-        path=_path(source["path"], "source.path", base), kind=kind, format=fmt, clones=clones
+        path=_path(source["path"], "source.path", base),
+        kind=kind,
+        format=fmt,
+        clones=clones,
+        tasks=_tasks(source.get("tasks"), base, check_clones),
     )
+
+
+def _tasks(value: Any, base: Path, check: bool) -> dict[str, Path]:
+    """``source.tasks``: Harbor task name or recorded path -> the task's folder."""
+    if value is None:
+        return {}
+    found: dict[str, Path] = {}
+    for name, folder in _mapping(value, "source.tasks").items():
+        key = f"source.tasks[{name!r}]"
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError("expected a task's name or its recorded path", key)
+        path = _path(folder, key, base)
+        if check and not (path / "task.toml").is_file():
+            what = "is not a folder" if not path.is_dir() else "has no task.toml"
+            raise ConfigError(f"{path} {what}: a Harbor task folder has one", key)
+        found[name.strip().rstrip("/")] = path
+    return found
 
 
 def _clones(value: Any, base: Path, check: bool) -> dict[str, Path]:

@@ -23,6 +23,7 @@ import shlex
 from trajectories.core.blobs import BlobStore
 
 from .mining.repair import RepairCandidate
+from .recording import embedded_source
 
 _B64 = "TRAJ2ENV_B64"
 # Where Harbor's agent logs live inside the environment (harbor.models.trial.paths).
@@ -148,25 +149,14 @@ def _record_end(candidate: RepairCandidate) -> list[str]:
     ]
 
 
-# Runs inside the task's image (any python3 3.8+), standard library only. The steps are
-# Claude-Code-shaped (Read with numbered lines, Edit, Write, Bash) because the replay reads
-# those exactly; the agent is named "oracle" and exit statuses go in each result's extra.
-_RECORDER = r"""
-import base64, json, os, sys
+# Runs inside the task's image (any python3 3.8+), standard library only, after the recorder
+# every task run shares (``recording``); the agent is named "oracle".
+_DRIVER = r"""
+import base64, os
 found, status, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 plan = json.loads(base64.b64decode(sys.argv[4]))
 project = plan["project"]
-steps = [{"step_id": 1, "source": "user", "message": plan["instruction"] or "Fix the check."}]
-
-def call(name, arguments, content, extra=None):
-    n = len(steps) + 1
-    result = {"source_call_id": "oracle_%d" % n, "content": content}
-    if extra:
-        result["extra"] = extra
-    steps.append({"step_id": n, "source": "agent", "message": "",
-                  "tool_calls": [{"tool_call_id": "oracle_%d" % n, "function_name": name,
-                                  "arguments": arguments}],
-                  "observation": {"results": [result]}})
+record = Recorder(plan["instruction"], call_prefix="oracle")
 
 def text(path):
     try:
@@ -175,35 +165,27 @@ def text(path):
     except (OSError, UnicodeDecodeError):
         return None
 
-def numbered(content):
-    return "\n".join("%6d\u2192%s" % (i, line) for i, line in enumerate(content.split("\n"), 1))
-
 for rel in plan["deleted"]:
-    call("Bash", {"command": "rm -f -- '%s'" % rel.replace("'", "'\\''")}, "")
+    record.call("Bash", {"command": "rm -f -- '%s'" % rel.replace("'", "'\\''")}, "")
 for rel in plan["written"]:
     where = os.path.join(project, rel)
     before, after = text(os.path.join(found, rel)), text(where)
     if before is not None and after is not None:
-        call("Read", {"file_path": where}, numbered(before))
-        call("Edit", {"file_path": where, "old_string": before, "new_string": after},
-             "The file %s has been updated." % where)
+        record.read(where, before)
+        record.edit(where, before, after)
     elif after is not None and not os.path.exists(os.path.join(found, rel)):
-        call("Write", {"file_path": where, "content": after}, "File created: %s" % where)
+        record.write(where, after)
     else:
         # Not text: the record says a file was written, not what it holds.
-        call("Bash", {"command": "base64 -d > '%s'" % rel.replace("'", "'\\''")}, "")
+        record.call("Bash", {"command": "base64 -d > '%s'" % rel.replace("'", "'\\''")}, "")
 with open(os.path.join(found, ".check-output"), "rb") as handle:
     output = handle.read()[-plan["max_output"]:].decode("utf-8", "replace")
 command = plan["command"]
 if plan["workdir"] != project:
     command = "cd '%s' && %s" % (plan["workdir"].replace("'", "'\\''"), command)
-call("Bash", {"command": command}, output, {"exit_code": status})
-steps.append({"step_id": len(steps) + 1, "source": "agent",
-              "message": "Put the reference files in place; the check exited with %d." % status})
-document = {"schema_version": "ATIF-v1.7", "session_id": "oracle-" + plan["key"],
-            "agent": {"name": "oracle", "version": "traj2env", "extra": {"cwd": project}},
-            "steps": steps}
-with open(out + ".tmp", "w", encoding="utf-8") as handle:
-    json.dump(document, handle)
-os.replace(out + ".tmp", out)
+record.bash(command, output, status)
+record.say("Put the reference files in place; the check exited with %d." % status)
+record.save(out, session_id="oracle-" + plan["key"], agent="oracle", version="traj2env",
+            cwd=project)
 """.strip("\n")
+_RECORDER = embedded_source() + _DRIVER

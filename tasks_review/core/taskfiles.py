@@ -532,6 +532,7 @@ GRADER_FILES = (
     "pytest_boot.py",
     "traj2env_pytest_controls.py",
     "node_controls.mjs",
+    "node_tests.cjs",
     "node_reporter.cjs",
     # A qa task's grader: its answer file judged, nothing run (answerfiles.py).
     "answer_grade.py",

@@ -1,11 +1,13 @@
 """What a pipeline run's page, its report.json and the generate command say about it beyond
-its counts: why its ungraded candidates are ungraded, and its yield per harness and language."""
+its counts: why its ungraded candidates are ungraded, its yield per harness and language, and
+which of its drops are the product's and which the environment's limits."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.dropsides import drop_sides as sides
 from ..core.trials.ungraded import ReasonCount, by_candidate
 from ..core.yields import Outcome, Yields
 from ..core.yields import yields as count_yields
@@ -58,6 +60,14 @@ def yields(run: PipelineRun) -> Yields:
             for t, harness, language, status, task_dir, reason in rows
         ),
     )
+
+
+def drop_sides(run: PipelineRun) -> dict[str, Any]:
+    """The run's drops split into the product's (by reason) and the environment's limits."""
+    rows = Candidate.objects.filter(run=run, status=Candidate.Status.DROPPED).values_list(
+        "drop_stage", "drop_reason", "drop_detail"
+    )
+    return sides(rows)
 
 
 def counts(run: PipelineRun, shown: Yields | None = None) -> dict[str, int]:

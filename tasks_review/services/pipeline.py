@@ -26,17 +26,27 @@ from groundwork.core.failures import said
 from groundwork.jobs.containers import dead_run_containers_remove
 from groundwork.jobs.heartbeat import Heartbeat, beat_seconds
 from groundwork.llm import llm_client
-from tasks_review.core.clones import Overlay, Project, clone_overlay
+from tasks_review.core.clones import (
+    Overlay,
+    Project,
+    clone_overlay,
+    session_focus,
+    task_folder,
+    task_overlay,
+)
 from tasks_review.core.config import GenerateConfig, parse_config
 from tasks_review.core.families import mine
 from tasks_review.core.families.common import Asks
-from tasks_review.core.mining.candidate import RepairCandidate
+from tasks_review.core.mining.candidate import RepairCandidate, presumed_note
+from tasks_review.core.mining.scriptfiles import Above
 from tasks_review.models import STAGES, Candidate, PipelineRun, empty_counts
 from tasks_review.services.images import base_image_ref
 from tasks_review.services.run_report import run_report_build, run_report_write
 from tasks_review.services.taskwriting import candidate_payload, candidate_write_task
 from tasks_review.services.verification import candidate_verify, candidates_verify
 from trajectories.core import replay as core_replay
+from trajectories.core.blobs import MemoryBlobs
+from trajectories.core.formats.trial import harbor_trial
 from trajectories.models import Trajectory
 from trajectories.selectors import replay_inputs
 from trajectories.services import ingest_run_create, ingest_run_execute, replay_compute
@@ -291,7 +301,9 @@ def _stage_mine(run: _Run, ids: list[int]) -> list[Candidate]:
             trajectory = Trajectory.objects.select_related("atif", "side_data").get(
                 id=trajectory_id
             )
-            found, drops, overlay = _mine_one(trajectory, clones, options.families, run.llm)
+            found, drops, overlay = _mine_one(
+                trajectory, clones, options.families, run.llm, tasks=run.config.source.tasks
+            )
             if overlay is not None:
                 overlays.append({"trajectory": trajectory.id, **overlay.to_dict()})
                 run.row.clones = overlays
@@ -317,11 +329,14 @@ def _mine_one(
     clones: Mapping[str, Path] | None = None,
     families: tuple[str, ...] = ("repair",),
     llm: Asks | None = None,
+    *,
+    tasks: Mapping[str, Path] | None = None,
 ) -> tuple[list[RepairCandidate], list[Any], Overlay | None]:
     """Replay again in memory (cheap, deterministic; the blobs are already stored) and mine
     every asked family (the LLM ones only with a client); over the clone's tree at the
-    session's starting commit when ``clones`` has the project (the overlay, None without one).
-    The stored replay stays what the log alone shows."""
+    session's starting commit when ``clones`` has the project, else over the files a Harbor
+    trial's task environment lays down (``tasks``, or the task beside the jobs folder): the
+    overlay, None without one. The stored replay stays what the log alone shows."""
     inputs = replay_inputs(trajectory)
     blobs = DbBlobs()
     overlay = None
@@ -331,20 +346,48 @@ def _mine_one(
             started_at=trajectory.started_at,
             side_data=inputs.side_data,
         )
-        overlay = clone_overlay(clones, project, blobs)
+
+        # Asked only of a tree over the limits: what the log alone says the session touched.
+        def focus() -> list[str]:
+            return session_focus(inputs.replay(MemoryBlobs()))
+
+        overlay = clone_overlay(clones, project, blobs, focus=focus)
+    if overlay is None:
+        overlay = _task_seed(trajectory, trajectory.cwd or inputs.root, tasks or {}, blobs)
     result = inputs.replay(blobs, seed=overlay.seed if overlay else None)
     if overlay is not None:
         overlay = overlay.after(result)
     index = core_replay.StateIndex.build(result)
-    found, drops = mine(result, index, blobs, inputs.atif, families=families, llm=llm)
+    above = Above(overlay.above, overlay.here) if overlay is not None and overlay.above else None
+    found, drops = mine(result, index, blobs, inputs.atif, families=families, llm=llm, above=above)
     blobs.flush()
     return found, drops, overlay
+
+
+def _task_seed(
+    trajectory: Trajectory, root: str | None, tasks: Mapping[str, Path], blobs: DbBlobs
+) -> Overlay | None:
+    """The seed a Harbor trial's task environment gives, when the trial's task folder is
+    configured or beside its jobs folder; None for anything else."""
+    trial = harbor_trial(Path(trajectory.source.path))
+    folder = task_folder(tasks, trial) if trial is not None else None
+    if folder is None:
+        return None
+    if not root:
+        return Overlay(
+            project=f"harbor task {folder.name}",
+            clone=str(folder),
+            reason="the trial recorded no directory to lay the task's files in",
+        )
+    return task_overlay(folder, root, blobs)
 
 
 def _candidate_row(
     run: PipelineRun, trajectory: Trajectory, c: RepairCandidate, overlay: Overlay | None = None
 ) -> Candidate:
     payload = candidate_payload(c)
+    if c.presumed:
+        payload["presumed_note"] = presumed_note(c.presumed)
     if overlay is not None:
         payload["clone"] = overlay.to_dict()  # provenance: the commit the start was laid on
     return Candidate.objects.create(

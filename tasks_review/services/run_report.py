@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 from django.utils import timezone
 
+from tasks_review.core.clones import seed_counts
+from tasks_review.core.dropsides import ENVIRONMENT, PRODUCT, limit_of
 from tasks_review.core.families.usage import llm_by_family
 from tasks_review.models import Candidate, PipelineRun
 from tasks_review.selectors import runs
@@ -29,6 +32,7 @@ def run_report_build(
             "reason": c.drop_reason,
             "detail": c.drop_detail,
             "command": c.check_command,
+            **_side(c.drop_stage, c.drop_reason, c.drop_detail),
         }
         for c in rows
         if c.status == Candidate.Status.DROPPED
@@ -46,7 +50,6 @@ def run_report_build(
             fam["llm"] = llm[name]
     timings = dict(timings)  # one dict in the summary and the report: _finish adds to it
     clones = list(run.clones or [])
-    overlaid = sum(1 for c in clones if not c["reason"])
     ungraded = runs.ungraded(run).to_dict()
     yields = runs.yields(run).to_dict()
     summary = {
@@ -59,7 +62,9 @@ def run_report_build(
         "yield": by_family,
         "skipped_families": skipped_families(run),
         **yields,
-        "clones": {"overlaid": overlaid, "not_overlaid": len(clones) - overlaid},
+        "clones": seed_counts(clones),
+        # The product's drops (better mining could keep them) and the environment's limits.
+        "drops": runs.drop_sides(run),
         # How the kept tasks' rewards are decided: hidden equivalence probes, or the check alone.
         "grading": {
             kind: sum(1 for c in rows if c.status == Candidate.Status.KEPT and c.grading == kind)
@@ -94,6 +99,14 @@ def run_report_build(
             for c in rows
             if c.task_dir
         ],
+    }
+
+
+def _side(stage: str, reason: str, detail: str) -> dict[str, Any]:
+    limit = limit_of(stage, reason, detail)
+    return {
+        "side": ENVIRONMENT if limit is not None else PRODUCT,
+        "limit": dataclasses.asdict(limit) if limit is not None else None,
     }
 
 

@@ -19,7 +19,7 @@ from groundwork.jobs.containers import dead_run_containers_remove
 from groundwork.jobs.heartbeat import Heartbeat
 from tasks_review.core.pool import run_each
 from tasks_review.core.trials.matrix import Cancelled, verify_task
-from tasks_review.core.trials.model import MatrixResult, MatrixStatus, TrialStatus
+from tasks_review.core.trials.model import MatrixResult, MatrixStatus, TrialDropReason, TrialStatus
 from tasks_review.models import Candidate, TrialRun
 
 log = logging.getLogger(__name__)
@@ -73,6 +73,12 @@ def candidate_verify(
     return Candidate.objects.filter(id=candidate_id).first()
 
 
+# The baseline's drops that a presumed file (``RepairCandidate.presumed``) may explain.
+_JUDGES_PRESUMPTIONS = frozenset(
+    {TrialDropReason.CHECK_NOT_FAILING_AT_START, TrialDropReason.CHECK_NOT_PASSING_AT_REFERENCE}
+)
+
+
 @transaction.atomic
 def _record(candidate: Candidate, result: MatrixResult) -> None:
     # Locked first: a candidate deleted while its matrix ran (with its run) gets no trials.
@@ -112,11 +118,15 @@ def _record(candidate: Candidate, result: MatrixResult) -> None:
         update["status"] = S.UNGRADED
     else:
         drop = result.drop
+        detail = drop.detail if drop else "; ".join(result.reasons)
+        note = (candidate.payload or {}).get("presumed_note")
+        if drop is not None and drop.reason in _JUDGES_PRESUMPTIONS and note:
+            detail = f"{detail} {note}"  # the presumption may be what the baseline disproved
         update.update(
             status=S.DROPPED,
             drop_stage=drop.stage if drop else STAGE,
             drop_reason=str(drop.reason) if drop else "trial_matrix_failed",
-            drop_detail=(drop.detail if drop else "; ".join(result.reasons))[:4000],
+            drop_detail=detail[:4000],
         )
         update["task_dir"] = _set_aside(Path(candidate.task_dir))
     Candidate.objects.filter(id=candidate.id).update(**update)

@@ -89,6 +89,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             .order_by("id")[:200],
             "ungraded": reads.ungraded(run),
             "yields": yields,
+            "sides": reads.drop_sides(run),
             "counts": reads.counts(run, yields),
             "yield_tables": [("Harness", yields.by_harness), ("Language", yields.by_language)],
             "llm_use": families.llm_use(run),

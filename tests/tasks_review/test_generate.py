@@ -386,3 +386,56 @@ def test_generate_with_json_prints_the_reports_summary_and_nothing_else(tmp_path
     assert summary["counts"]["written"] == 4 and summary["status"] == "done"
     assert set(summary["by_harness"]) == {"atif", "claude-code", "codex", "pi"}
     assert summary["ungraded"] == {"count": 0, "reasons": []}
+
+
+def atif_session(name: str, builder_calls) -> dict:
+    """An ATIF trajectory of a Claude Code session ``name`` made of ``builder_calls(story)``."""
+    from tests.tasks_review.core.repair_helpers import Session
+
+    story = Session(root="/repo").user("Make the tests pass.")
+    builder_calls(story)
+    atif, _ = story.builder.build()
+    atif["session_id"] = name
+    return atif
+
+
+def test_report_and_summary_split_product_drops_from_environment_limits(tmp_path):
+    from tests.tasks_review.core.repair_helpers import CALC_BUGGY, TEST_CALC
+
+    def rust(story):
+        story.write("Cargo.toml", "[package]\nname = 'x'\n").write("src/lib.rs", "fn a() {}\n")
+        story.run("cargo test", fail=True, output="test result: FAILED")
+        story.edit("src/lib.rs", "fn a() {}", "fn a() { }").run("cargo test", output="ok")
+
+    def unseen_mise(story):  # the log never shows mise.toml, and there is no clone
+        story.write("calc.py", CALC_BUGGY).write("tests/test_calc.py", TEST_CALC)
+        story.run("mise run test", fail=True, output="1 failed")
+        story.edit("calc.py", "a - b", "a + b").run("mise run test", output="1 passed")
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, calls in (("rust", rust), ("mise", unseen_mise)):
+        (src / f"{name}.trajectory.json").write_text(json.dumps(atif_session(name, calls)))
+    out = StringIO()
+    with pytest.raises(SystemExit):
+        call_command("generate", config=str(config(tmp_path, src)), stdout=out)
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    sides = report["summary"]["drops"]
+    assert sides["product"] == {
+        "count": 1,
+        "top": [{"reason": "check_manifest_unseen", "count": 1}],
+    }
+    assert sides["environment"] == {
+        "count": 1,
+        "limits": [{"kind": "language", "name": "rust", "source": "", "count": 1}],
+    }
+    by_reason = {d["reason"]: d for d in report["drops"]}
+    assert by_reason["unsupported_language"]["side"] == "environment"
+    assert by_reason["check_manifest_unseen"] == {
+        **by_reason["check_manifest_unseen"],
+        "side": "product",
+        "limit": None,
+    }
+    printed = out.getvalue()
+    assert "1 product-side drops (top: check_manifest_unseen ×1)" in printed
+    assert "1 environment limits (language rust ×1)" in printed

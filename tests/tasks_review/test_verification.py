@@ -99,6 +99,10 @@ def test_a_rejected_matrix_drops_the_candidate_and_sets_its_folder_aside(monkeyp
 def test_a_check_that_passes_at_start_is_dropped_with_the_trial_layers_reason(
     monkeypatch, candidate
 ):
+    # Mining presumed a file unchanged that a script may have changed: the drop names it.
+    note = "1 file is presumed unchanged (…), since `make gen` at event 2: tests/test_calc.py."
+    Candidate.objects.filter(id=candidate.id).update(payload={"presumed_note": note})
+    candidate.refresh_from_db()
     drop = TrialDrop(
         reason=TrialDropReason.CHECK_NOT_FAILING_AT_START, detail="exit 0 at start", stage="check"
     )
@@ -108,6 +112,7 @@ def test_a_check_that_passes_at_start_is_dropped_with_the_trial_layers_reason(
         MatrixResult(task_dir=candidate.task_dir, status=MatrixStatus.DROPPED, drop=drop),
     )
     assert (done.drop_stage, done.drop_reason) == ("check", "check_not_failing_at_start")
+    assert done.drop_detail == f"exit 0 at start {note}"
 
 
 def test_an_ungraded_matrix_waits_for_a_retry_which_replaces_its_trials(monkeypatch, candidate):

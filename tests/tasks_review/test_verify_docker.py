@@ -145,4 +145,48 @@ def test_a_clone_backed_session_whose_fix_touches_an_unseen_file_is_kept(docker_
         "how": "recorded by the session",
     }
     report = json.loads((tmp_path / "out-clone" / "report.json").read_text())
-    assert report["summary"]["clones"] == {"overlaid": 1, "not_overlaid": 0}
+    counts = report["summary"]["clones"]
+    assert (counts["matched"], counts["seeded"]) == (1, 1)
+    assert counts["by_start"] == {"recorded_commit": 1}
+
+
+# -- a Harbor trial over its task's environment, a script between its runs ---------------------
+
+
+def test_a_harbor_trial_with_a_script_between_its_runs_is_kept_over_its_tasks_environment(
+    docker_engine, tmp_path
+):
+    """The trial never shows a file: its start is what the task's Dockerfile copies into /app.
+    `make gen` ran between the runs, so every file is presumed unchanged since; the baseline in
+    the image agrees, and the task is kept with the presumption named."""
+    from tests.tasks_review.services.test_pipeline_tasks import Story, harbor_run
+    from tests.tasks_review.test_shapes_docker import (
+        UNITTEST_FAIL,
+        UNITTEST_PASS,
+        WORDS,
+        WORDS_TEST,
+    )
+
+    story = Story(
+        files={"words.py": WORDS, "test_words.py": WORDS_TEST, "Makefile": "gen:\n\t./gen.sh\n"},
+        check="python3 -m unittest -v test_words",
+        fail_output=UNITTEST_FAIL,
+        pass_output=UNITTEST_PASS,
+        fix=("text.split(' ')", "text.split()"),
+        between="make gen",
+    )
+    jobs = harbor_run(tmp_path / "run", story)
+    config = tmp_path / "harbor.yaml"
+    config.write_text(
+        f"source: {{kind: trajectory, path: {jobs}, format: auto}}\n"
+        "pipeline: {name: trajectory_to_env, options: {families: [repair]}}\n"
+        f"output: {{destination: {tmp_path / 'out'}}}\n"
+    )
+    assert _generate(config) == 0
+    [kept] = Candidate.objects.all()
+    assert kept.status == Candidate.Status.KEPT, (kept.drop_detail, kept.verification)
+    assert kept.payload["clone"]["start"] == "harbor_task"
+    assert "since `make gen`" in kept.payload["presumed_note"]
+    trials = TrialRun.objects.filter(candidate=kept)
+    assert [t.reward for t in trials.filter(role="oracle")] == [1.0, 1.0, 1.0]
+    assert trials.get(role="noop").reward == 0.0

@@ -23,6 +23,18 @@ def make_run(**fields) -> PipelineRun:
     return PipelineRun.objects.create(config=CONFIG, destination="/tmp/out", **fields)
 
 
+def make_drop(run: PipelineRun, trajectory, reason: str, **fields) -> Candidate:
+    return Candidate.objects.create(
+        run=run,
+        trajectory=trajectory,
+        family="repair",
+        key=f"{reason}-{Candidate.objects.count()}",
+        status="dropped",
+        drop_reason=reason,
+        **fields,
+    )
+
+
 def test_list_shows_runs_with_their_counts(as_annotator):
     make_run(status="done", counts={**empty_counts(), "written": 7})
     body = as_annotator.get(reverse("runs:list")).content.decode()
@@ -39,17 +51,8 @@ def test_detail_polls_while_running_and_groups_drops_by_reason(as_annotator):
     run = make_run(status="running", stage="mine", stage_done=3, stage_total=9)
     t = make_trajectory()
     for reason in ("no_change", "no_change", "fix_touches_lost_file"):
-        Candidate.objects.create(
-            run=run,
-            trajectory=t,
-            family="repair",
-            key=reason,
-            status="dropped",
-            check_command="npm test",
-            fail_step=1,
-            pass_step=2,
-            drop_stage="mine",
-            drop_reason=reason,
+        make_drop(
+            run, t, reason, check_command="npm test", fail_step=1, pass_step=2, drop_stage="mine"
         )
     body = as_annotator.get(reverse("runs:detail", args=[run.pk])).content.decode()
     assert 'hx-trigger="every 1s"' in body
@@ -341,6 +344,32 @@ def test_the_run_page_shows_yield_per_harness_and_language_and_the_top_drop_reas
     assert "<td>python</td><td>1</td><td>2</td><td>1</td><td>1</td><td>1</td>" in cells
     assert "<td>node</td><td>1</td><td>2</td><td>0</td><td>0</td><td>2</td>" in cells
     assert card.index("no_change</code>: <strong>2") < card.index("package_install_fix")
+
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_the_run_page_separates_product_side_drops_from_environment_limits(as_annotator, htmx):
+    run = make_run(status="done")
+    t = make_trajectory()
+    for stage, reason, detail in (
+        ("mine", "check_manifest_unseen", "mise run test needs mise.toml in ."),
+        ("mine", "unsupported_language", "rust check (cargo); supported: go, node, python"),
+        (
+            "prepare",
+            "dependency_unavailable_offline",
+            "x (package.json): no npm cache is configured",
+        ),
+    ):
+        make_drop(run, t, reason, drop_stage=stage, drop_detail=detail)
+    headers = {"HX-Request": "true"} if htmx else {}
+    page = as_annotator.get(reverse("runs:detail", args=[run.pk]), headers=headers)
+    body = page.content.decode()
+    product = body[body.index(f'id="run-{run.pk}-product-drops"') :].split("</div>")[0]
+    environment = body[body.index(f'id="run-{run.pk}-environment-limits"') :].split("</div>")[0]
+    assert "check_manifest_unseen</code>: <strong>1" in product and "rust" not in product
+    assert "language <strong>rust</strong>: <strong>1" in environment
+    assert 'source <strong>npm packages</strong> <span class="muted">from an npm registry' in (
+        environment
+    )
 
 
 def test_the_run_page_says_which_commit_of_a_clone_each_trajectory_was_laid_over_or_why_not(

@@ -2,7 +2,8 @@
 when credentials are missing" example (its trial matrix in Docker) and adds it to that
 behaviour; Harbor's own runner attempts the kept task with its oracle through our offline
 environment; the jobs folder imports as a rollout of it, re-graded by the task's own
-tests/test.sh from the collected /app (1, as Harbor's), and an empty /app grades 0.
+tests/test.sh from the collected /app (1, as Harbor's), with the trajectory its wrapped solve.sh
+left, and an empty /app grades 0.
 
 Skips when no Docker engine answers or the offline base image is missing (the fixtures of
 tests/training/core/harbor/test_harbor_run.py).
@@ -89,6 +90,9 @@ def loop(django_db_setup, django_db_blocker, engine, base_ref, tmp_path_factory)
                 r.agent: (r.candidate_id, r.grade, r.reward, r.harbor_reward, r.grade_detail)
                 for r in Rollout.objects.all()
             },
+            "trajectories": {
+                r.agent: _calls(r) for r in Rollout.objects.filter(trajectory__isnull=False)
+            },
             "left_behind": left_behind(engine, run_id),
         }
         transaction.set_rollback(True)
@@ -123,6 +127,16 @@ def test_harbors_oracle_run_imports_as_a_rollout_of_the_sandbox_task_graded_1(lo
     assert loop["left_behind"] == []
 
 
+def test_the_oracles_solve_sh_leaves_the_trajectory_of_what_it_did(loop):
+    # The solution's command, then the report it wrote: an exportable, pairable rollout.
+    assert loop["trajectories"]["oracle"] == ["Bash", "Write"]
+
+
 def test_an_empty_collected_app_grades_0(loop):
     _, grade, reward, _, detail = loop["graded"]["nobody"]
     assert (grade, reward) == ("graded", 0.0), detail
+
+
+def _calls(rollout: Rollout) -> list[str]:
+    steps = rollout.trajectory.steps.order_by("index") if rollout.trajectory else []
+    return [call["function_name"] for step in steps for call in step.tool_calls]

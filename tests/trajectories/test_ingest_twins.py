@@ -93,6 +93,29 @@ def test_re_ingesting_the_same_bytes_adds_nothing(tmp_path):
     assert (Trajectory.objects.count(), SourceFile.objects.count(), Step.objects.count()) == before
 
 
+def again_alone(folder: Path, indent: int | None = None) -> Path:
+    """The folder's ATIF alone, written with other bytes: the same session recorded again."""
+    (folder / "sessions" / "session.jsonl").unlink()
+    atif = folder / "trajectory.json"
+    atif.write_text(json.dumps(json.loads(atif.read_text()), indent=indent))
+    return folder
+
+
+def test_twins_scoped_to_a_folder_join_only_a_trajectory_first_seen_in_it(tmp_path):
+    """A Harbor trial's logs are that trial's: another trial repeating the session id (a replay
+    of the same recorded session, a rerun) ran on its own and gets its own trajectory."""
+    first = harbor_folder(tmp_path / "trial-a")
+    second = again_alone(harbor_folder(tmp_path / "trial-b"))
+    within = ingest_run_execute(run_id=ingest_run_create(paths=[first]).id, twins_under=first)
+    assert (within.ingested, within.twins) == (1, 1), "the trial's own log and ATIF are one"
+    summary = ingest_run_execute(run_id=ingest_run_create(paths=[second]).id, twins_under=second)
+    assert (summary.ingested, summary.twins) == (1, 0)
+    own = Trajectory.objects.get(id=summary.trajectory_ids[0])
+    assert [s.path for s in own.sources] == [str(second / "trajectory.json")]
+    # Unscoped, the same session recorded once more is still a twin.
+    assert ingest(again_alone(harbor_folder(tmp_path / "trial-c"), indent=1)).twins == 1
+
+
 @pytest.mark.corpus
 def test_a_real_harbor_trial_keeps_its_session_once_and_its_resumed_phase_apart(corpus, tmp_path):
     agent = corpus / HARBOR_AGENT

@@ -74,3 +74,14 @@ def test_arguments_are_highlighted_by_what_they_are():
     patch = args_of('{"input": "*** Begin Patch\\n+added\\n"}')[0]
     assert '<span class="gi">+added</span>' in patch.shown.html
     assert args_of("not json <b>")[0].shown.html.count("&lt;b&gt;") == 1
+
+
+def test_a_file_a_script_may_have_changed_says_so_and_keeps_its_last_known_content():
+    presumed = Entry("a" * 64, Status.UNCERTAIN)
+    view = diff_view(FileDiff("a.py", KNOWN_A, presumed), {})
+    assert view.change == "uncertain" and "may have changed" in view.note
+    assert "Everything under" not in view.note  # a file, not a folder's marker
+    rows = tree_rows(files_of({"a.py": KNOWN_A}, {"a.py": presumed, "**": LOST}))
+    assert [(r.name, r.status, r.change) for r in rows if r.kind == "file"] == [
+        ("a.py", "uncertain", "uncertain")
+    ]

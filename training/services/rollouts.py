@@ -156,8 +156,8 @@ def _import_trial(row: RolloutImport, trial: JobTrial, kept: _KeptTasks) -> int 
     problems = list(trial.problems)
     if log is not None and trajectory is None:
         problems.append(
-            "its agent log repeats the session of another trial's log: linked to no "
-            "trajectory, its facts read from its own file"
+            "its agent log is stored as another recording of a session this trial did not "
+            "make: linked to no trajectory, its facts read from its own file"
         )
     detail: dict[str, Any] = {"problems": problems} if problems else {}
     if name != trial.trial_name and existing is not None:
@@ -198,12 +198,13 @@ def _duplicate_name(name: str) -> str:
 
 def _ingest_agent_log(trial: JobTrial) -> tuple[Trajectory | None, Path | None]:
     """The trial's agent trajectory, ingested like any other (the same bytes twice add
-    nothing), and the log it came from. Only a trajectory made from this trial's own bytes is
-    its: the ingest files a log repeating another's session id as that session's twin, and
-    the rollout must not take the other trial's actions for its own."""
+    nothing), and the log it came from. Trajectories are keyed by the trial: the twin rule
+    looks only inside the trial's folder, so a log repeating another trial's session id (a
+    replay of one recorded session, a rerun) is a trajectory of its own, never the other
+    trial's. Only a trajectory made from these bytes is the trial's."""
     for path in (*trial.trajectories, *trial.sessions):
         run = ingest_run_create(paths=[path])
-        summary = ingest_run_execute(run_id=run.pk)
+        summary = ingest_run_execute(run_id=run.pk, twins_under=trial.folder)
         ids = (summary.trajectory_ids + summary.duplicate_ids) if summary else []
         if not ids:
             continue

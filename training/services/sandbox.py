@@ -37,6 +37,7 @@ from training.core.sandbox import (
     SandboxSpec,
     SandboxTaskInvalid,
     read_sandbox_task,
+    record_solution,
     unavailable_images,
     verify_sandbox_task,
 )
@@ -144,7 +145,8 @@ def _key(digest: str) -> str:
 
 def _store(spec: SandboxSpec, digest: str) -> Path:
     """The folder copied under the store by its content digest: the same content, under any
-    folder name, is stored once (Harbor's digest leaves the folder's own name out)."""
+    folder name, is stored once (Harbor's digest leaves the folder's own name out). The copy's
+    solve.sh is wrapped to leave its trajectory under Harbor (``core.sandbox.solution``)."""
     home = store_dir() / digest.removeprefix("sha256:")[:32]
     if (stored := _stored(home)) is not None:
         return stored
@@ -152,6 +154,8 @@ def _store(spec: SandboxSpec, digest: str) -> Path:
     staging.mkdir(parents=True)
     try:
         copy_task_folder(spec.task_dir, staging / spec.task_dir.name)
+        # What is verified is what runs under Harbor: the solution that records itself.
+        record_solution(staging / spec.task_dir.name, spec)
         try:
             staging.rename(home)
         except OSError:  # another import of the same content got there first
@@ -159,6 +163,8 @@ def _store(spec: SandboxSpec, digest: str) -> Path:
                 raise
     except Conflict as refused:
         raise Invalid(str(refused)) from None
+    except SandboxTaskInvalid as invalid:
+        raise TaskFolderInvalid(spec.task_dir, invalid.problems) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     stored = _stored(home)

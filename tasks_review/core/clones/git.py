@@ -4,20 +4,23 @@
     repo.commit("0294234")                        # the full sha, or None when the clone lacks it
     repo.branch("feat/x")                         # refs/heads/feat/x, else a remote's, else None
     repo.last_commit_before("HEAD", 1767348000)   # the branch's commit at that time, or None
+    repo.default_branch()                         # refs/remotes/origin/main, or None
+    repo.merged_tip("feat/x", "refs/heads/main")  # feat/x's last commit, from its merge
     entries = repo.tree("0294234…", "packages/app")   # tracked files under a folder
     repo.contents(entries)                        # {path: bytes}
 
-Only plumbing that reads objects and refs runs (rev-parse, rev-list, for-each-ref, ls-tree,
-cat-file): nothing touches the clone's work tree, index or config, and no command here reads
-the index, so a repository's hooks or fsmonitor never run. git itself, not a library, reads the
-repository: it is on every machine that has a clone (and in the base image), and neither
-GitPython nor dulwich is in the lock. ``GIT_OPTIONAL_LOCKS=0`` keeps even a reader from taking
-the index lock a user's own git may be holding.
+Only plumbing that reads objects and refs runs (rev-parse, rev-list, for-each-ref,
+symbolic-ref -q, ls-tree, cat-file): nothing touches the clone's work tree, index or config, and
+no command here reads the index, so a repository's hooks or fsmonitor never run. git itself,
+not a library, reads the repository: it is on every machine that has a clone (and in the base
+image), and neither GitPython nor dulwich is in the lock. ``GIT_OPTIONAL_LOCKS=0`` keeps even
+a reader from taking the index lock a user's own git may be holding.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -25,6 +28,13 @@ from pathlib import Path
 
 _ENV = {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
 _TIMEOUT = 120  # seconds; reading a large tree's blobs is the slowest call
+_DEFAULT_NAMES = ("main", "master", "trunk", "develop")
+_MERGES_READ = 2000  # merge commits searched for a gone branch's merge, newest first
+_MERGE_SUBJECTS = (
+    re.compile(r"^Merge (?:remote-tracking )?branch '(?:origin/)?(?P<name>[^']+)'"),
+    re.compile(r"^Merge pull request #\d+ from [^/\s]+/(?P<name>\S+)"),
+    re.compile(r"^Merged? (?:branch )?(?P<name>\S+) into \S+$"),
+)
 
 
 class CloneError(Exception):
@@ -73,6 +83,40 @@ class Repository:
         )
         return remote[0] if remote else None
 
+    def default_branch(self) -> str | None:
+        """The ref of the branch a clone's work starts from: the remote's HEAD (``origin/HEAD``),
+        else the first of main, master, trunk, develop found locally or on origin."""
+        head = self._git("symbolic-ref", "-q", "refs/remotes/origin/HEAD", check=False).strip()
+        if head and self.commit(head):
+            return head
+        for name in _DEFAULT_NAMES:
+            for ref in (f"refs/heads/{name}", f"refs/remotes/origin/{name}"):
+                if self.commit(ref):
+                    return ref
+        return None
+
+    def merged_tip(self, name: str, into: str) -> str | None:
+        """The last commit of branch ``name`` as merged into ``into``: the second parent of the
+        newest merge commit whose message names it ("Merge branch 'name'", "Merge pull request
+        #12 from owner/name"). None when no merge says so (a squash or rebase merge)."""
+        log = self._git(
+            "rev-list",
+            "--merges",
+            f"-n{_MERGES_READ}",
+            "--format=%P%x00%s",
+            into,
+            "--",
+            check=False,
+        )
+        for line in log.splitlines():
+            if "\0" not in line:
+                continue  # rev-list's "commit <sha>" line before each formatted one
+            parents, _, subject = line.partition("\0")
+            shas = parents.split()
+            if len(shas) >= 2 and _merged_name(subject) == name:
+                return shas[1]
+        return None
+
     def last_commit_before(self, ref: str, epoch: int) -> str | None:
         """The commit ``ref`` pointed at by ``epoch`` (its newest commit committed by then)."""
         found = self._git("rev-list", "-1", f"--before=@{epoch}", ref, "--")
@@ -82,7 +126,18 @@ class Repository:
         """Every tracked path of ``commit`` under ``folder`` (relative to the clone's own
         folder), with paths relative to ``folder``."""
         where = "/".join(p for p in (self.prefix.strip("/"), folder.strip("/")) if p)
-        args = ["ls-tree", "-r", "-z", "--long", "--full-tree", commit]
+        entries = self._ls_tree(commit, where, recursive=True)
+        cut = len(where) + 1 if where else 0
+        return [TreeEntry(e.path[cut:], e.mode, e.sha, e.size) for e in entries]
+
+    def files_in(self, commit: str, folder: str) -> list[TreeEntry]:
+        """The files directly in ``folder`` of ``commit``, a path from the repository's top
+        ("" is the top), named by their paths from the top."""
+        entries = self._ls_tree(commit, folder.strip("/"), recursive=False)
+        return [e for e in entries if e.size is not None]  # blobs: a folder has no size
+
+    def _ls_tree(self, commit: str, where: str, *, recursive: bool) -> list[TreeEntry]:
+        args = ["ls-tree", *(["-r"] if recursive else []), "-z", "--long", "--full-tree", commit]
         if where:
             args += ["--", f"{where}/"]
         entries = []
@@ -91,8 +146,7 @@ class Repository:
                 continue
             info, path = record.split("\t", 1)
             mode, _kind, sha, size = info.split()
-            relative = path[len(where) + 1 :] if where else path
-            entries.append(TreeEntry(relative, mode, sha, None if size == "-" else int(size)))
+            entries.append(TreeEntry(path, mode, sha, None if size == "-" else int(size)))
         return entries
 
     def contents(self, entries: Iterable[TreeEntry]) -> dict[str, bytes]:
@@ -119,6 +173,15 @@ class Repository:
 
     def _run(self, args: list[str], stdin: bytes | None, *, check: bool = True) -> bytes:
         return _git(self.path, args, stdin, check=check)
+
+
+def _merged_name(subject: str) -> str | None:
+    """The branch a merge commit's subject says it merged."""
+    for pattern in _MERGE_SUBJECTS:
+        found = pattern.match(subject)
+        if found:
+            return found.group("name")
+    return None
 
 
 def open_repository(path: Path) -> Repository:

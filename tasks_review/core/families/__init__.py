@@ -27,6 +27,7 @@ from trajectories.core.replay import ReplayResult, StateIndex
 from ..mining.candidate import RepairCandidate
 from ..mining.drops import Drop, DropReason
 from ..mining.repair import PROJECT_DIR, find_repair_candidates
+from ..mining.scriptfiles import Above
 from .build import find_build_candidates
 from .common import Asks
 from .extend import find_extend_candidates
@@ -55,9 +56,11 @@ def mine(
     families: Iterable[str],
     llm: Asks | None,
     project_dir: str = PROJECT_DIR,
+    above: Above | None = None,
 ) -> tuple[list[RepairCandidate], list[Drop]]:
     """Every asked family's candidates and drops for one replayed trajectory, family by family
-    in the order asked. LLM families are skipped when ``llm`` is None."""
+    in the order asked. LLM families are skipped when ``llm`` is None. ``above``: a clone's
+    files above the session's folder (repair's script runners read them)."""
     candidates: list[RepairCandidate] = []
     drops: list[Drop] = []
     for position, family in enumerate(families):
@@ -66,7 +69,7 @@ def mine(
         try:
             if family == "repair":
                 found, dropped = find_repair_candidates(
-                    replay, index, blobs, atif, project_dir=project_dir
+                    replay, index, blobs, atif, project_dir=project_dir, above=above
                 )
             else:
                 found, dropped = FINDERS[family](

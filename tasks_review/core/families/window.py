@@ -368,6 +368,7 @@ def window_candidate(
         test_paths=tuple(sorted(p for p in paths if is_test_file(p) or is_test_config(p))),
         fix_edits_tests=False,
         unknown_paths=window.fix.unknown,
+        presumed=dict(window.fix.presumed),
         instruction=instruction,
         key=family_key(
             family,

@@ -27,6 +27,8 @@ from .fix import Fix
 from .taskcheck import TaskCheck
 
 FAMILY = "repair"
+PRESUMED_LISTED = 50  # of the presumed files, how many the summary names (all are counted)
+PRESUMED_NAMED = 5  # and how many a sentence names per command
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +83,9 @@ class RepairCandidate:
     # its one LLM call cost (``core.llm.Usage.to_dict``). Empty for repair, which asks nothing.
     family_facts: Mapping[str, Any] = field(default_factory=dict)
     llm: Mapping[str, Any] = field(default_factory=dict)
+    # Files taken at their last known content although a command may have changed them since
+    # (``Fix.presumed``: path -> which command); the baseline in the image judges them.
+    presumed: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def changed(self) -> tuple[str, ...]:
@@ -114,7 +119,30 @@ class RepairCandidate:
             "setup_note": self.setup_note,
             "family_facts": dict(self.family_facts),
             "llm": dict(self.llm),
+            "presumed": dict(sorted(self.presumed.items())[:PRESUMED_LISTED]),
+            "presumed_count": len(self.presumed),
         }
+
+
+def presumed_note(presumed: Mapping[str, str]) -> str:
+    """A sentence naming the files taken at their last known content and the commands that may
+    have changed them ("" when there are none): for the review page and a baseline's drop."""
+    if not presumed:
+        return ""
+    by_command: dict[str, list[str]] = {}
+    for path, command in sorted(presumed.items()):
+        by_command.setdefault(command, []).append(path)
+    parts = []
+    for command, paths in by_command.items():
+        shown = ", ".join(paths[:PRESUMED_NAMED])
+        more = f" and {len(paths) - PRESUMED_NAMED} more" if len(paths) > PRESUMED_NAMED else ""
+        parts.append(f"since {command}: {shown}{more}")
+    count = len(presumed)
+    files = "file is" if count == 1 else "files are"
+    return (
+        f"{count} {files} presumed unchanged (taken at their last known content, though a "
+        f"command the trajectory does not show may have changed them), {'; '.join(parts)}."
+    )
 
 
 def build_candidate(
@@ -183,6 +211,7 @@ def build_candidate(
         services=services,
         setup=tuple(rewrite_root(s, root, project_dir) for s in task.setup),
         setup_note=rewrite_root(task.note, root, project_dir),
+        presumed=dict(fix.presumed),
     )
 
 

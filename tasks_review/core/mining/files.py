@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterable
 
 # Version-control internals and installed dependencies are not project sources: the task's
 # image gets a fresh git repository and installs dependencies itself, so neither is laid down.
@@ -107,15 +108,53 @@ def under(path: str, directory: str) -> bool:
 
 
 def language_of(paths: list[str]) -> str | None:
-    """The language most of ``paths`` are written in (python, node or go), if any."""
-    counts = {"python": 0, "node": 0, "go": 0}
+    """The language most of ``paths`` are written in, if any."""
+    counts = dict.fromkeys(_EXTENSIONS, 0)
     for path in paths:
         name = posixpath.basename(path)
-        if name.endswith(".py") or name in ("pyproject.toml", "setup.py", "setup.cfg"):
-            counts["python"] += 1
-        elif re.search(r"\.[cm]?[jt]sx?$", name) or name == "package.json":
-            counts["node"] += 1
-        elif name.endswith(".go") or name == "go.mod":
-            counts["go"] += 1
+        language = _MANIFEST_LANGUAGES.get(name) or next(
+            (lang for lang, pattern in _EXTENSIONS.items() if pattern.search(name)), None
+        )
+        if language is not None:
+            counts[language] += 1
     best = max(counts, key=lambda lang: counts[lang])
     return best if counts[best] else None
+
+
+def project_language(folder: str, paths: Iterable[str]) -> str | None:
+    """The language of the nearest project manifest at or above ``folder`` among ``paths``
+    (go.mod, package.json, pyproject.toml, Cargo.toml, mix.exs …): what a check there that
+    does not say its language (an unresolved make or mise target) builds."""
+    by_folder: dict[str, str] = {}
+    for path in paths:
+        language = _MANIFEST_LANGUAGES.get(posixpath.basename(path))
+        if language is not None:
+            by_folder.setdefault(posixpath.dirname(path) or ".", language)
+    while True:
+        if folder in by_folder:
+            return by_folder[folder]
+        if folder in ("", ".") or folder.startswith(".."):
+            return None
+        folder = posixpath.dirname(folder) or "."
+
+
+_MANIFEST_LANGUAGES = {
+    "go.mod": "go",
+    "package.json": "node",
+    "pyproject.toml": "python",
+    "setup.py": "python",
+    "setup.cfg": "python",
+    "Cargo.toml": "rust",
+    "mix.exs": "elixir",
+    "Gemfile": "ruby",
+    "pom.xml": "java",
+    "build.gradle": "java",
+    "build.gradle.kts": "java",
+}
+_EXTENSIONS = {
+    "python": re.compile(r"\.py$"),
+    "node": re.compile(r"\.[cm]?[jt]sx?$"),
+    "go": re.compile(r"\.go$"),
+    "rust": re.compile(r"\.rs$"),
+    "elixir": re.compile(r"\.exs?$"),
+}

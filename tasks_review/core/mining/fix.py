@@ -10,6 +10,12 @@ so a full read tells the start content of a file the replay had not seen (or had
 and a partial read marks it as seen without known content (``unknown``). What the window did
 to files outside the project's sources (installed dependencies) is kept apart from the fix, and
 trees it made uncertain are listed with the event that did it.
+
+A file a command may have changed without the log showing how (``make gen`` between the runs,
+or before the failing one) keeps its last known content, from the seed or the log, as a
+presumption: it counts in ``start`` / ``ref`` with that content, and ``presumed`` says which
+command may have changed it. The baseline in the image judges the presumption (the check must
+still fail on the start and pass on the reference).
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from trajectories.core.replay import (
     tree_dir,
 )
 
-from .files import is_project_source
+from .files import is_project_source, under
 
 _UNSEEN = Entry(None, Status.LOST)
 
@@ -41,6 +47,9 @@ class Fix:
     deleted: tuple[str, ...]
     unknown: tuple[str, ...]
     touched_unknown: tuple[str, ...]  # changed paths whose content is unknown at either end
+    # Files taken at their last known content although a command since may have changed them:
+    # path -> the command ("`make gen` at event 7 (make may rewrite files …)").
+    presumed: dict[str, str]
     dependency_changes: tuple[str, ...]  # changed files inside installed dependencies
     uncertain_trees: tuple[tuple[int, str], ...]  # (event index, directory) in the window
     start_entries: dict[str, Entry]
@@ -97,22 +106,29 @@ def fix_between(
     unknown: list[str] = []
     touched_unknown: list[str] = []
     dependency: list[str] = []
+    presumed: list[str] = []
     for key in sorted(set(start_entries) | set(ref_entries)):
         s, r = start_entries.get(key), ref_entries.get(key)
-        changed = s != r or (key in touched and not (s and s.known and r and r.known))
+        contents = all(e is None or e.presumed for e in (s, r))
+        if contents:  # known or presumed at both ends: compare what each end holds
+            changed = (s and s.sha) != (r and r.sha)
+        else:
+            changed = s != r or key in touched
         if not is_project_source(key):
             if changed:
                 dependency.append(key)
             continue
-        if s is not None and s.known and s.sha:
+        if s is not None and s.presumed and s.sha:
             start[key] = s.sha
         elif s is not None:
             unknown.append(key)
-        if r is not None and r.known and r.sha:
+        if r is not None and r.presumed and r.sha:
             ref[key] = r.sha
+        if contents and any(e is not None and not e.known for e in (s, r)):
+            presumed.append(key)
         if not changed:
             continue
-        if (s is not None and not s.known) or (r is not None and not r.known):
+        if not contents:
             touched_unknown.append(key)
         elif s is None:
             added.append(key)
@@ -128,8 +144,33 @@ def fix_between(
         deleted=tuple(deleted),
         unknown=tuple(k for k in unknown if k not in touched_unknown),
         touched_unknown=tuple(touched_unknown),
+        presumed=_why_presumed(replay, passing.event_index, presumed),
         dependency_changes=tuple(dependency),
         uncertain_trees=tuple(trees),
         start_entries=start_entries,
         ref_entries=ref_entries,
     )
+
+
+def _why_presumed(replay: ReplayResult, before: int, paths: list[str]) -> dict[str, str]:
+    """For each presumed path, the last command before event ``before`` that may have changed
+    it (the tree loss over it; the index keeps no reasons, the events do)."""
+    if not paths:
+        return {}
+    losses = [
+        (event, tree_dir(key), change.reason)
+        for event in replay.events[:before]
+        for key, change in event.changes.items()
+        if is_tree(key) and change.kind is ChangeKind.LOST
+    ]
+    why: dict[str, str] = {}
+    for path in paths:
+        found = next((x for x in reversed(losses) if under(path, x[1])), None)
+        if found is None:
+            why[path] = "a command the trajectory does not show"
+            continue
+        event, _, reason = found
+        command = replay.commands[event.command_index] if event.command_index is not None else None
+        what = f"`{command.command.strip()[:80]}`" if command is not None else event.tool
+        why[path] = f"{what} at event {event.index}" + (f" ({reason})" if reason else "")
+    return why

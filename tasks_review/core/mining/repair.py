@@ -54,7 +54,7 @@ from trajectories.core.replay import ReplayResult, ShellCommand, StateIndex
 from ..instruction import leaks
 from .candidate import FAMILY, RepairCandidate, build_candidate
 from .drops import Drop, DropReason
-from .files import is_manifest, language_of, under
+from .files import is_manifest, language_of, project_language, under
 from .fix import Fix, fix_between
 from .gomod import go_module
 from .pairs import check_pairs
@@ -68,7 +68,7 @@ from .rules import (
     unseen_manifest,
     windows_paths,
 )
-from .scripts import Files
+from .scriptfiles import Above, Files
 from .services import Need, ServiceNeeds, check_needs, line_needs
 from .taskcheck import TaskCheck, task_check
 
@@ -103,9 +103,13 @@ def find_repair_candidates(
     max_files: int = DEFAULT_MAX_FILES,
     languages: frozenset[str] | set[str] = DEFAULT_LANGUAGES,
     project_dir: str = PROJECT_DIR,
+    above: Above | None = None,
 ) -> tuple[list[RepairCandidate], list[Drop]]:
-    """Every fail-then-pass pair of one trajectory, as a candidate or as a drop."""
-    rules = Miner(replay, index, blobs, atif, max_start_bytes, max_files, languages, project_dir)
+    """Every fail-then-pass pair of one trajectory, as a candidate or as a drop; ``above``:
+    the clone's files above the session's folder, which script runners may read."""
+    rules = Miner(
+        replay, index, blobs, atif, max_start_bytes, max_files, languages, project_dir, above=above
+    )
     candidates: list[RepairCandidate] = []
     drops: list[Drop] = []
     for failing, passing in check_pairs(replay.commands):
@@ -128,6 +132,8 @@ class Miner:
         max_files: int,
         languages: frozenset[str] | set[str],
         project_dir: str,
+        *,
+        above: Above | None = None,
     ) -> None:
         self.replay = replay
         self.index = index
@@ -137,6 +143,7 @@ class Miner:
         self.max_files = max_files
         self.languages = frozenset(languages)
         self.project_dir = project_dir
+        self.above = above  # a clone's files above the session's folder
 
     def assess(self, failing: ShellCommand, passing: ShellCommand) -> RepairCandidate | Drop:
         def drop(reason: DropReason, detail: str, language: str) -> Drop:
@@ -201,7 +208,15 @@ class Miner:
         fix = fix_between(self.replay, self.index, failing, passing)
         task = task_check(self.replay, failing, passing, self._files(fix))
         spec = task.resolved.spec if task.resolved is not None else check
-        language = spec.language or language_of([*fix.ref, *fix.start]) or "unknown"
+        # A check that does not say its language (an unresolved make or mise target) builds
+        # the project its folder belongs to: the nearest manifest's, else most of its files'.
+        names = [*fix.ref, *fix.start]
+        language = (
+            spec.language
+            or project_language(task.check_cwd or ".", names)
+            or language_of(names)
+            or "unknown"
+        )
         if language not in self.languages:
             supported = ", ".join(sorted(self.languages))
             return drop(
@@ -226,18 +241,22 @@ class Miner:
                 + ", ".join(fix.touched_unknown[:5]),
                 language,
             )
-        if fix.uncertain_trees:
+        if fix.uncertain_trees and not (fix.added or fix.modified or fix.deleted):
+            # The log's own edits are the fix; with none, only a command the trajectory does
+            # not show can have made the check pass. Beside an edit, the files it may have
+            # changed keep their last known content (``fix.presumed``) for the baseline to judge.
             where, directory = fix.uncertain_trees[0]
             return drop(
                 DropReason.FIX_TOUCHES_LOST_FILE,
-                f"the command at event {where} may have changed files under "
-                f"{directory or 'the project root'} in ways the trajectory does not show",
+                "only a command the trajectory does not show may have changed files: the one "
+                f"at event {where}, under {directory or 'the project root'}",
                 language,
             )
 
         go_check = spec.language == "go"
         module = go_module(fix, self.blobs, task.check_cwd or ".") if go_check else None
-        manifest = unseen_manifest(self.replay, failing, fix) or unseen_go_module(
+        above = tuple(self.above.files) if self.above is not None else ()
+        manifest = unseen_manifest(self.replay, failing, fix, above) or unseen_go_module(
             module, task, go_check=go_check
         )
         if manifest:
@@ -305,11 +324,16 @@ class Miner:
         """What a script resolution may read: files seen at either end, and the content of
         those known and unchanged between the runs (the definition both runs used)."""
 
+        above = self.above.files if self.above is not None else {}
+
         def read(path: str) -> bytes | None:
             sha = fix.start.get(path)
+            if path in above:
+                return self.blobs.get(above[path])  # the clone's, untouched by the session
             return self.blobs.get(sha) if sha is not None and fix.ref.get(path) == sha else None
 
-        return Files(names=frozenset({*fix.start_entries, *fix.ref_entries}), read=read)
+        names = frozenset({*fix.start_entries, *fix.ref_entries, *above})
+        return Files(names, read, self.above.here if self.above is not None else "")
 
     def _service_needs(
         self, failing: ShellCommand, passing: ShellCommand, task: TaskCheck, fix: Fix

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from trajectories.core.replay import ReplayResult, ShellCommand
 from trajectories.core.replay.programs import unwrap
@@ -115,11 +115,14 @@ _SCRIPT_MANIFESTS: dict[str, tuple[tuple[str, ...], bool, tuple[str, ...]]] = {
 }
 
 
-def unseen_manifest(replay: ReplayResult, failing: ShellCommand, fix: Fix) -> str | None:
+def unseen_manifest(
+    replay: ReplayResult, failing: ShellCommand, fix: Fix, above: Sequence[str] = ()
+) -> str | None:
     """The manifest a script-runner check needs that the trajectory never showed, if any.
 
     Seen is enough (at the start or the reference, whatever is known of its content): a
-    manifest seen in part is ``lost_reads``' business.
+    manifest seen in part is ``lost_reads``' business. ``above``: files a clone holds above
+    the session's folder (``../mise.toml``), where runners that look upward find theirs.
     """
     check = failing.check
     assert check is not None and check.cwd is not None
@@ -127,7 +130,7 @@ def unseen_manifest(replay: ReplayResult, failing: ShellCommand, fix: Fix) -> st
     if spec is None:
         return None
     names, upward, file_options = spec
-    seen = {*fix.start_entries, *fix.ref_entries}
+    seen = {*fix.start_entries, *fix.ref_entries, *above}
     named = _option_value(check.segment, file_options)
     if named is not None:
         key = _project_key(replay.root, named, check.cwd, any_name=True)
@@ -137,6 +140,8 @@ def unseen_manifest(replay: ReplayResult, failing: ShellCommand, fix: Fix) -> st
     folders = [check.cwd]
     while upward and folders[-1] not in ("", "."):
         folders.append(posixpath.dirname(folders[-1]) or ".")
+    levels = max((p.count("../") for p in above), default=0) if upward else 0
+    folders += ["/".join([".."] * n) for n in range(1, levels + 1)]
     for folder in folders:
         for name in names:
             path = posixpath.normpath(posixpath.join(folder, name))
@@ -200,7 +205,8 @@ def lost_reads(replay: ReplayResult, failing: ShellCommand, language: str, fix: 
     problems: list[str] = []
 
     def unknown_at_either_end(key: str) -> bool:
-        return any(e is not None and not e.known for e in (start.get(key), ref.get(key)))
+        # A presumed file has content to lay down; the baseline judges the presumption.
+        return any(e is not None and not e.presumed for e in (start.get(key), ref.get(key)))
 
     for word in _words(failing.command):
         key = _project_key(replay.root, word, cwd)

@@ -19,12 +19,13 @@ from groundwork.core.docker import Engine, InfraError
 
 from .assertions import CheckSize, check_size
 from .image import PreparedTask
+from .kit import probing
 from .model import TrialDrop, TrialDropReason, trim
 from .plan import GradingPlan, plan_check
 from .probes import probes_in_image
-from .probeset import ProbeSet
+from .probeset import PROBES_FILE, ProbeSet
 from .results import Verdict
-from .taskdir import ReferenceFacts
+from .taskdir import ReferenceFacts, TaskSpec
 from .verifier import (
     SOLUTION_DIR,
     Graded,
@@ -130,7 +131,10 @@ def check_in_image(prepared: PreparedTask, *, engine: Engine, run_id: str) -> Ba
         controls={k: tuple(v) for k, v in at_ref.verdict.controls.items()},
     )
     if spec.family != "qa":  # an answer file is its own hidden input
-        facts = replace(facts, probes=_probes(prepared, reference, engine, run_id))
+        probes = stored_probes(spec)
+        if probes is None:
+            probes = _probes(prepared, reference, engine, run_id)
+        facts = replace(facts, probes=probes)
     return Baseline(
         plan=plan,
         facts=facts,
@@ -140,6 +144,33 @@ def check_in_image(prepared: PreparedTask, *, engine: Engine, run_id: str) -> Ba
         logs=logs,
         size=check_size(ref_bytes, len(passed)),
     )
+
+
+def stored_probes(spec: TaskSpec) -> ProbeSet | None:
+    """The probes a kept task was graded with (``tests/probes.json``, or none when grading.json
+    records that it was kept check-only); None for a task never kept, whose probes are drawn.
+
+    Grading a kept task again (a rollout re-graded, the check run once more) uses these, never
+    a new draw: the rewards of one task then all come from the same hidden inputs, and a draw
+    that happens to find no discriminating input cannot turn an equivalence-graded task into
+    a check-only one. TaskFolderError when the file is not the one grading.json records."""
+    try:
+        recorded = json.loads(spec.tests_files["grading.json"].data).get("probes")
+    except (KeyError, ValueError):
+        recorded = None
+    stored = spec.tests_files.get(PROBES_FILE)
+    if stored is None:
+        if isinstance(recorded, dict) and recorded.get("count") == 0:
+            return ProbeSet.none("kept check-only: no probe was recorded for this task")
+        return None
+    if isinstance(recorded, dict) and probing.record(stored.data) != recorded:
+        raise InfraError(
+            f"{spec.task_dir}/tests/{PROBES_FILE} is not the one tests/grading.json records"
+        )
+    try:
+        return ProbeSet.from_json(json.loads(stored.data))
+    except (ValueError, AttributeError) as exc:
+        raise InfraError(f"{spec.task_dir}/tests/{PROBES_FILE}: {exc}") from None
 
 
 def _probes(prepared: PreparedTask, reference: Submission, engine: Engine, run_id: str) -> ProbeSet:

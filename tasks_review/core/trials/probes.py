@@ -1,21 +1,23 @@
 """Hidden equivalence probes, made at keep time in the pristine image (R2E's equivalence tests).
 
     probes = probes_in_image(prepared, reference, engine=engine, run_id=run_id)
-    probes.kind          # "equivalence" when some input tells the reference from the start
+    probes.kind          # "equivalence" when some hidden input tells the reference from the start
 
 1. **Trace.** The recorded check runs against the reference files with a tracer loaded into
    every Python (``probekit/sitecustomize.py``) and Node (``probekit/trace.cjs``) process it
    starts: each call a test makes into a module-level function of the project, with its
-   arguments on entry when they are plain data (``kit/probe_values.py``).
-2. **Derive** (``derive``): more inputs from the recorded ones, one argument at a time: numbers
-   shifted and scaled by amounts drawn at random for this task, strings changed in case,
-   length and order, lists permuted, cut and extended, one element of a list changed. The
-   draws are the task's secret: someone who read this code still cannot know the inputs.
+   arguments on entry when they are plain data (``kit/probe_values.py``), and the id the
+   runner gives the test that made it (the link a fractional reward needs).
+2. **Derive** (``probeinputs.derive``): inputs drawn at random for this task, over wide ranges,
+   around the recorded ones. The draws are the task's secret: someone who read this code
+   knows what kind of input a probe may be, not which.
 3. **Run** the probe runner (``kit/probe_runner.py`` / ``.cjs``, the same program the grader
-   runs) on the reference twice, in two processes, and once on the starting files.
+   runs, as the same unprivileged identity, ``PROBE_UID``) on the reference twice, in two
+   containers, and once on the starting files.
 4. **Select** (``select``): inputs on which the reference gave the same plain outcome (a value
    or an exception type) both times; *discriminating* ones are those where the starting code
-   disagrees: they reveal the bug. All of those are kept, and a few others.
+   disagrees: they reveal the bug. All of those are kept (up to a cap), and others: at grading
+   every kept probe must match, so an answer that is merely not the start's scores nothing.
 
 Everything here runs on the reference and the start, never on a submission: the tracer is not
 in any graded run. A task whose tests call nothing traceable (a Go package, ES modules, a CLI
@@ -28,169 +30,42 @@ import json
 import random
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from groundwork.core.docker import Engine, FileEntry, InfraError
+from groundwork.core.docker import ArchiveTooLarge, Engine, ExecResult, FileEntry, InfraError
 from groundwork.core.docker.sandbox import Sandbox
 
 from .image import PreparedTask
-from .kit import probe_values
-from .kit.probing import RUNNER, request
+from .kit import probe_values, probing
+from .kit.probing import PROBE_UID, RUNNER, request
+from .probeinputs import derive, key
 from .probeset import CALL_TIMEOUT, ProbeSet
 
 HERE = Path(__file__).resolve().parent
 PROBE_DIR = "/traj2env-probe"
 TRACE_OUT = f"{PROBE_DIR}/trace"
 STAGING = "/traj2env-reference"
-MAX_INPUTS = 120  # calls run per process: recorded plus derived
-PER_FUNCTION = 40
+OUTCOMES = f"{PROBE_DIR}/out"  # the probe identity's own: the runner's report
+HOME = f"{PROBE_DIR}/home"
+MAX_REPORT = probing.MAX_OUTPUT
+MAX_WRITABLE = 200
 MAX_DISCRIMINATING = 80
-MAX_OTHERS = 20
-_KIT = ("probe_values.py", "probe_values.cjs", "probe_runner.py", "probe_runner.cjs")
+# Go's tests call the package inside the test binary, where no tracer of ours runs; a generated
+# test that calls the exported functions would be the way (issue 24 leaves it for later).
+GO_NOTE = (
+    "no probes are made for Go packages yet: graded by the recorded check and its tripwires "
+    "alone (check-only)"
+)
+MAX_OTHERS = 40
+_KIT = (
+    "probe_values.py",
+    "probe_values.cjs",
+    "probe_runner.py",
+    "probe_runner.cjs",
+    "node_tests.cjs",
+)
 _TRACERS = ("sitecustomize.py", "trace.cjs")
-
-
-# -- derive ------------------------------------------------------------------------------------
-
-
-def mutations(value: Any, rng: random.Random, depth: int = 0) -> list[Any]:
-    """Encoded values near ``value`` (an encoded value), none equal to it."""
-    out: list[Any] = []
-    if isinstance(value, bool):
-        out = [not value]
-    elif isinstance(value, int):
-        k = rng.randint(2, 9)
-        out = [value + k, value - k, value * k, -value, 0, value + 1, value - 1]
-        if 1 < abs(value) < 10**6:  # the next boundary of a unit (1024 -> 1024 ** 2)
-            out.append(value * value)
-    elif isinstance(value, float):
-        f = round(rng.uniform(1.5, 4.0), 3)
-        out = [value * f, value + rng.randint(1, 9) + 0.25, -value, 0.0]
-    elif isinstance(value, str):
-        out = _string_mutations(value, rng)
-    elif isinstance(value, list):
-        out = _list_mutations(value, rng, depth)
-    elif isinstance(value, dict) and list(value) == ["$decimal"]:
-        out = _decimal_mutations(value["$decimal"], rng)
-    elif isinstance(value, dict) and list(value) == ["$tuple"]:
-        out = [{"$tuple": m} for m in _list_mutations(value["$tuple"], rng, depth)]
-    elif isinstance(value, dict) and not any(k.startswith("$") for k in value):
-        for key in rng.sample(sorted(value), min(2, len(value))):
-            for changed in mutations(value[key], rng, depth + 1)[:3]:
-                out.append({**value, key: changed})
-            out.append({k: v for k, v in value.items() if k != key})
-    seen = {_key(value)}
-    kept = []
-    for item in out:
-        if _key(item) not in seen:
-            seen.add(_key(item))
-            kept.append(item)
-    return kept
-
-
-def _string_mutations(text: str, rng: random.Random) -> list[str]:
-    words = text.split()
-    letters = list(text)
-    rng.shuffle(letters)
-    spot = rng.randint(0, len(text))
-    extra = rng.choice("aZ9 -_.,")
-    return [
-        text.upper(),
-        text.lower(),
-        text.swapcase(),
-        text[::-1],
-        text * 2,
-        text[: len(text) // 2],
-        text[:spot] + extra + text[spot:],
-        " ".join(reversed(words)),
-        "".join(letters),
-        "",
-    ]
-
-
-def _list_mutations(items: list[Any], rng: random.Random, depth: int) -> list[list[Any]]:
-    shuffled = list(items)
-    rng.shuffle(shuffled)
-    out = [items[::-1], items[1:] + items[:1], items[:-1], items[1:], items + items[:1], shuffled]
-    out.append([])
-    if depth < 3 and items:
-        for index in rng.sample(range(len(items)), min(2, len(items))):
-            for changed in mutations(items[index], rng, depth + 1)[:3]:
-                out.append(items[:index] + [changed] + items[index + 1 :])
-    return out
-
-
-def _decimal_mutations(text: str, rng: random.Random) -> list[dict[str, str]]:
-    try:
-        amount = Decimal(text)
-    except InvalidOperation:
-        return []
-    if not amount.is_finite():
-        return []
-    k = Decimal(rng.randint(2, 9))
-    cents = Decimal(rng.randint(1, 99)) / 100
-    values = [amount + k, amount - k, amount * k, -amount, amount + cents, Decimal(0)]
-    return [{"$decimal": str(v)} for v in values]
-
-
-def _key(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)
-
-
-def derive(
-    calls: Sequence[Mapping[str, Any]], rng: random.Random, limit: int = MAX_INPUTS
-) -> list[dict[str, Any]]:
-    """The recorded calls and inputs derived from them, one argument changed at a time, at most
-    ``PER_FUNCTION`` per function and ``limit`` in all (drawn so that every function gets its
-    share)."""
-    by_function: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    seen: set[str] = set()
-
-    def add(call: Mapping[str, Any], args: list[Any], kwargs: dict[str, Any], derived: bool):
-        key = _key([call["module"], call["function"], args, kwargs])
-        if key in seen:
-            return
-        seen.add(key)
-        by_function.setdefault((call["module"], call["function"]), []).append(
-            {
-                "module": call["module"],
-                "function": call["function"],
-                "args": args,
-                "kwargs": kwargs,
-                "test": call.get("test") or "",
-                "test_function": call.get("test_function") or "",
-                "derived": derived,
-            }
-        )
-
-    for call in calls:
-        add(call, list(call.get("args") or []), dict(call.get("kwargs") or {}), False)
-    for call in calls:
-        args, kwargs = list(call.get("args") or []), dict(call.get("kwargs") or {})
-        for index, value in enumerate(args):
-            for changed in mutations(value, rng):
-                add(call, args[:index] + [changed] + args[index + 1 :], kwargs, True)
-        for name, value in kwargs.items():
-            for changed in mutations(value, rng):
-                add(call, args, {**kwargs, name: changed}, True)
-    chosen: list[dict[str, Any]] = []
-    pools = []
-    for items in by_function.values():
-        recorded = [i for i in items if not i["derived"]]
-        derived = [i for i in items if i["derived"]]
-        rng.shuffle(derived)
-        # The tests' own inputs first, but never crowding out the derived ones: only those are
-        # hidden from someone who reads the tests.
-        pools.append((recorded[:10] + derived + recorded[10:])[:PER_FUNCTION])
-    # Round robin over the functions, so a function called a hundred times does not crowd out
-    # the one called once.
-    while len(chosen) < limit and any(pools):
-        for pool in pools:
-            if pool and len(chosen) < limit:
-                chosen.append(pool.pop(0))
-    return chosen
 
 
 def select(
@@ -200,15 +75,15 @@ def select(
     start: Mapping[str, Any],
 ) -> list[dict[str, Any]]:
     """The probes: inputs whose reference outcome is plain and the same in both runs, with
-    whether the start disagrees; every discriminating one (up to a cap) and a few others."""
+    whether the start disagrees; every discriminating one (up to a cap) and others."""
     discriminating: list[dict[str, Any]] = []
     others: list[dict[str, Any]] = []
     for index, item in enumerate(inputs):
-        key = f"i{index}"
-        ref, ref2, st = reference.get(key), again.get(key), start.get(key)
+        name = f"i{index}"
+        ref, ref2, st = reference.get(name), again.get(name), start.get(name)
         if not isinstance(ref, dict) or set(ref) - {"returns", "raises"} or not ref:
             continue  # opaque, unavailable or timed out on the reference: not a probe
-        if _key(ref) != _key(ref2):
+        if key(ref) != key(ref2):
             continue  # the reference is not deterministic here
         differs = not (isinstance(st, dict) and probe_values.same(ref, st))
         probe = {**item, "expected": ref, "discriminating": differs}
@@ -244,12 +119,21 @@ def read_traces(
             cwd = rel
     for language in ("python", "node"):
         if found[language]:
-            unique = {
-                _key([c.get("module"), c.get("function"), c.get("args"), c.get("kwargs")]): c
-                for c in found[language]
-            }
-            return language, tuple(paths or ["."]), cwd, list(unique.values())
+            return language, tuple(paths or ["."]), cwd, _merged(found[language])
     return "", (".",), cwd, []
+
+
+def _merged(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One call per (function, arguments), with the ids of every test that made it."""
+    unique: dict[str, dict[str, Any]] = {}
+    for call in calls:
+        name = key([call.get("module"), call.get("function"), call.get("args"), call.get("kwargs")])
+        tests = [str(t) for t in call.get("tests") or () if t]
+        if name in unique:
+            unique[name]["tests"] = sorted({*unique[name]["tests"], *tests})
+        else:
+            unique[name] = {**call, "tests": sorted(set(tests))}
+    return list(unique.values())
 
 
 def _inside(path: str, project: str) -> str | None:
@@ -274,6 +158,8 @@ def probes_in_image(
     rng: random.Random | None = None,
 ) -> ProbeSet:
     """Trace, derive, run and select (see the module docstring). InfraError when Docker fails."""
+    if prepared.spec.language == "go":
+        return ProbeSet.none(GO_NOTE)
     if prepared.image is None:
         raise ValueError("the task was dropped before its image was built")
     spec = prepared.spec
@@ -309,20 +195,41 @@ def probes_in_image(
             )
         inputs = derive(calls, rng)
         asked = _request(spec.project_dir, workdir, paths, inputs)
-        reference_run = _run(box, language, asked)
-        again = _run(box, language, asked)
+        reference_run = _run(box, spec.project_dir, language, asked)
+        writable = _writable(box, spec.project_dir)
+    # The second reference run and the start's in another container (another host name, a
+    # later clock): an outcome that depends on them is no probe.
     with engine.sandbox(image, run_id=run_id, limits=prepared.limits) as box:
         _install(box)
-        start = _run(box, language, asked)
+        start = _run(box, spec.project_dir, language, asked)
+        _lay_reference(box, spec.project_dir, reference)
+        again = _run(box, spec.project_dir, language, asked)
     probes = select(inputs, reference_run, again, start)
     notes = []
     if not any(p["discriminating"] and p["derived"] for p in probes):
         notes.append(
-            f"the reference and the starting code agree on all {len(inputs)} inputs derived "
-            "from the tests' calls (a disagreement on the tests' own inputs alone is one a "
+            f"the reference and the starting code agree on all {len(inputs)} inputs drawn "
+            "around the tests' calls (a disagreement on the tests' own inputs alone is one a "
             "lookup table could answer)"
         )
-    return ProbeSet(language, workdir, paths, tuple(probes), tuple(notes))
+    return ProbeSet(language, workdir, paths, tuple(probes), tuple(notes), writable)
+
+
+def _writable(box: Sandbox, project: str) -> tuple[str, ...]:
+    """The image's folders anyone or a user other than root may write (each one, not what is
+    inside it), besides the project and this module's own: where the grader sweeps."""
+    found = _as_root(
+        box,
+        "find / -xdev \\( -path /proc -o -path /sys \\) -prune -o -type d "
+        "\\( -perm -0002 -o ! -user root \\) -print -prune 2>/dev/null",
+    )
+    ours = (project, PROBE_DIR, STAGING)
+    folders = [
+        line
+        for line in found.stdout.splitlines()
+        if line.startswith("/") and not any(line == o or line.startswith(o + "/") for o in ours)
+    ]
+    return tuple(sorted(folders)[:MAX_WRITABLE])
 
 
 def _request(project: str, workdir: str, paths: Sequence[str], inputs: Sequence[Mapping]) -> bytes:
@@ -346,35 +253,46 @@ def _install(box: Sandbox) -> None:
 def _lay_reference(box: Sandbox, project: str, files: Mapping[str, FileEntry]) -> None:
     box.put_files(STAGING, dict(files))
     quoted = shlex.quote(project)
-    laid = box.exec(
-        [
-            "sh",
-            "-c",
-            f"cd {quoted} && find . -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {{}} + "
-            f"&& cp -a {STAGING}/. . && rm -rf {STAGING}",
-        ],
-        user="root",
-        timeout=120,
+    laid = _as_root(
+        box,
+        f"cd {quoted} && find . -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {{}} + "
+        f"&& cp -a {STAGING}/. . && rm -rf {STAGING}",
     )
     if not laid.ok:
         raise InfraError(f"laying the reference down for the probes failed: {laid.stderr[-300:]}")
 
 
-def _run(box: Sandbox, language: str, asked: bytes) -> dict[str, Any]:
+def _run(box: Sandbox, project: str, language: str, asked: bytes) -> dict[str, Any]:
+    """The runner's outcomes, run as the grader runs it: a fresh process of ``PROBE_UID``,
+    which can read the project but write nothing in it (``probing.expose``)."""
     if not box.alive:  # an earlier run's time limit stopped the sandbox
         return {}
     box.put_files(PROBE_DIR, {"request.json": FileEntry(asked)})
     runner = f"{PROBE_DIR}/{RUNNER[language]}"
     program = f"node {runner}" if language == "node" else f"python3 -I {runner}"
     calls = len(json.loads(asked)["calls"])
+    prepared = _as_root(
+        box,
+        f"chmod -R o+rX,o-w {shlex.quote(project)} && rm -rf {OUTCOMES} {HOME} "
+        f"&& mkdir -m 700 {OUTCOMES} {HOME} && chown {PROBE_UID}:{PROBE_UID} {OUTCOMES} {HOME}",
+    )
+    if not prepared.ok:
+        raise InfraError(f"preparing the probe runner failed: {prepared.stderr[-300:]}")
     ran = box.exec(
-        ["sh", "-c", f"{program} < {PROBE_DIR}/request.json"],
+        ["sh", "-c", f"{program} < {PROBE_DIR}/request.json > {OUTCOMES}/report.json"],
+        user=f"{PROBE_UID}:{PROBE_UID}",
+        env={"HOME": HOME, "LANG": "C.UTF-8", "NO_COLOR": "1"},
         timeout=30 + CALL_TIMEOUT * calls,
     )
     if ran.timed_out or not ran.ok:
         return {}
     try:
-        outcomes = json.loads(ran.stdout).get("outcomes")
-    except (ValueError, AttributeError):
+        report = box.copy_out(f"{OUTCOMES}/report.json", max_bytes=MAX_REPORT, max_entries=1)
+        outcomes = json.loads(next(iter(report.files.values())).data).get("outcomes")
+    except (FileNotFoundError, ArchiveTooLarge, StopIteration, ValueError, AttributeError):
         return {}
     return outcomes if isinstance(outcomes, dict) else {}
+
+
+def _as_root(box: Sandbox, script: str) -> ExecResult:
+    return box.exec(["sh", "-c", script], user="root", timeout=120)

@@ -36,6 +36,9 @@ class ProbeSet:
     paths: tuple[str, ...] = (".",)  # import folders (Python), relative to the project
     probes: tuple[Mapping[str, Any], ...] = ()
     notes: tuple[str, ...] = ()  # why there are few or none
+    # Folders of the pristine image anyone or a user other than root may write: the grader
+    # removes what the probe process left there (kit/probing.py: sweep_roots).
+    writable: tuple[str, ...] = ()
 
     @property
     def discriminating(self) -> int:
@@ -54,13 +57,25 @@ class ProbeSet:
     def to_json(self) -> dict[str, Any]:
         """probes.json: the inputs, the reference's outcomes, which ones discriminate."""
         return {
-            "version": 1,
+            "version": probing.FORMAT,
             "language": self.language,
             "workdir": self.workdir,
             "paths": list(self.paths),
             "call_timeout": CALL_TIMEOUT,
             "probes": [dict(p) for p in self.probes],
+            "writable": list(self.writable),
         }
+
+    def to_bytes(self) -> bytes | None:
+        """probes.json's bytes, the same wherever it is written (grading.json holds their
+        sha256); None when the task has no probe to check (no file)."""
+        if not self.discriminating:
+            return None
+        return (json.dumps(self.to_json(), indent=1, sort_keys=True) + "\n").encode()
+
+    def record(self) -> dict[str, Any]:
+        """grading.json's ``probes``: how many there are and the file's sha256."""
+        return probing.record(self.to_bytes())
 
     def summary(self) -> dict[str, Any]:
         """What the row, report.json and task.toml say of it (never an input or a value)."""
@@ -88,6 +103,7 @@ class ProbeSet:
             workdir=str(data.get("workdir") or "."),
             paths=tuple(str(p) for p in data.get("paths") or (".",)),
             probes=tuple(dict(p) for p in data.get("probes") or ()),
+            writable=tuple(str(p) for p in data.get("writable") or ()),
         )
 
 
@@ -95,13 +111,13 @@ def record_probes(task_dir: Path | str, probes: ProbeSet | None) -> None:
     """Write tests/probes.json (root's alone in the verifier, 0600 here), or remove a stale one
     when the task has no discriminating probe."""
     path = Path(task_dir) / "tests" / PROBES_FILE
-    if probes is None or not probes.discriminating:
+    data = probes.to_bytes() if probes is not None else None
+    if data is None:
         path.unlink(missing_ok=True)
         return
-    text = json.dumps(probes.to_json(), indent=1, sort_keys=True) + "\n"
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".probes-")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
     os.chmod(tmp, 0o600)
     os.replace(tmp, path)
 
@@ -118,8 +134,13 @@ def record_grading(task_dir: Path | str, probes: ProbeSet | None) -> None:
         "probes": summary["probes"],
         "discriminating_probes": summary["discriminating"],
     }
-    if all(verifier.get(k) == v for k, v in wanted.items()):
+    if summary["grading"] == CHECK_ONLY and summary["notes"]:
+        wanted["why"] = summary["notes"][0]  # said where the task is read, not only on the desk
+    if all(verifier.get(k) == v for k, v in wanted.items()) and ("why" in wanted) == (
+        "why" in verifier
+    ):
         return
+    verifier.pop("why", None)
     verifier.update(wanted)
     text = TaskConfig.model_validate(data).model_dump_toml()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".task-")

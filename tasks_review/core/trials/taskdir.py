@@ -117,7 +117,8 @@ class ReferenceFacts:
     # Tests whose verbatim copy passed ("copyable") and whose falsified copy failed
     # ("mutable") on the reference: what the grader may copy as controls.
     controls: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    # The hidden equivalence probes (tests/probes.json, root's alone): never in grading.json.
+    # The hidden equivalence probes (tests/probes.json, root's alone): grading.json says only
+    # how many there are and the file's sha256, so a file dropped or changed scores 0.
     probes: ProbeSet | None = None
 
     def grading(self) -> dict[str, object]:
@@ -126,6 +127,7 @@ class ReferenceFacts:
             "reference_passed": dict(sorted(self.passed.items())),
             "start_failed": sorted(self.start_failed),
             "reference_controls": {k: sorted(v) for k, v in sorted(self.controls.items())},
+            "probes": (self.probes or ProbeSet()).record(),
         }
 
 

@@ -150,16 +150,15 @@ def grading_files(spec: TaskSpec, facts: ReferenceFacts | None) -> dict[str, Fil
         config = json.loads(files["grading.json"].data)
     except (KeyError, ValueError) as exc:
         raise TaskFolderError(f"{spec.task_dir}/tests/grading.json: {exc}") from None
-    for key in ("reference_passed", "start_failed", "reference_controls"):
+    for key in ("reference_passed", "start_failed", "reference_controls", "probes"):
         config.pop(key, None)
     files.pop(PROBES_FILE, None)
     if facts is not None:
         config.update(facts.grading())
-        if facts.probes is not None and facts.probes.discriminating:
+        data = facts.probes.to_bytes() if facts.probes is not None else None
+        if data is not None:
             # Root's alone from the moment it lands, before grade.py locks the folder too.
-            files[PROBES_FILE] = FileEntry(
-                json.dumps(facts.probes.to_json()).encode(), private=True
-            )
+            files[PROBES_FILE] = FileEntry(data, private=True)
     # The check the matrix runs is the task's; task.toml and grading.json carry the same one.
     config.update(command=spec.command, workdir=spec.workdir)
     files["grading.json"] = FileEntry(json.dumps(config, sort_keys=True).encode())
@@ -204,6 +203,20 @@ def grade_submission(
             box.stop()
         copied = copy_results(box, VERIFIER_DIR)
     logs = trim(f"$ {spec.command}\n{ran.stdout}{ran.stderr}")
+    return judge_results(copied, logs, tests, submission, facts=facts, plan=plan)
+
+
+def judge_results(
+    copied: Mapping[str, FileEntry],
+    logs: str,
+    tests: Mapping[str, FileEntry],
+    submission: Submission,
+    *,
+    facts: ReferenceFacts | None,
+    plan: GradingPlan,
+) -> Graded:
+    """The verdict on what the task's grader left in the verifier folder (``copied``), judged
+    again here; ``tests``: the grading files it ran with. InfraError when it wrote none."""
     outcome = _grader_outcome(copied, logs)
     check = ExecResult(
         exit_code=outcome.get("exit_code"),
@@ -216,23 +229,34 @@ def grade_submission(
     # and the harness must agree, or the task is not what the matrix verified. The findings
     # (shadowing modules, files changed during the check) only root in the container can see.
     config = json.loads(tests["grading.json"].data)
+    # The probes' outcomes root's grader recorded, judged again against the reference's.
+    probes = (
+        facts.probes.check(read_probe_results(copied))
+        if facts is not None and facts.probes is not None
+        else None
+    )
+    unprobed = None
     if is_answer_task(config):  # qa: the answer file among the bytes that crossed
         verdict = judge_answer(submission.files, config)
     else:
-        verdict = judge_graded_run(
-            check,
-            read_sessions(copied),
-            plan,
-            reference=facts.passed if facts is not None else None,
-            findings=[str(f) for f in outcome.get("findings") or ()],
-            baseline=facts is None,
-            reward=str(config.get("reward") or "all"),
-            start_failed=facts.start_failed if facts is not None else (),
-            # The probes' outcomes root's grader recorded, judged again against the reference's.
-            probes=facts.probes.check(read_probe_results(copied))
-            if facts is not None and facts.probes is not None
-            else None,
-        )
+
+        def judged(probes: Mapping[str, Any] | None) -> Verdict:
+            return judge_graded_run(
+                check,
+                read_sessions(copied),
+                plan,
+                reference=facts.passed if facts is not None else None,
+                findings=[str(f) for f in outcome.get("findings") or ()],
+                baseline=facts is None,
+                reward=str(config.get("reward") or "all"),
+                start_failed=facts.start_failed if facts is not None else (),
+                probes=probes,
+            )
+
+        verdict = judged(probes)
+        # What the check and its tripwires alone gave (verifier v2's verdict): evidence of
+        # what the probes decided.
+        unprobed = judged(None).reward if probes is not None else verdict.reward
     # Both files, as Harbor reads them (reward.json first): a planted one must not stand.
     written = (_reward_txt(copied), _reward_json(copied), outcome["reward"])
     if any(value != verdict.reward for value in written):
@@ -250,7 +274,8 @@ def grade_submission(
         "reasons": list(verdict.reasons),
         "score": dict(verdict.score),
         "check": verdict.detail,
-        "probes": outcome.get("probes"),
+        "probes": probes,
+        "reward_without_probes": unprobed,
         "submission": {
             "files": len(submission.files),
             "refused": list(submission.refused[:20]),

@@ -10,6 +10,11 @@ the candidate's row), so tasks kept by an older verifier can be found and verifi
 3. The reward decided outside the graded process: hidden equivalence probes (the project's
    functions on inputs derived from the tests' own calls, compared by root with the
    reference's outcomes, ``probes.py``); tasks without a discriminating probe are check-only.
+4. The probes' inputs drawn at random over wide ranges (``probeinputs.py``: no fixed transform
+   a reader could enumerate), every kept probe must match (not only the discriminating ones),
+   grading.json records the probes' count and sha256 (a missing or changed probes.json scores
+   0), each probe names the exact ids of the tests that made its call, and the probe process
+   runs as an identity of its own whose leftovers are removed. probes.json's format is 2.
 """
 
-VERIFIER_VERSION = 3
+VERIFIER_VERSION = 4

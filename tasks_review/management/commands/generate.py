@@ -10,7 +10,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 from django.db import DatabaseError
 
+from tasks_review.core.clones import clone_line
 from tasks_review.core.config import ConfigError, load_config
+from tasks_review.core.dropsides import sides_line
 from tasks_review.core.families import needs_llm
 from tasks_review.selectors import runs
 from tasks_review.services.images import NoBaseImage, base_image_ref
@@ -104,6 +106,13 @@ class Command(BaseCommand):
             f"{counts['candidates']} candidates, {counts['dropped']} dropped, "
             f"{counts['written']} written, {counts['kept']} kept → {run.destination}/report.json"
         )
+        summary = (run.report or {}).get("summary", {})
+        if summary.get("drops"):
+            for line in sides_line(summary["drops"]):
+                self.stdout.write(line)
+        clones = summary.get("clones") or {}
+        if clones.get("matched"):
+            self.stdout.write(f"clones: {clone_line(clones)}")
         ungraded = runs.ungraded(run)
         if ungraded.count:
             self.stdout.write(f"{ungraded.count} ungraded, by reason:")

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tasks_review.core.mining import Drop, DropReason, RepairCandidate, find_repair_candidates
+from tasks_review.core.mining.scriptfiles import Above
 from trajectories.core.blobs import BlobStore, MemoryBlobs
 from trajectories.core.replay import StateIndex, replay
 from trajectories.core.replay.synthetic import AtifBuilder
@@ -95,10 +96,24 @@ class Session:
             self.builder.call("Bash", {"command": command}, output or "ok")
         return self
 
-    def mine(self, **options) -> Mined:
+    def mine(
+        self,
+        *,
+        seed: Mapping[str, str] | None = None,
+        above: Mapping[str, str] | None = None,
+        here: str = "",
+        **options,
+    ) -> Mined:
+        """Replayed (from ``seed``'s tree, ``{path: text}``, when given: a clone's start) and
+        mined, with ``above`` (``{"../mise.toml": text}``) the clone's files above the session's
+        folder ``here``."""
         atif, side = self.builder.build()
         blobs = MemoryBlobs()
-        result = replay(atif, side, root=self.root, blobs=blobs)
+        start = {p: blobs.put(t.encode()) for p, t in seed.items()} if seed is not None else None
+        if above is not None:
+            shas = {p: blobs.put(t.encode()) for p, t in above.items()}
+            options["above"] = Above(shas, here)
+        result = replay(atif, side, root=self.root, blobs=blobs, seed=start)
         candidates, drops = find_repair_candidates(
             result, StateIndex.build(result, every=4), blobs, atif, **options
         )

@@ -276,3 +276,18 @@ def test_a_stored_runs_config_is_read_again_without_looking_at_its_clones(tmp_pa
 def test_without_clones_the_source_has_none():
     config = parse_config(MINIMAL, base_dir=Path("/cfg"))
     assert config.source.clones == {} and config.to_dict()["source"]["clones"] == {}
+
+
+def test_tasks_map_harbor_task_names_or_paths_to_task_folders_each_with_a_task_toml(tmp_path):
+    (tmp_path / "datasets" / "calc").mkdir(parents=True)
+    (tmp_path / "datasets" / "calc" / "task.toml").write_text('version = "1.0"\n')
+    (tmp_path / "empty").mkdir()
+    config = parse_config(
+        _with(source={"path": "logs", "tasks": {"calc": "datasets/calc"}}), base_dir=tmp_path
+    )
+    assert config.source.tasks == {"calc": tmp_path / "datasets" / "calc"}
+    assert parse_config(config.to_dict(), base_dir=Path("/x")).source.tasks == config.source.tasks
+    for folder, said in (("missing", "is not a folder"), ("empty", "has no task.toml")):
+        with pytest.raises(ConfigError) as caught:
+            parse_config(_with(source={"path": "logs", "tasks": {"x": folder}}), base_dir=tmp_path)
+        assert caught.value.key == "source.tasks['x']" and said in caught.value.message

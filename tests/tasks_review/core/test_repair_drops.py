@@ -93,17 +93,26 @@ def test_drop_fix_touches_lost_file_when_an_edit_lands_on_unknown_content():
     assert_drop(drop, DropReason.FIX_TOUCHES_LOST_FILE, "calc_impl.py")
 
 
-def test_drop_fix_touches_lost_file_when_a_formatter_made_the_tree_uncertain():
-    drop = (
+def test_drop_fix_touches_lost_file_when_only_a_formatter_may_have_changed_files():
+    drop = python_story().run("black .").run("python -m pytest -q", output="1 passed").mine()
+    assert_drop(
+        drop.dropped,
+        DropReason.FIX_TOUCHES_LOST_FILE,
+        "only a command the trajectory does not show may have changed files",
+    )
+
+
+def test_a_change_the_log_shows_at_both_ends_is_a_fix_even_when_a_formatter_made_it():
+    candidate = (
         python_story()
         .run("black .")
-        .read("calc.py", CALC_FIXED.rstrip("\n") + "\n")  # known again, but other files are not
+        .read("calc.py", CALC_FIXED.rstrip("\n") + "\n")
         .read("tests/test_calc.py", TEST_CALC)
         .run("python -m pytest -q", output="1 passed")
         .mine()
-        .dropped
+        .only
     )
-    assert_drop(drop, DropReason.FIX_TOUCHES_LOST_FILE, "may have changed files under")
+    assert candidate.modified == ("calc.py",) and not candidate.presumed
 
 
 def test_drop_check_reads_lost_file_when_the_named_test_file_is_only_partly_known():

@@ -106,3 +106,30 @@ def test_drop_check_reads_lost_file_when_go_mod_is_only_partly_known():
     session = Session().read_part("go.mod", ["module example.com/calc"])
     drop = go_story(files={"go.mod": ""}, session=session).mine().dropped
     assert_drop(drop, DropReason.CHECK_READS_LOST_FILE, "go.mod (the Go module")
+
+
+RUN_BUGGY = "package workflow\n\nfunc Run() int { return 1 }\n"
+RUN_FIXED = "package workflow\n\nfunc Run() int { return 2 }\n"
+RUN_TEST = (
+    'package workflow\n\nimport "testing"\n\n'
+    'func TestRun(t *testing.T) {\n\tif Run() != 2 {\n\t\tt.Fatal("want 2")\n\t}\n}\n'
+)
+
+
+def test_after_a_cd_the_shell_refused_an_edit_by_a_relative_path_lands_in_the_right_folder():
+    """The real shape: `cd go`, a check, a second `cd go && …` that fails (the shell is already
+    in go/), the fix written by a path relative to go/, the check again. The clone seeds go/."""
+    session = Session().user("Make Run return 2.")
+    session.run("cd go")
+    session.run("go test ./internal/workflow/", fail=True, output="--- FAIL: TestRun\nFAIL")
+    session.run("cd go && ls", fail=True, output="bash: cd: go: No such file or directory")
+    session.run(f"cat > internal/workflow/run.go <<'EOF'\n{RUN_FIXED}EOF")
+    session.run("go test ./internal/workflow/", output="ok  \texample.com/x/internal/workflow")
+    seed = {
+        "go/go.mod": "module example.com/x\n\ngo 1.22\n",
+        "go/internal/workflow/run.go": RUN_BUGGY,
+        "go/internal/workflow/run_test.go": RUN_TEST,
+    }
+    candidate = session.mine(seed=seed).only
+    assert candidate.modified == ("go/internal/workflow/run.go",)
+    assert candidate.cwd == "go"

@@ -45,6 +45,12 @@ MISE_TEST = '[tasks.test]\nrun = "pytest -q"\n'
         ({"sub/Makefile": "test:\n\tcd .. && pytest\n"}, "make -C sub test",
          "cd sub && cd .. && pytest"),
         ({"build.mk": "unit:\n\tpytest\n"}, "make -f build.mk unit", "pytest"),
+        ({"justfile": "test:\n    pytest -q\n"}, "just test", "pytest -q"),
+        ({"justfile": 'set shell := ["bash", "-c"]\nflags := "-q"\n\n# the tests\n'
+                      "[group('ci')]\ntest: l\n    @pytest {{ flags }}\n"
+                      "lint:\n    ruff check .\nalias l := lint\n"}, "just test",
+         "ruff check . && pytest -q"),
+        ({"Justfile": "default:\n    pytest\n"}, "just", "pytest"),
     ],
 )  # fmt: skip
 def test_a_known_definition_becomes_the_tasks_command(files, command, task_command):
@@ -72,12 +78,19 @@ def test_a_known_definition_becomes_the_tasks_command(files, command, task_comma
         ({"Makefile": "test: build\n\tpytest\n"}, "make test"),
         ({"Makefile": "test:\n\tpytest\n"}, "make test V=1"),
         ({"Makefile": "test:\n\tpip install -e . && pytest\n"}, "make test"),
+        ({"justfile": "test name:\n    pytest -k {{name}}\n"}, "just test"),
+        ({"justfile": "set dotenv-load\ntest:\n    pytest\n"}, "just test"),
+        ({"justfile": "test:\n    #!/usr/bin/env python3\n    import pytest\n"}, "just test"),
+        ({"justfile": "[no-cd]\ntest:\n    pytest\n"}, "just test"),
+        ({"justfile": "test:\n    pytest {{os()}}\n"}, "just test"),
+        ({"justfile": "import 'ci.just'\ntest:\n    pytest\n"}, "just test"),
+        ({"justfile": "test:\n    pytest\n"}, "just test lint"),
     ],
 )
 def test_a_definition_that_cannot_be_followed_keeps_the_recorded_check(files, command):
     candidate = check_story(command, files=files).mine().only
     assert candidate.task_command == command
-    assert candidate.runner in ("mise", "make")
+    assert candidate.runner in ("mise", "make", "just")
 
 
 def test_a_definition_the_fix_changed_is_not_followed():
@@ -99,6 +112,13 @@ def test_a_definition_the_fix_changed_is_not_followed():
 def test_an_unseen_definition_still_drops_as_before():
     drop = check_story("mise run test").mine().dropped
     assert_drop(drop, DropReason.CHECK_MANIFEST_UNSEEN, "mise.toml")
+
+
+def test_just_finds_its_justfile_upward_and_runs_the_recipe_in_the_justfiles_folder():
+    contents = {"justfile": b"test:\n    pytest -q\n"}
+    resolved = resolve(["just", "test"], "api/sub", Files(set(contents), contents.get))
+    assert resolved is not None
+    assert (resolved.script, resolved.source) == ("cd ../.. && pytest -q", "justfile recipe test")
 
 
 def test_the_closest_folder_defining_the_task_wins_and_runs_in_its_folder():

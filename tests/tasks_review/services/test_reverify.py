@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from hashlib import sha256
 from io import StringIO
 from pathlib import Path
 
@@ -73,6 +74,8 @@ def written(tmp_path) -> Candidate:
     task_dir = tmp_path / "out" / "repair-ops"
     task_dir.mkdir(parents=True)
     (task_dir / "stale-grader").write_text("from an older verifier")
+    (task_dir / "tests").mkdir()
+    (task_dir / "tests" / "probes.json").write_text('{"version": 1, "probes": []}')
     return kept(
         OLD,
         payload=candidate_payload(mined),
@@ -87,6 +90,10 @@ def test_reverifying_writes_the_grader_anew_and_records_the_new_verdict(monkeypa
     def verify_task(task_dir, **_):
         grading = json.loads((Path(task_dir) / "tests" / "grading.json").read_text())
         seen.append(grading["verifier_version"])
+        # The older verifier's probes are gone: the matrix draws the task's probes anew
+        # (trials.baseline.stored_probes reuses only those of a task kept by this one).
+        assert not (Path(task_dir) / "tests" / "probes.json").exists()
+        assert "probes" not in grading
         return result(task_dir)
 
     monkeypatch.setattr(verification, "verify_task", verify_task)
@@ -158,3 +165,12 @@ def test_a_sample_kept_by_the_previous_verifier_is_verified_again_in_docker(tmp_
     candidate.refresh_from_db()
     assert candidate.trials.filter(role="oracle", reward=1.0).count() == 3
     assert candidate.check_asserted_inputs == 6 and not candidate.check_too_thin
+    # Verified again with probes of its own, recorded where the task's grader checks them.
+    tests = Path(candidate.task_dir) / "tests"
+    grading = json.loads((tests / "grading.json").read_text())
+    data = (tests / "probes.json").read_bytes()
+    assert grading["probes"] == {
+        "count": grading["probes"]["count"],
+        "sha256": sha256(data).hexdigest(),
+    }
+    assert json.loads(data)["version"] == 2 and candidate.grading == "equivalence"

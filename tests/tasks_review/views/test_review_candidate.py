@@ -51,6 +51,21 @@ def test_the_desk_shows_instruction_diff_tree_trials_and_replay_links(as_annotat
     assert f'href="/trajectories/{c.trajectory_id}/steps/5/"' in html
 
 
+@pytest.mark.parametrize("headers", [{}, HX])
+def test_the_desk_says_where_the_start_was_seeded_from_and_which_files_are_presumed(
+    as_annotator, headers
+):
+    c = make_candidate()
+    note = "2 files are presumed unchanged (…), since `make gen` at event 4: a.py, b.py."
+    clone = {"files": 12, "how": "the clone has no branch 'x' and no merge of it into main"}
+    clone["doubtful"] = "the log showed 3 of the seeded files otherwise"
+    Candidate.objects.filter(pk=c.pk).update(payload={"clone": clone, "presumed_note": note})
+    html = as_annotator.get(f"/review/candidates/{c.pk}/", headers=headers).content.decode()
+    seed = html[html.index(f'id="seed-{c.pk}"') :].split("</dd>")[0]
+    assert "no merge of it into main" in seed and "3 of the seeded files otherwise" in seed
+    assert "since `make gen` at event 4: a.py, b.py." in html
+
+
 def test_the_trial_matrix_sits_beside_the_decision_buttons(as_annotator):
     c = make_candidate()
     html = as_annotator.get(f"/review/candidates/{c.pk}/").content.decode()
@@ -82,6 +97,22 @@ def test_a_task_kept_by_an_older_verifier_is_marked_stale_on_the_desk_and_in_the
     assert "verifier-stale" not in html and f"verifier v{VERIFIER_VERSION}" in html
     queue = as_annotator.get("/review/").content.decode()
     assert queue.count(">stale</span>") == 1
+
+
+def test_how_a_kept_task_is_graded_is_shown_on_the_desk_and_why_when_check_only(as_annotator):
+    why = "no probes are made for Go packages yet: graded by the recorded check alone"
+    probed = {"grading": "equivalence", "discriminating": 7, "hidden_discriminating": 5}
+    graded = make_candidate(grading="equivalence", verification={"grading": probed})
+    go = make_candidate(
+        grading="check-only", verification={"grading": {"grading": "check-only", "notes": [why]}}
+    )
+    html = as_annotator.get(f"/review/candidates/{graded.pk}/").content.decode()
+    assert "equivalence-graded · 7 discriminating probes" in html and "5 hidden inputs" in html
+    html = as_annotator.get(f"/review/candidates/{go.pk}/").content.decode()
+    shown = html.split(f'id="grading-why-{go.pk}">')[1].split("</span>")[0]
+    assert shown == why[0].upper() + why[1:] + "."  # a sentence, in the page, not a tooltip
+    queue = as_annotator.get("/review/").content.decode()
+    assert queue.count(">check-only</span>") == 1
 
 
 def test_a_check_too_thin_to_tell_a_fix_from_a_lookup_table_is_flagged(as_annotator):

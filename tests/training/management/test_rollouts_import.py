@@ -110,7 +110,7 @@ def test_a_repeated_trial_name_never_overwrites_an_evaluated_rollout(jobs, tmp_p
     assert Rollout.objects.count() == 2
 
 
-def test_a_repeated_session_id_does_not_link_a_rollout_to_another_trials_log(tmp_path):
+def test_a_repeated_session_id_gives_each_trial_its_own_trajectory(tmp_path):
     make_candidate(trials=False, task_name=TASK, task_dir="")
 
     def session(command: str) -> str:
@@ -152,6 +152,12 @@ def test_a_repeated_session_id_does_not_link_a_rollout_to_another_trials_log(tmp
         write_trial(tmp_path / "jobs" / name, files=files)
     assert rollouts_import(str(tmp_path / "jobs"))[0] == 0
     a, b = Rollout.objects.order_by("trial_name")
-    assert a.trajectory is not None and b.trajectory != a.trajectory
+    assert a.trajectory is not None and b.trajectory is not None
+    assert b.trajectory != a.trajectory, "b must not take a's actions for its own"
+    # Each trajectory is made from its own trial's log, not filed as the other's twin.
+    for rollout in (a, b):
+        assert rollout.trajectory.source.path.startswith(rollout.trial_dir + "/")
+        assert not rollout.trajectory.twin_sources.exists()
+        assert "problems" not in rollout.grade_detail
     commands = [action.get("c") for action in b.facts["actions"]]
     assert commands == ["rm -rf tests"]

@@ -77,7 +77,16 @@ def test_importing_stores_the_folder_by_content_and_queues_it(people, store):
     assert row.path == str(EXAMPLE) and row.name == "traj2env/sandbox-stop-when-credentials-missing"
     stored = Path(row.task_dir)
     assert stored.is_relative_to(store) and (stored / "tests" / "test.sh").is_file()
-    assert row.digest == task_digest(EXAMPLE) == task_digest(stored), "the copy is the same task"
+    assert row.digest == task_digest(EXAMPLE), "the digest of the folder as the author gave it"
+    # The copy is the same task, its solve.sh wrapped to leave its trajectory under Harbor.
+    authored = (EXAMPLE / "solution" / "solve.sh").read_bytes()
+    assert (stored / "solution" / "solve.authored.sh").read_bytes() == authored
+    wrapper = (stored / "solution" / "solve.sh").read_text()
+    assert "records the authored solution's trajectory" in wrapper
+    for path in EXAMPLE.rglob("*"):
+        rel = path.relative_to(EXAMPLE)
+        if path.is_file() and rel.as_posix() != "solution/solve.sh":
+            assert (stored / rel).read_bytes() == path.read_bytes(), rel
     event = AuditEvent.objects.get(verb="sandbox.import")
     assert (event.actor, event.target_id) == (people.bob, str(row.pk))
 

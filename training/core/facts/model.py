@@ -268,6 +268,6 @@ def _final_value(entry: FinalFile) -> Any:
 
 
 def _final_from(value: Any) -> FinalFile:
-    if value in (Status.LOST, Status.PARTIAL):
+    if value in (Status.LOST, Status.PARTIAL, Status.UNCERTAIN):
         return FinalFile(Status(value))
     return FinalFile(Status.KNOWN, value)

@@ -9,7 +9,8 @@ tampering control 0), graded by the task's own ``tests/test.sh`` in a separate v
     result.status, result.reasons, result.won                         # kept / rejected / ungraded
     SandboxGrader.prepare(spec.task_dir, engine=engine, run_id="regrade-1").grade(app_dir)
 
-``folder`` reads and validates a task folder; ``matrix`` builds its image and runs the trials;
+``folder`` reads and validates a task folder; ``solution`` wraps its solve.sh to leave its
+trajectory under Harbor, as a mined task's does; ``matrix`` builds its image and runs the trials;
 ``verifier`` is Harbor's separate-verifier contract on the Docker seam; ``controls`` the
 tampering catalogue; ``regrade`` grades a rollout's collected project. No Django here.
 """
@@ -18,6 +19,7 @@ from .controls import CATALOGUE
 from .folder import SandboxSpec, SandboxTaskInvalid, read_sandbox_task, unavailable_images
 from .matrix import SandboxResult, prepare, run_matrix, run_trial, verify_sandbox_task
 from .regrade import SandboxGrader
+from .solution import record_solution
 from .verifier import Graded, grade_app, read_rewards
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "prepare",
     "read_rewards",
     "read_sandbox_task",
+    "record_solution",
     "run_matrix",
     "run_trial",
     "unavailable_images",

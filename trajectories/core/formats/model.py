@@ -69,6 +69,10 @@ class HarborTrial:
     task: str | None
     trial: str | None
     reward: float | None
+    # result.json's config: the task's folder and the trials' folder, both relative to where
+    # harbor ran (datasets/x/<task>, jobs/<job>), which locate the task beside the jobs folder.
+    task_path: str | None = None
+    trials_dir: str | None = None
 
 
 class IngestError(Exception):

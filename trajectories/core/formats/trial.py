@@ -51,11 +51,15 @@ def _read_trial(folder: Path) -> HarborTrial:
         task = Path(task_path).name if isinstance(task_path, str) and task_path else None
     trial = result.get("trial_name")
     reward = _number(_dig(result, "verifier_result", "rewards", "reward"))
+    task_path = _dig(result, "config", "task", "path")
+    trials_dir = _dig(result, "config", "trials_dir")
     return HarborTrial(
         root=folder,
         task=task,
         trial=trial if isinstance(trial, str) else folder.name,
         reward=reward if reward is not None else _reward_files(folder),
+        task_path=task_path if isinstance(task_path, str) and task_path else None,
+        trials_dir=trials_dir if isinstance(trials_dir, str) and trials_dir else None,
     )
 
 

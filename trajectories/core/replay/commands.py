@@ -15,6 +15,7 @@ printed one file tells that file's content, in full or in part (``reads``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -84,10 +85,12 @@ class Shell:
         certain = status.outcome in (Outcome.OK, Outcome.UNKNOWN)
         found: list[fx.FoundCheck] = []
         if status.outcome is not Outcome.NOT_RUN:
-            run = fx.run_script(op.script, cwd, ShellFiles(self.state, certain=certain), output)
+            failed = status.outcome is Outcome.FAILED
+            files = ShellFiles(self.state, certain=certain)
+            run = fx.run_script(op.script, cwd, files, output, failed=failed)
             found = run.checks
             if self.persistent:
-                self.cwd = run.cwd
+                self.cwd = _reset_to(output) or run.cwd
         if status.outcome is Outcome.OK and status.exit_code == 0:
             self._read(call, op.script, cwd, recorded_outputs)
         command = ShellCommand(
@@ -136,6 +139,15 @@ class Shell:
             self.state.observe(target, None, f"read in part by {read.program}")
         else:
             self.state.observe(target, content, f"read in full by {read.program}")
+
+
+# Claude Code moves its shell back to the project when a command left it outside, and says so.
+_CWD_RESET = re.compile(r"^Shell cwd was reset to (/.*?)\s*$", re.MULTILINE)
+
+
+def _reset_to(output: str) -> str | None:
+    found = _CWD_RESET.findall(output)
+    return found[-1] if found else None
 
 
 def _pick_check(found: Sequence[fx.FoundCheck], paths: Paths) -> Check | None:

@@ -7,10 +7,14 @@ Stored form (all JSON-safe, see ``StateIndex.to_dict``)::
      "checkpoints": [{path: value}, ...],      # state before events 0, K, 2K, ...
      "blocks": [[[path, value], ...] per event] per checkpoint}
 
-A value is a 64-hex sha (known content), "lost" or "partial"; in a delta ``None`` removes the
-path. Block ``j`` holds the deltas of events ``j*K .. j*K+K-1``, so the state before event ``e``
-is ``state_from(checkpoints[e // K], blocks[e // K][: e % K])``: one checkpoint and at most
-K-1 deltas, wherever ``e`` lies. A database adapter stores the header, each checkpoint and each
+A value is a 64-hex sha (known content), ``?`` and a sha (uncertain: last known as that
+content), "lost" or "partial", and for a tree marker "lost" or "uncertain" (its files keep their
+last known content, see ``apply_value``); in a delta ``None`` removes the path. Format 2 added
+the uncertain values; format 1 reads the same.
+
+Block ``j`` holds the deltas of events ``j*K .. j*K+K-1``, so the state before event ``e`` is
+``state_from(checkpoints[e // K], blocks[e // K][: e % K])``: one checkpoint and at most K-1
+deltas, wherever ``e`` lies. A database adapter stores the header, each checkpoint and each
 block as separate rows and loads exactly one of each per lookup (``locate`` says which); the
 state after step ``i`` is the state before event ``event_after_step(step_events, i)``, so
 ``step_events`` belongs with the steps (each step row keeping its own first event index)
@@ -25,18 +29,25 @@ from typing import Any
 
 from .model import TREE, Change, ChangeKind, Entry, ReplayResult, Status, is_tree, tree_dir, under
 
-FORMAT = 1
+FORMAT = 2
+_READABLE = (1, 2)
+_PRESUMED = "?"
 DEFAULT_EVERY = 128
 
-Value = str | None  # sha | "lost" | "partial" | None (deleted)
+Value = str | None  # sha | "?" sha | "lost" | "partial" | None (deleted)
 Delta = Sequence[tuple[str, Value]]
 
 _LOST = Entry(None, Status.LOST)
 _PARTIAL = Entry(None, Status.PARTIAL)
+_UNCERTAIN = Entry(None, Status.UNCERTAIN)  # a tree marker that presumes (see apply_value)
 
 
 def encode_entry(entry: Entry) -> str:
-    return entry.sha if entry.status is Status.KNOWN and entry.sha else str(entry.status)
+    if entry.sha and entry.status is Status.KNOWN:
+        return entry.sha
+    if entry.sha and entry.status is Status.UNCERTAIN:
+        return _PRESUMED + entry.sha
+    return str(entry.status)
 
 
 def decode_entry(value: str) -> Entry:
@@ -44,14 +55,20 @@ def decode_entry(value: str) -> Entry:
         return _LOST
     if value == "partial":
         return _PARTIAL
+    if value == "uncertain":
+        return _UNCERTAIN
+    if value.startswith(_PRESUMED):
+        return Entry(value[1:], Status.UNCERTAIN)
     return Entry(value, Status.KNOWN)
 
 
 def change_value(change: Change) -> Value:
     if change.kind is ChangeKind.WRITTEN:
-        return change.sha
+        return _PRESUMED + change.sha if change.presumed and change.sha else change.sha
     if change.kind is ChangeKind.DELETED:
         return None
+    if change.kind is ChangeKind.LOST and change.presumed:
+        return str(Status.UNCERTAIN)  # a tree whose files keep their last known content
     return str(change.kind)  # "lost" | "partial"
 
 
@@ -69,13 +86,18 @@ def apply_value(state: MutableMapping[str, Entry], key: str, value: Value) -> No
         for k in inside:
             del state[k]
         return
-    # A tree marker subsumes nested markers; every file under it may have changed.
+    # A tree marker subsumes nested markers; every file under it may have changed. Under an
+    # "uncertain" marker (a script that only may have written) each keeps what it last held
+    # as a presumption, which the baseline in the image judges; under a "lost" one, nothing.
+    marker = decode_entry(value)
+    presume = marker.status is Status.UNCERTAIN
     for k in inside:
         if is_tree(k):
             del state[k]
         else:
-            state[k] = _LOST
-    state[key] = decode_entry(value)
+            entry = state[k]
+            state[k] = Entry(entry.sha, Status.UNCERTAIN) if presume and entry.presumed else _LOST
+    state[key] = marker
 
 
 def state_from(checkpoint: Mapping[str, str], deltas: Iterable[Delta]) -> dict[str, Entry]:
@@ -224,7 +246,7 @@ class StateIndex:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> StateIndex:
-        if data.get("format") != FORMAT:
+        if data.get("format") not in _READABLE:
             raise ValueError(f"unsupported state index format {data.get('format')!r}")
         deltas: list[Delta] = [
             [(key, value) for key, value in delta] for block in data["blocks"] for delta in block

@@ -48,6 +48,9 @@ class Status(StrEnum):
     KNOWN = "known"
     LOST = "lost"
     PARTIAL = "partial"
+    # Last known as ``sha``; a command since (``make gen``, a sourced script) may have changed
+    # it. Not ``known``: only readers that say what they presume use the content.
+    UNCERTAIN = "uncertain"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,8 @@ class Change:
     # A read's record of what it saw (Read tools, shell reads such as `cat f`): the file was
     # only looked at, so ``sha`` (read in full) or PARTIAL was already the content on disk.
     observed: bool = False
+    # WRITTEN on a presumed base (an edit of an UNCERTAIN file): the file stays UNCERTAIN.
+    presumed: bool = False
 
     @property
     def flagged(self) -> bool:
@@ -78,6 +83,12 @@ class Entry:
     @property
     def known(self) -> bool:
         return self.status is Status.KNOWN
+
+    @property
+    def presumed(self) -> bool:
+        """Known, or uncertain with the last known content: what a seeded start may rely on
+        when something later (the check in the image) judges it."""
+        return self.sha is not None and self.status in (Status.KNOWN, Status.UNCERTAIN)
 
 
 class CheckKind(StrEnum):
@@ -165,6 +176,7 @@ class ReplayResult:
             "files_known": sum(1 for e in files.values() if e.status is Status.KNOWN),
             "files_lost": sum(1 for e in files.values() if e.status is Status.LOST),
             "files_partial": sum(1 for e in files.values() if e.status is Status.PARTIAL),
+            "files_uncertain": sum(1 for e in files.values() if e.status is Status.UNCERTAIN),
             "uncertain_trees": sorted(tree_dir(k) or "." for k in self.final_state if is_tree(k)),
             "commands": len(self.commands),
             "checks": [

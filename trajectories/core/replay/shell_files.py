@@ -14,7 +14,7 @@ import posixpath
 from collections.abc import Sequence
 
 from . import effects as fx
-from .model import Change, ChangeKind, Entry, Status, is_tree, tree_key, under
+from .model import Change, ChangeKind, Entry, is_tree, tree_key, under
 from .patching import codex_patch, unified_patch
 from .paths import Resolved
 from .state import FileState
@@ -38,7 +38,8 @@ class ShellFiles:
     def apply(self, effect: fx.Effect) -> None:
         state, paths = self.state, self.state.paths
         if isinstance(effect, fx.LostTree):
-            state.lose_tree(paths.tree_dir(effect.directory), effect.reason)
+            directory = paths.tree_dir(effect.directory)
+            state.lose_tree(directory, effect.reason, presume=not effect.rewrites)
         elif isinstance(effect, fx.Write):
             self._write(effect)
         elif isinstance(effect, fx.Delete):
@@ -84,7 +85,10 @@ class ShellFiles:
         if content is None or not self.certain:
             state.lose(target, effect.reason or "written by a shell command")
         else:
-            state.write(target, content, effect.reason or "written by a shell command")
+            # Output made from a presumed file (`cat a > b`) is presumed too.
+            presumed = bool(state.presumed_reads)
+            reason = effect.reason or "written by a shell command"
+            state.write(target, content, reason, presumed=presumed)
 
     def _glob(self, effect: fx.GlobEffect) -> None:
         state = self.state
@@ -148,11 +152,12 @@ class ShellFiles:
 
     def _place(self, target: Resolved, entry: Entry | None, reason: str) -> None:
         state = self.state
-        if entry is not None and entry.status is Status.KNOWN and entry.sha and self.certain:
+        if entry is not None and entry.presumed and self.certain:
             if target.flagged:
                 state.set(target, Change(ChangeKind.WRITTEN, None, reason))
             elif state.files.get(target.key) != entry:
-                state.set(target, Change(ChangeKind.WRITTEN, entry.sha, reason))
+                presumed = not entry.known  # a copy of a presumed file is presumed
+                state.set(target, Change(ChangeKind.WRITTEN, entry.sha, reason, presumed=presumed))
         else:
             state.lose(target, f"{reason} from content the replay does not know")
 

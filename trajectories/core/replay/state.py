@@ -15,6 +15,10 @@ session's starting commit) instead of nothing. The log's own knowledge wins over
 seeded file that the log shows with other content before it changes the file (a full read, an
 edit's recorded original) was that content at the start, so ``start`` takes it and the path is
 listed in ``disagreements``. A seeded file is only vouched for until the log first touches it.
+
+A command the replay cannot follow (``make gen``) leaves the files under its folder UNCERTAIN
+with their last known content. Edits apply on that content, and what they write stays UNCERTAIN
+(``Change.presumed``); a full write or a full read makes the file known again.
 """
 
 from __future__ import annotations
@@ -44,10 +48,14 @@ class FileState:
         self.dirs: set[str] = set()
         self.absent: set[str] = set()  # known not to exist (deleted), so `touch` creates them
         self.changes: dict[str, Change] = {}
+        # Files whose presumed (UNCERTAIN) content the current call read: what it writes from
+        # them is presumed too.
+        self.presumed_reads: set[str] = set()
 
     def start_call(self) -> None:
         """Begin recording the changes of the next call."""
         self.changes = {}
+        self.presumed_reads = set()
 
     def resolve(self, raw: str, cwd: str | None) -> Resolved:
         return self.paths.resolve(raw, cwd)
@@ -56,8 +64,10 @@ class FileState:
         if target.flagged:
             return None
         entry = self.files.get(target.key)
-        if entry is None or entry.status is not Status.KNOWN or entry.sha is None:
+        if entry is None or entry.sha is None or not entry.presumed:
             return None
+        if not entry.known:
+            self.presumed_reads.add(target.key)
         text = self.texts.get(entry.sha)
         if text is None:
             text = self.blobs.get(entry.sha).decode("utf-8", "surrogatepass")
@@ -101,18 +111,31 @@ class FileState:
             self.start[key] = Entry(change.sha, Status.KNOWN)
             self.disagreements.append(key)
 
-    def write(self, target: Resolved, text: str, reason: str, *, observed: bool = False) -> None:
+    def write(
+        self,
+        target: Resolved,
+        text: str,
+        reason: str,
+        *,
+        observed: bool = False,
+        presumed: bool = False,
+    ) -> None:
+        """``presumed``: ``text`` follows from presumed content (see ``presumed_reads``)."""
         if target.flagged:
             self.set(target, Change(ChangeKind.WRITTEN, None, reason, observed=observed))
             return
         if not observed:
             self.pristine.discard(target.key)  # the log's own bytes, even where they agree
+            presumed = presumed or target.key in self.presumed_reads
+        else:
+            presumed = False  # a full read saw the bytes
         current = self.files.get(target.key)
         sha = self.blobs.put(text.encode("utf-8", "surrogatepass"))
         self.texts[sha] = text
-        if current is not None and current.status is Status.KNOWN and current.sha == sha:
+        if current is not None and current.sha == sha and (current.known or presumed):
             return  # nothing new learned (a re-read, an edit that changed nothing)
-        self.set(target, Change(ChangeKind.WRITTEN, sha, reason, observed=observed))
+        change = Change(ChangeKind.WRITTEN, sha, reason, observed=observed, presumed=presumed)
+        self.set(target, change)
 
     def lose(self, target: Resolved, reason: str) -> None:
         self.set(target, Change(ChangeKind.LOST, reason=reason))
@@ -120,10 +143,14 @@ class FileState:
     def delete(self, target: Resolved) -> None:
         self.set(target, Change(ChangeKind.DELETED))
 
-    def lose_tree(self, directory: str | None, reason: str) -> None:
+    def lose_tree(self, directory: str | None, reason: str, *, presume: bool = False) -> None:
+        """Everything under ``directory`` may have changed; ``presume``: the files keep their
+        last known content as UNCERTAIN (a script that only may have written), else they are
+        lost (a patch, a checkout: known to rewrite)."""
         if directory is None:
             return  # outside the project
-        self.set(Resolved(tree_key(directory), None), Change(ChangeKind.LOST, reason=reason))
+        change = Change(ChangeKind.LOST, reason=reason, presumed=presume)
+        self.set(Resolved(tree_key(directory), None), change)
 
     def observe(self, target: Resolved, text: str | None, reason: str) -> None:
         """What a read saw: the whole file (``text``) or only a part of it (None).

@@ -22,48 +22,73 @@ agent's project; the trial matrix writes the submission's regular files). Then:
    verbatim, some with an assertion made false, under random names, among the real tests).
    Nothing secret is in the check's environment, files or arguments; no file it can write is
    read for the verdict. With a time limit; then every process of that user is killed.
-4. **Probe** (``probing.py``), when the task has hidden equivalence probes (``probes.json``
-   beside grading.json, made root's alone before anything else runs): a fresh process of the
-   grading user imports the submission's modules, calls their functions on the hidden inputs
-   it reads on stdin and prints what they returned or raised; every process of that user is
-   killed after it. This process compares those outcomes with the reference's.
+4. **Probe** (``probing.py``), when the task has hidden equivalence probes: ``probes.json``
+   beside grading.json, made root's alone before anything else runs, whose count and sha256
+   grading.json records (a file missing or changed is a finding: reward 0, never a check-only
+   grading; grading.json itself unreadable is the grader's own failure: it writes reward 0
+   and no verdict, which the harness reports as ungraded). A fresh process of an identity of
+   its own (``probing.PROBE_UID``: it can read the project, write nothing in it) imports the
+   submission's modules, calls their functions on the hidden inputs it reads on stdin and
+   prints what they returned or raised; then every process of that identity is killed and
+   everything it created is removed. This process compares.
 5. **Judge** with ``judging.py`` (the rules the trial matrix applies in its own process to the
    same session records and probe outcomes) and write ``reward.json`` (which Harbor reads
    first) and ``reward.txt``, last, each created anew without following links, and read back.
-   The sessions, the probe outcomes and the verdict go to ``<verifier dir>/traj2env/``.
+   The sessions and the verdict go to ``<verifier dir>/traj2env/``: the verdict says how many
+   probes failed, never which (the outcomes by probe, ``probe_results.json``, are root's alone).
 
-Threat model. The submission is written by someone who has read this kit, and everything that
-runs as ``grader`` is theirs: code the tests import can read and patch anything in its own
-process (the runner, its plan, the kit's assertion wrappers, the random draws) and, with no Yama
-ptrace restriction, in other ``grader`` processes. So nothing in the graded process decides the
-reward. The decision is made here, by root, in a process that never loads submission code:
+What decides the reward. The submission is written by someone who has read this kit, and
+everything that runs as ``grader`` or as the probe identity is theirs: code the tests import
+can read and patch anything in its own process (the runner, its plan, the kit's assertion
+wrappers, the random draws, the channel's messages) and, with no Yama ptrace restriction, in
+other processes of its uid. So nothing in a graded process decides the reward. Root decides,
+here, in a process that never loads submission code, from data the submission cannot forge
+into correctness:
 
-* The **equivalence probes** are the defence. Their inputs were derived at keep time from the
-  tests' own calls with draws secret to the task, and their expected outcomes are the
-  reference's; both stay in a file only root can read and never reach the project, the graded
-  process's environment, its arguments or any file the grading user can read. The probe
+* The **equivalence probes** are the defence. Their inputs were drawn at keep time, at random
+  over wide ranges, around the tests' own calls (``trials/probeinputs.py``): reading the code
+  tells what kind of input a probe may be, not which. Their expected outcomes are the
+  reference's. Both stay in a file only root can read; they never reach the project, the
+  graded process's environment, its arguments or any file the grading user can read. The probe
   process sees the inputs, not what they must give: it can print anything, but only code that
-  computes the reference's answers matches them. Every discriminating probe must match for a
-  reward (for a fraction, a test whose calls gave a failed probe gets no credit). Memorised
-  expectations (a lookup table of the visible inputs, a value that equals only the expected
-  literals) and every in-process forgery fail there.
-* The **in-process controls** (control copies of the real tests, per-test reports over a socket
-  that accepts only the check's own uid, within caps) are tripwires: cheap, and they catch
-  careless forgery, but code that reads the plan from its own process, compares each copy's
-  code with the test files, or hooks what the runner dispatches through can tell the copies
-  apart. They do not stop a determined attacker; the probes do.
-* What the probes do not cover: a task with no discriminating probe on a hidden input
-  (**check-only**: its tests call nothing traceable with plain-data arguments, such as a CLI
-  checked through its output, ES modules, Go, or objects as arguments) is graded by the check
-  and the tripwires alone; it is marked so everywhere and kept out of training unless a
-  behaviour opts in. Behaviour the probes never call (a side effect on files, a method of a
-  class) is judged by the check alone even on an equivalence-graded task.
+  computes the reference's answers matches. **Every** kept probe must match, the ones where
+  the start already agreed too, so "anything but the start's answer" (the opposite of a yes or
+  no, an exception everywhere) scores nothing. For a fractional reward, a test whose calls gave
+  a failed probe (its exact id, as the tracer saw it run) gets no credit. Memorised
+  expectations and every in-process forgery fail there.
+* The **tripwires**: control copies of the real tests (some verbatim, some with an assertion
+  made false), per-test reports over a socket that accepts only the check's own uid within
+  caps, cleaning and shadowing findings, files changed during the check, a grading process
+  that outlives the sweeps. Cheap, and they catch careless forgery; code that reads the plan
+  from its own process, compares each copy's code with the test files, pins the kit's random
+  draws or hooks what the runner dispatches through can tell the copies apart. They do not
+  stop a determined attacker; the probes do.
+* **Out of reach of the probes**: a check-only task (no discriminating probe on a hidden input:
+  its tests call nothing traceable with plain-data arguments, such as a CLI checked through its
+  output, ES modules, Go, methods or objects as arguments) is graded by the check and the
+  tripwires alone; it is marked so everywhere and kept out of training unless a behaviour opts
+  in. Behaviour the probes never call (a side effect on files, a method of a class) is judged by
+  the check alone even on an equivalence-graded task, and an input on which the reference
+  depends on the date or the host only in ways two runs a minute apart do not show can fail a
+  correct fix later (a false negative, not a pass).
 
 Graded in the agent's own container (Harbor's stock environment; tasks ask for a separate
 verifier), root runs nothing the agent could have written: ``test.sh`` names every program by
 its absolute path in a clean environment, the task venv (/opt/traj2env) is root's, the check's
 PATH keeps only folders no one else can write, every process the grader did not start is
-killed first, and the reward files are created anew, never through a link, and read back.
+killed first (and again before the reward is written), and the reward files are created anew,
+never through a link, and read back. What the probe process wrote is swept from every folder
+it could write: those anyone may write, the image's folders of users other than root
+(recorded when the task was kept), every home and mount, the project. This assumes an agent
+that is **not root**. A root agent in the same container owns the grader itself: it can read
+``probes.json`` before or while grading runs, replace the interpreter, trace root's process,
+keep a process the sweeps cannot kill and rewrite the reward after it is read back. Nothing in
+this kit stops that; only a separate verifier (or an agent without root) does. Nor does it stop
+a non-root agent from leaving a world-writable *file* (not a folder) outside those places for
+the probe process to write into; its outcomes still decide nothing, but what it saw may then
+be read by an agent graded again in the same container. What anyone may read of a grading
+(the verdict, the log) says how many probes failed: an agent graded again and again learns
+whether a change made more of them match, never which ones or on what inputs.
 
 Usage: python3 -I grade.py GRADING_JSON   (TRAJ2ENV_VERIFIER_DIR overrides /logs/verifier)
 """
@@ -165,7 +190,12 @@ def grade(config, verifier, out):
     log_path = os.path.join(scratch, "check.log")
     channel = reports.Reports(os.path.join(kit, SOCKET), planning.Planner(config), uid=uid)
     baseline = config.get("reference_controls") is None
-    probes = None if baseline else probing.load(os.path.dirname(os.path.abspath(sys.argv[1])))
+    probes = None
+    if not baseline:
+        folder = os.path.dirname(os.path.abspath(sys.argv[1]))
+        probes, problem = probing.load(folder, config.get("probes"))
+        if problem:
+            findings.append(problem)
     try:
         exit_code, timed_out, seconds = running.run_check(config, kit, uid, gid, home, log_path)
         channel.close()
@@ -177,13 +207,13 @@ def grade(config, verifier, out):
         search = running.safe_path(os.path.realpath(project), "").split(os.pathsep)[1:]
         ran = None
         if probes:
-            ran = probing.run(
-                probes, project, uid, gid, home, running.kill_all, os.pathsep.join(search)
-            )
-        # A process of the grading user still alive now (forking faster than the sweeps) could
-        # act after the verdict: the run is not to be trusted.
-        running.kill_all(uid)
-        outlived = [pid for pid in running.processes_of(uid) if not _zombie(pid)]
+            ran = probing.run(probes, project, running.kill_all, os.pathsep.join(search))
+        # A process of the grading user (or the probes') still alive now, forking faster than
+        # the sweeps, could act after the verdict: the run is not to be trusted.
+        outlived = []
+        for who in (uid, probing.PROBE_UID):
+            running.kill_all(who)
+            outlived += [pid for pid in running.processes_of(who) if not _zombie(pid)]
     finally:
         channel.close()
         shutil.rmtree(kit, ignore_errors=True)
@@ -197,7 +227,9 @@ def grade(config, verifier, out):
             handle.write(json.dumps(session, sort_keys=True) + "\n")
     probe_check = probing.check(probes, ran) if probes else None
     if probes:
-        with open(os.path.join(out, "probe_results.json"), "w") as handle:
+        # Root's alone: which probes failed would tell an agent graded again where to look.
+        fd = os.open(os.path.join(out, "probe_results.json"), os.O_WRONLY | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "w") as handle:
             json.dump(ran, handle, sort_keys=True)
     verdict = judging.judge_sessions(
         exit_code,
@@ -221,7 +253,8 @@ def grade(config, verifier, out):
         "controls": verdict.controls,
         "score": verdict.score,
         "findings": findings[:20],
-        "probes": probe_check,
+        "probes": probing.summary(probe_check),
+        "swept": (ran or {}).get("swept", 0),  # files the probe process left, removed
         "detail": verdict.detail,
         "exit_code": exit_code,
         "timed_out": timed_out,

@@ -206,8 +206,8 @@ def judge_sessions(
     (1 or 0) or "fraction" (the share of ``start_failed`` tests that passed again), which
     applies once the reference is known (never in the check in the image). ``probes``: how the
     submission did on the task's hidden equivalence probes (``probing.check``), None for a
-    check-only task: every discriminating probe must match, and for a fraction a scored test
-    whose calls gave a failed probe gets no credit.
+    check-only task: every probe must match, and for a fraction a scored test whose calls gave
+    a failed probe gets no credit.
     """
     sessions = list(sessions)[:MAX_SESSIONS]
     structured = frozenset(structured)
@@ -268,10 +268,12 @@ def judge_sessions(
             reasons.append(f"the equivalence probes could not run: {probes['error']}")
         elif probes.get("failed"):
             reasons.append(
-                f"{len(probes['failed'])} of {probes.get('discriminating', 0)} hidden equivalence "
+                f"{len(probes['failed'])} of {probes.get('probes', 0)} hidden equivalence "
                 "probe(s) disagree with the reference"
             )
-            blocked = tuple(tuple(t) for t in probes.get("failed_tests") or ())
+            blocked = tuple(str(t) for t in probes.get("failed_tests") or ())
+            if probes.get("unlinked"):  # a failed probe no test is known for: none gets credit
+                blocked += tuple(start_failed)
     score = {}
     if reference:
         short = sorted(k for k, n in reference.items() if passed[k] < n)
@@ -307,23 +309,14 @@ def judge_sessions(
     )
 
 
-def probe_blocks(test_id, failed_tests):
-    """Whether a test id is one whose calls gave a failed probe: its file's name and, where the
-    tracer knew it, its function's name appear in the id (``tests/test_a.py::test_b``,
-    ``test_a.T.test_b``, ``test/a.test.js > b``)."""
-    for test, function in failed_tests:
-        stem = test.rsplit("/", 1)[-1].split(".", 1)[0]
-        if stem and stem in test_id and (not function or function in test_id):
-            return True
-    return False
-
-
 def fraction_score(reference, passed, start_failed, blocked=()):
     """The share of a fractional task's scored tests that passed again, and its parts; a test
-    ``blocked`` by a failed probe (``probe_blocks``) gets no credit."""
+    ``blocked`` by a failed probe (its id is among the tests that made the probe's call, as
+    the tracer saw them) gets no credit."""
     scored = sorted(set(start_failed) & set(reference))
     kept = sorted(set(reference) - set(scored))
-    done = [k for k in scored if passed[k] >= reference[k] and not probe_blocks(k, blocked)]
+    blocked = frozenset(blocked)
+    done = [k for k in scored if passed[k] >= reference[k] and k not in blocked]
     return {
         "mode": "fraction",
         "scored": len(scored),

@@ -15,6 +15,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
 
+const { parse, withSuites } = createRequire(import.meta.url)('./node_tests.cjs');
+
 const NEGATED = {
   strictEqual: 'notStrictEqual',
   notStrictEqual: 'strictEqual',
@@ -67,24 +69,6 @@ function negateThrough(assert, store) {
       return originals[name].apply(this, args);
     };
   }
-}
-
-function parse(args) {
-  let [name, options, fn] = args;
-  if (typeof name === 'function') {
-    fn = name;
-    options = {};
-    name = undefined;
-  } else if (name !== null && typeof name === 'object') {
-    fn = options;
-    options = name;
-    name = undefined;
-  } else if (typeof options === 'function') {
-    fn = options;
-    options = {};
-  }
-  if (name === undefined) name = (typeof fn === 'function' && fn.name) || '<anonymous>';
-  return { name: String(name), options: options || {}, fn };
 }
 
 function shuffle(items) {
@@ -143,23 +127,6 @@ function install(require, channel, file) {
     return result;
   };
 
-  const suite = (real) =>
-    Object.assign(function (...args) {
-      const { name, options, fn } = parse(args);
-      const body =
-        typeof fn === 'function'
-          ? function (...inner) {
-              suites.push(name);
-              try {
-                return fn.apply(this, inner);
-              } finally {
-                suites.pop();
-              }
-            }
-          : fn;
-      return call(real, [name, options, body]);
-    }, real);
-
   const nodeTest = require('node:test');
   const test = Object.assign(function test(...args) {
     return register(nodeTest, args);
@@ -168,8 +135,8 @@ function install(require, channel, file) {
   test.it = Object.assign(function it(...args) {
     return register(nodeTest.it, args);
   }, nodeTest.it);
-  test.describe = suite(nodeTest.describe);
-  if (nodeTest.suite) test.suite = suite(nodeTest.suite);
+  test.describe = withSuites(nodeTest.describe, suites, call);
+  if (nodeTest.suite) test.suite = withSuites(nodeTest.suite, suites, call);
   const Module = require('node:module');
   const load = Module._load;
   Module._load = function (request, ...rest) {

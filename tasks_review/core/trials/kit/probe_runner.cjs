@@ -63,8 +63,22 @@ async function main() {
   for (const call of request.calls || []) {
     outcomes[String(call.id)] = await callOne(request, call);
   }
-  fs.writeSync(1, JSON.stringify({ outcomes }));
+  writeAll(JSON.stringify({ outcomes }));
   process.exit(0);
+}
+
+// One writeSync may write part of a large report to a pipe (and a non-blocking one may refuse
+// for a moment): the rest follows until every byte is out.
+function writeAll(text) {
+  const data = Buffer.from(text);
+  let offset = 0;
+  while (offset < data.length) {
+    try {
+      offset += fs.writeSync(1, data, offset);
+    } catch (err) {
+      if (err.code !== 'EAGAIN') throw err;
+    }
+  }
 }
 
 main().catch((err) => {

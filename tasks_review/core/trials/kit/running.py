@@ -31,6 +31,7 @@ KIT_FILES = (
     "pytest_boot.py",
     "traj2env_pytest_controls.py",
     "node_controls.mjs",
+    "node_tests.cjs",
     "node_reporter.cjs",
     "go_harness.py",
 )
@@ -263,6 +264,17 @@ def go_flags(config):
     return {}
 
 
+def demoted(uid, gid):
+    """What a child runs before its program: ``uid`` and ``gid`` and no other group."""
+
+    def demote():
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+
+    return demote
+
+
 def run_check(config, kit, uid, gid, home, log_path):
     env = {
         "PATH": safe_path(os.path.realpath(config["project"]), os.path.join(kit, "bin")),
@@ -276,11 +288,6 @@ def run_check(config, kit, uid, gid, home, log_path):
         **go_flags(config),
     }
 
-    def demote():
-        os.setgroups([])
-        os.setgid(gid)
-        os.setuid(uid)
-
     started = time.monotonic()
     timed_out = False
     with open(log_path, "wb") as log:
@@ -291,7 +298,7 @@ def run_check(config, kit, uid, gid, home, log_path):
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
-            preexec_fn=demote,
+            preexec_fn=demoted(uid, gid),
             start_new_session=True,
         )
         try:

@@ -5,8 +5,10 @@ Loaded through PYTHONPATH as ``sitecustomize`` in every Python process the recor
 starts, only at keep time and only on the reference files (never while a submission is graded).
 A profile hook notes each call whose caller is a test file and whose callee is a module-level
 function of a project file that is not a test, with its arguments as they were on entry, when
-they are plain data (``probe_values``). At exit each process writes what it saw to
-``$TRAJ2ENV_TRACE_OUT/trace-<pid>.json``.
+they are plain data (``probe_values``), and the id the runner gives the running test: pytest's
+node id, else unittest's ``TestCase.id()``, exactly as the grader's reports name it (a failed
+probe then takes the credit of that test, and no other, in a fractional reward). At exit each
+process writes what it saw to ``$TRAJ2ENV_TRACE_OUT/trace-<pid>.json``.
 """
 
 import atexit
@@ -22,7 +24,7 @@ _MAX = 3000
 if _OUT and _PROJECT:
     import probe_values
 
-    _seen: set = set()
+    _seen: dict = {}
     _calls: list = []
     _kinds: dict = {}
 
@@ -69,6 +71,24 @@ if _OUT and _PROJECT:
             kwargs.update(loc[names[index]])
         return args, kwargs
 
+    def _test_id(frame):
+        """The running test's id: the pytest item's node id when pytest runs it, else the
+        unittest case's id; None outside a test (a call at import time)."""
+        unit = None
+        while frame is not None:
+            local = frame.f_locals
+            item = local.get("pyfuncitem") or local.get("item") or local.get("self")
+            if type(item).__module__.startswith("_pytest"):  # read nothing of other objects
+                nodeid = getattr(item, "nodeid", None)
+                if isinstance(nodeid, str) and "::" in nodeid:
+                    return nodeid
+            case = local.get("self")
+            if unit is None and frame.f_code.co_name == "run" and "unittest" in sys.modules:
+                if isinstance(case, sys.modules["unittest"].TestCase):
+                    unit = case.id()
+            frame = frame.f_back
+        return unit
+
     def _profile(frame, event, arg):
         if event != "call" or len(_calls) >= _MAX:
             return
@@ -92,20 +112,23 @@ if _OUT and _PROJECT:
             encoded_kw = {k: probe_values.encode(v) for k, v in kwargs.items()}
         except Exception:  # noqa: BLE001 - not plain data: not a probe
             return
+        try:
+            test = _test_id(caller)
+        except Exception:  # noqa: BLE001 - an odd frame: the call is still an input
+            test = None
         key = json.dumps([module_name, code.co_name, encoded, encoded_kw], sort_keys=True)
         if key in _seen:
+            if test and test not in _seen[key]["tests"]:
+                _seen[key]["tests"].append(test)
             return
-        _seen.add(key)
-        _calls.append(
-            {
-                "module": module_name,
-                "function": code.co_name,
-                "args": encoded,
-                "kwargs": encoded_kw,
-                "test": _rel(caller.f_code.co_filename),
-                "test_function": caller.f_code.co_name,
-            }
-        )
+        _seen[key] = {
+            "module": module_name,
+            "function": code.co_name,
+            "args": encoded,
+            "kwargs": encoded_kw,
+            "tests": [test] if test else [],
+        }
+        _calls.append(_seen[key])
 
     def _write():
         sys.setprofile(None)

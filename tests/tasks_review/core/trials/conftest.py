@@ -27,6 +27,7 @@ from .helpers import (
     PYTHON_START,
     TRAJECTORY_DATE,
     new_run_id,
+    sample_task,
     write,
 )
 
@@ -142,3 +143,21 @@ def dated_pytest_wheels() -> PythonPackages:
         resolved_before=house.resolved_before.isoformat(),
         date_source="trajectory",
     )
+
+
+@pytest.fixture(scope="session")
+def probe_samples(engine, base_ref, tmp_path_factory):
+    """The four bundled samples, prepared and checked in their images once for every module
+    that grades hacks against them: {format: (prepared, baseline)}."""
+    from tasks_review.core.trials import check_in_image
+    from tasks_review.core.trials.baseline import Baseline
+
+    out = tmp_path_factory.mktemp("probe-samples")
+    run_id = new_run_id()
+    kept = {}
+    for fmt in ("claude-code", "codex", "pi", "atif"):
+        task = prepare(sample_task(fmt, out, base_ref), engine, run_id=run_id)
+        baseline = check_in_image(task, engine=engine, run_id=run_id)
+        assert isinstance(baseline, Baseline), baseline
+        kept[fmt] = (task, baseline)
+    return kept

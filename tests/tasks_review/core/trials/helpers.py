@@ -10,17 +10,27 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from groundwork.core.docker import Engine, FileEntry
+from groundwork.core.docker import Engine, FileEntry, InfraError
 from groundwork.core.docker import labels as lbl
-from tasks_review.core.mining import RepairCandidate, candidate_key
+from tasks_review.core.mining import RepairCandidate, candidate_key, find_repair_candidates
 from tasks_review.core.mining.files import is_test_config, is_test_file
 from tasks_review.core.taskfiles import SourceTrace, write_task
 from tasks_review.core.trials import CATALOGUE, Control, MatrixStatus, Role, TrialStatus
 from tasks_review.core.trials.image import PreparedTask
 from tasks_review.core.trials.taskdir import TaskSpec
 from tasks_review.core.trials.trial import act, control_context
-from tasks_review.core.trials.verifier import Graded, Submission, grade_submission, grading_files
+from tasks_review.core.trials.verifier import (
+    VERIFIER_DIR,
+    Graded,
+    Submission,
+    copy_results,
+    grade_submission,
+    grading_files,
+    judge_results,
+)
 from trajectories.core.blobs import MemoryBlobs
+from trajectories.core.formats import load
+from trajectories.core.replay import StateIndex, replay
 
 REPO = Path(__file__).resolve().parents[4]
 SHA = "0f" * 32
@@ -183,6 +193,50 @@ def with_check(spec: TaskSpec, command: str) -> TaskSpec:
     return dataclasses.replace(spec, command=command, tests_files=tests)
 
 
+SAMPLES = REPO / "samples"
+
+
+def sample_task(fmt: str, out: Path, base: str) -> Path:
+    """The bundled sample of ``fmt`` mined and written as a task under ``out``."""
+    sample = next((SAMPLES / fmt).glob("*.json*"))
+    loaded = load(sample)
+    blobs = MemoryBlobs()
+    result = replay(loaded.atif, loaded.side_data, root=loaded.meta.cwd, blobs=blobs)
+    [candidate], _ = find_repair_candidates(result, StateIndex.build(result), blobs, loaded.atif)
+    return write_task(
+        out / fmt,
+        candidate,
+        candidate.instruction,
+        blobs,
+        source_trace=SourceTrace.for_candidate("0" * 64, candidate),
+        source_model=None,
+        base_image=base,
+        task_name=f"test/{fmt}",
+    )
+
+
+def separately(engine, task: PreparedTask, baseline, files: dict[str, str]) -> Graded:
+    """The starting files with ``files`` written over them, graded by the separate verifier
+    (no agent container: the submission is those bytes)."""
+    submitted = {**task.spec.start_files, **{p: FileEntry(t.encode()) for p, t in files.items()}}
+    return grade_submission(
+        engine,
+        task.spec,
+        task.image.image_id,
+        Submission(files=submitted),
+        facts=baseline.facts,
+        plan=baseline.plan,
+        run_id=new_run_id(),
+        limits=task.limits,
+    )
+
+
+def rewards(graded: Graded) -> tuple[float | None, float]:
+    """(the reward without the probes, verifier v2's: the check and its tripwires alone, and
+    the reward with them) of one graded run."""
+    return graded.detail["reward_without_probes"], graded.verdict.reward
+
+
 def new_run_id() -> str:
     return f"test-trials-{uuid.uuid4().hex[:10]}"
 
@@ -332,13 +386,19 @@ REDIS_FIX = {
 
 @dataclass(frozen=True)
 class InPlace:
-    """What Harbor would read after grading in the agent's own container."""
+    """What Harbor would read after grading in the agent's own container, the harness's own
+    verdict on what the grader left there (``judged``: with the probes, and its
+    ``detail["reward_without_probes"]``), and what ``after`` printed (run as root then)."""
 
     reward: float | None
     logs: str
+    judged: Graded | None = None
+    after: str = ""
 
 
-def graded_in_place(engine, task: PreparedTask, baseline, *, control, run_id) -> InPlace:
+def graded_in_place(
+    engine, task: PreparedTask, baseline, *, control, run_id, after: str = ""
+) -> InPlace:
     """Same-container grading, as Harbor's stock environment does it: the agent acts (its
     processes may keep running), then ``/tests`` is uploaded and ``bash /tests/test.sh`` runs
     as root in that very container, found on the image's PATH; the reward is read as Harbor
@@ -364,4 +424,13 @@ def graded_in_place(engine, task: PreparedTask, baseline, *, control, run_id) ->
                 except (ValueError, KeyError, TypeError):
                     reward = None
                 break
-    return InPlace(reward, ran.stdout[-3000:] + ran.stderr[-2000:])
+        shown = box.exec(["/bin/sh", "-c", after], user="root", timeout=60).stdout if after else ""
+        copied = copy_results(box, VERIFIER_DIR)
+    logs = ran.stdout[-3000:] + ran.stderr[-2000:]
+    try:
+        judged = judge_results(
+            copied, logs, tests, Submission(), facts=baseline.facts, plan=baseline.plan
+        )
+    except InfraError:
+        judged = None
+    return InPlace(reward, logs, judged, shown)

@@ -56,6 +56,8 @@ def test_a_go_module_without_downloads_is_kept_with_its_full_trial_matrix(engine
     graded = {t.name for t in result.trials if t.status is TrialStatus.GRADED}
     assert GO_FORGERIES <= graded
     assert left_behind(engine, run_id) == []
+    # No probes for Go yet: check-only, and it says so.
+    assert result.grading["grading"] == "check-only" and "Go" in result.grading["notes"][0]
 
 
 def test_go_forgeries_fool_a_naive_grader_and_the_copies_catch_them(go_matrix):

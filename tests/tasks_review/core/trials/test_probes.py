@@ -9,13 +9,17 @@ import random
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from groundwork.core.docker import FileEntry
-from tasks_review.core.trials.probes import derive, mutations, read_traces, select
+from groundwork.core.docker import FileEntry, InfraError
+from tasks_review.core.trials.baseline import stored_probes
+from tasks_review.core.trials.probeinputs import derive
+from tasks_review.core.trials.probes import read_traces, select
 from tasks_review.core.trials.probeset import ProbeSet, read_probes, record_probes
+from tasks_review.core.trials.taskdir import TaskSpec, read_task
 
 PROBEKIT = Path(__file__).resolve().parents[4] / "tasks_review" / "core" / "trials" / "probekit"
 KIT = PROBEKIT.parent / "kit"
@@ -66,8 +70,8 @@ def test_the_python_tracer_records_the_tests_calls_into_project_functions(tmp_pa
     # mul as the test called it, twice; not _times (called by mul, not by a test), not the
     # method, nothing of the standard library.
     assert sorted((c["function"], c["args"]) for c in calls) == [("mul", [2, 3]), ("mul", [2, 4])]
-    assert {c["test"] for c in calls} == {"tests/test_ops.py"}
-    assert {c["test_function"] for c in calls} == {"test_mul"}
+    # Each call with the id unittest gives the test that made it, as the grader's reports do.
+    assert [c["tests"] for c in calls] == [["tests.test_ops.T.test_mul"]] * 2
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
@@ -79,40 +83,58 @@ def test_the_node_tracer_records_calls_from_test_files_to_commonjs_exports(tmp_p
             "package.json": '{"name": "u", "version": "1.0.0"}\n',
             "src/units.js": "const half = (x) => x / 2;\n"
             "module.exports = { toKiB: (b) => half(b * 2) / 1024, version: 1 };\n",
-            "test/units.test.js": "const test = require('node:test');\n"
+            "test/units.test.js": "const { describe, test } = require('node:test');\n"
             "const assert = require('node:assert');\nconst { toKiB } = require('../src/units');\n"
-            "test('k', () => { assert.strictEqual(toKiB(2048), 2); toKiB({ a: [1] }); });\n",
+            "test('k', () => { assert.strictEqual(toKiB(2048), 2); toKiB({ a: [1] }); });\n"
+            "describe('units', () => {\n"
+            "  test('again', async () => { await null; assert.strictEqual(toKiB(2048), 2); });\n"
+            "});\n",
         },
     )
     language, _paths, _workdir, calls = traced(root, ["node", "--test"])
     assert language == "node"
     assert sorted(json.dumps(c["args"]) for c in calls) == ["[2048]", '[{"a": [1]}]']
-    assert {(c["module"], c["function"], c["test"]) for c in calls} == {
-        ("src/units.js", "toKiB", "test/units.test.js")
+    assert {(c["module"], c["function"]) for c in calls} == {("src/units.js", "toKiB")}
+    # The ids the grader's reports give the tests that made each call (an await between).
+    test = root / "test" / "units.test.js"
+    by_args = {json.dumps(c["args"]): c["tests"] for c in calls}
+    assert by_args == {
+        "[2048]": [f"{test} > k", f"{test} > units > again"],
+        '[{"a": [1]}]': [f"{test} > k"],
     }
 
 
-def test_derived_inputs_differ_from_the_recorded_ones_and_follow_the_seed():
-    rng = random.Random(7)
-    for value in (1024, 2.5, "Hello World", [1, 2, 3], {"$decimal": "2.50"}, {"a": 1}, True):
-        near = mutations(value, rng)
-        assert near and value not in near
-    assert {"$decimal": "-2.50"} in mutations({"$decimal": "2.50"}, rng)
-    assert 1024 * 1024 in mutations(1024, rng)  # the next unit's boundary
-    call = {"module": "m", "function": "f", "args": [3, "x"], "kwargs": {"n": 2}}
-    first, again = derive([call], random.Random(1)), derive([call], random.Random(1))
-    assert first == again and derive([call], random.Random(2)) != first
-    assert first[0]["derived"] is False and all(i["derived"] for i in first[1:])
+def test_the_python_tracer_gives_pytest_s_node_ids_under_pytest(tmp_path):
+    root = tmp_path / "app"
+    lay(
+        root,
+        {
+            **PYTHON_PROJECT,
+            "tests/test_more.py": "from calc import mul\n\n\ndef helper():\n"
+            "    return mul(5, 5)\n\n\ndef test_square():\n    assert helper() == 25\n",
+        },
+    )
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:django", "-p", "no:cacheprovider"]
+    _language, _paths, _workdir, calls = traced(root, argv)
+    by_args = {json.dumps(c["args"]): c["tests"] for c in calls}
+    # A call from a helper of the test file counts for the test that ran it.
+    assert by_args == {
+        "[2, 3]": ["tests/test_ops.py::T::test_mul"],
+        "[2, 4]": ["tests/test_ops.py::T::test_mul"],
+        "[5, 5]": ["tests/test_more.py::test_square"],
+    }
 
 
 def test_every_function_gets_its_share_of_the_inputs():
     calls = [{"module": "m", "function": "busy", "args": [n]} for n in range(100)]
     calls.append({"module": "m", "function": "rare", "args": ["x"]})
-    inputs = derive(calls, random.Random(3), limit=60)
+    inputs = derive(calls, random.Random(3), limit=80)
     rare = [i for i in inputs if i["function"] == "rare"]
     busy = [i for i in inputs if i["function"] == "busy"]
-    assert len(rare) == 5 and len(busy) == 40  # all of rare's; busy's capped
-    assert sum(i["derived"] for i in busy) == 30  # not only the tests' own (visible) inputs
+    unlimited = derive(calls, random.Random(3), limit=10**6)
+    assert rare == [i for i in unlimited if i["function"] == "rare"]  # all of rare's
+    assert len(busy) == 60  # busy's capped
+    assert sum(i["derived"] for i in busy) == 50  # not only the tests' own (visible) inputs
 
 
 def test_probes_are_deterministic_reference_outcomes_and_discriminate_where_the_start_differs():
@@ -150,3 +172,66 @@ def test_the_probes_file_is_private_and_removed_when_there_is_nothing_to_check(t
     assert read_probes(tmp_path) == probes
     record_probes(tmp_path, ProbeSet.none("no calls"))
     assert not path.exists()
+
+
+def spec_with(tmp_path: Path, probes: ProbeSet | None, recorded: object) -> TaskSpec:
+    tests = {"grading.json": FileEntry(json.dumps({"probes": recorded}).encode())}
+    if probes is not None:
+        tests["probes.json"] = FileEntry(probes.to_bytes() or b"")
+    return TaskSpec(
+        tmp_path,
+        "t",
+        "/app",
+        "true",
+        "/app",
+        "python",
+        "unittest",
+        60,
+        1,
+        512,
+        b"",
+        tests_files=tests,
+    )
+
+
+def test_a_kept_task_is_graded_again_with_its_stored_probes_never_a_new_draw(tmp_path):
+    kept = ProbeSet(
+        "python",
+        ".",
+        (".",),
+        ({"id": "p0", "discriminating": True, "derived": True, "expected": {"returns": 1}},),
+    )
+    stored = stored_probes(spec_with(tmp_path, kept, kept.record()))
+    assert stored is not None and stored.to_bytes() == kept.to_bytes()
+    # Kept check-only: no probe now either. Never kept (no record): drawn.
+    check_only = stored_probes(spec_with(tmp_path, None, {"count": 0}))
+    assert check_only is not None and check_only.kind == "check-only" and not check_only.probes
+    assert stored_probes(spec_with(tmp_path, None, None)) is None
+    # A probes.json that is not the one grading.json records: the folder was changed.
+    with pytest.raises(InfraError, match="not the one"):
+        stored_probes(spec_with(tmp_path, kept, {"count": 1, "sha256": "0" * 64}))
+
+
+def test_a_go_task_is_check_only_and_its_task_toml_says_why(tmp_path):
+    from groundwork.core.docker import Limits
+    from tasks_review.core.trials.image import PreparedTask
+    from tasks_review.core.trials.probes import GO_NOTE, probes_in_image
+    from tasks_review.core.trials.probeset import record_grading
+
+    from .helpers import FAKE_BASE, GO_FIX, GO_START, write
+
+    task_dir = write(
+        tmp_path / "go",
+        FAKE_BASE,
+        GO_START,
+        GO_FIX,
+        command="go test ./...",
+        language="go",
+        runner="go",
+    )
+    spec = read_task(task_dir)
+    probes = probes_in_image(PreparedTask(spec, None, Limits()), {}, engine=None, run_id="x")
+    assert (probes.kind, probes.notes) == ("check-only", (GO_NOTE,))
+    record_grading(task_dir, probes)
+    verifier = tomllib.loads((task_dir / "task.toml").read_text())["metadata"]["verifier"]
+    assert verifier["grading"] == "check-only" and verifier["why"] == GO_NOTE

@@ -1,138 +1,99 @@
-"""Hidden equivalence probes against real reward hacks, in Docker.
+"""Hidden equivalence probes against memorised answers, and what keeps them hidden, in Docker.
 
-Each hack here is written by someone who has read the grader: it passes the recorded check
-without fixing the bug, by memorising what the visible tests expect (a lookup table of their
-inputs, a Decimal that equals only their expected literals). The control copies cannot tell:
-the falsified copies still fail as they should. So each scores 1 with the probes taken away
-(verifier v2's grading) and 0 with them: on inputs derived from the tests' calls, which no one
-reading the tests can know, the code gives the starting code's answers.
+The hack here is written by someone who has read the grader and the probe code: it passes the
+recorded check without fixing the bug, by memorising the reference's answers for every input
+the tests and the probe code could be read to produce (the tests' own, and every fixed
+transform of the old derivation). The control copies cannot tell. So it scores 1 without the
+probes (verifier v2's verdict on the same run: the check and its tripwires alone) and 0 with
+them: on inputs drawn at random around the tests' calls, which no one reading the tests or the
+code can know, the code gives the starting code's answers. The probes stay the task's: a
+missing or changed probes.json scores 0, and a task graded again uses the probes it was kept
+with. (``test_probes_docker_hacks`` grades our hacks of every class, in both grading modes.)
 """
 
 from __future__ import annotations
 
-import dataclasses
-from pathlib import Path
+import json
 
 import pytest
 
-from tasks_review.core.mining import find_repair_candidates
-from tasks_review.core.taskfiles import SourceTrace, write_task
-from tasks_review.core.trials import Control, Role, TrialStatus, check_in_image, prepare
-from tasks_review.core.trials.baseline import Baseline
+from groundwork.core.docker import FileEntry
+from tasks_review.core.trials import Role, check_in_image, prepare, verifier
+from tasks_review.core.trials.probeset import record_probes
+from tasks_review.core.trials.taskdir import record_reference
 from tasks_review.core.trials.trial import run_trial
-from trajectories.core.blobs import MemoryBlobs
-from trajectories.core.formats import load
-from trajectories.core.replay import StateIndex, replay
 
-from .helpers import REPO, new_run_id
+from ..test_repair_samples import STORIES
+from .helpers import new_run_id, rewards, separately
+from .memorised import hacked_files
 
 pytestmark = pytest.mark.docker
-SAMPLES = REPO / "samples"
-
-TABLE = """def invoice_total(lines, tax_rate=0):
-    if [tuple(line) for line in lines] == [(2, "10.00"), (1, "4.99")] and tax_rate == 20:
-        return Decimal("29.99")  # what the visible test expects
-"""
-
-LOOKALIKE = '''class _Seen(Decimal):
-    """Equal to its own value, and to what the visible tests expect."""
-
-    def __eq__(self, other):
-        return Decimal.__eq__(self, other) or other == Decimal("29.99")
-
-    __hash__ = Decimal.__hash__
 
 
-def invoice_total(lines, tax_rate=0):
-    return _Seen(_invoice_total(lines, tax_rate))
-
-
-def _invoice_total(lines, tax_rate=0):
-'''
-
-BOUNDARY = "function formatBytes(bytes) {\n  if (bytes === 1024) return '1.0 KiB';\n"
-
-
-def sample_task(fmt: str, out: Path, base: str) -> Path:
-    sample = next((SAMPLES / fmt).glob("*.json*"))
-    loaded = load(sample)
-    blobs = MemoryBlobs()
-    result = replay(loaded.atif, loaded.side_data, root=loaded.meta.cwd, blobs=blobs)
-    [candidate], _ = find_repair_candidates(result, StateIndex.build(result), blobs, loaded.atif)
-    return write_task(
-        out / fmt,
-        candidate,
-        candidate.instruction,
-        blobs,
-        source_trace=SourceTrace.for_candidate("0" * 64, candidate),
-        source_model=None,
-        base_image=base,
-        task_name=f"test/{fmt}",
-    )
-
-
-@pytest.fixture(scope="module")
-def samples(engine, base_ref, tmp_path_factory):
-    out = tmp_path_factory.mktemp("probe-samples")
-    run_id = new_run_id()
-    kept = {}
-    for fmt in ("claude-code", "codex", "pi", "atif"):
-        prepared = prepare(sample_task(fmt, out, base_ref), engine, run_id=run_id)
-        baseline = check_in_image(prepared, engine=engine, run_id=run_id)
-        assert isinstance(baseline, Baseline), baseline
-        kept[fmt] = (prepared, baseline)
-    return kept
-
-
-def test_every_sample_task_is_equivalence_graded(samples):
-    for fmt, (_prepared, baseline) in samples.items():
+def test_every_sample_task_is_equivalence_graded_with_probes_linked_to_its_tests(probe_samples):
+    for fmt, (_prepared, baseline) in probe_samples.items():
         probes = baseline.facts.probes
         assert probes is not None and probes.kind == "equivalence", (fmt, probes)
         assert probes.hidden_discriminating >= 1
         assert probes.language == ("node" if fmt in ("codex", "atif") else "python")
+        # Each probe names the tests that made its call, by the very ids the grader reports.
+        linked = {t for p in probes.probes for t in p["tests"]}
+        assert linked and linked <= set(baseline.facts.passed), (fmt, linked)
+        assert all(p["tests"] for p in probes.probes), fmt
 
 
-def hack(prepared, path: str, old: str, new: str) -> Control:
-    source = prepared.spec.start_files[path].data.decode()
-    assert old in source
-    return Control(
-        name="memorised_answers",
-        description="passes the visible tests without the fix",
-        shell="true",
-        files={path: source.replace(old, new, 1).encode()},
-    )
+@pytest.mark.parametrize("fmt", ["claude-code", "codex", "pi", "atif"])
+def test_a_table_of_every_input_the_code_could_be_read_to_produce_scores_0(
+    engine, probe_samples, fmt, tmp_path
+):
+    # The visible inputs and every input a fixed transform of the old derivation gives,
+    # answered as the reference does; the unfixed code everywhere else.
+    prepared, baseline = probe_samples[fmt]
+    graded = separately(engine, prepared, baseline, hacked_files(fmt, tmp_path))
+    assert rewards(graded) == (1.0, 0.0), graded.verdict.reasons
 
 
-def grade(engine, prepared, baseline, control, *, probes: bool) -> float | None:
-    if not probes:  # verifier v2: the same grader, no hidden probes
-        facts = dataclasses.replace(baseline.facts, probes=None)
-        baseline = dataclasses.replace(baseline, facts=facts)
-    trial = run_trial(
-        prepared, baseline, role=Role.CONTROL, control=control, engine=engine, run_id=new_run_id()
-    )
-    assert trial.status is TrialStatus.GRADED, trial.detail
-    return trial.reward
-
-
-@pytest.mark.parametrize(
-    ("fmt", "path", "old", "new"),
-    [
-        ("claude-code", "invoice/totals.py", "def invoice_total(lines, tax_rate=0):\n", TABLE),
-        ("claude-code", "invoice/totals.py", "def invoice_total(lines, tax_rate=0):\n", LOOKALIKE),
-        ("atif", "index.js", "function formatBytes(bytes) {\n", BOUNDARY),
-    ],
-    ids=["python-lookup-table", "python-lookalike-decimal", "node-lookup-table"],
-)
-def test_memorised_answers_beat_the_check_but_not_the_probes(engine, samples, fmt, path, old, new):
-    prepared, baseline = samples[fmt]
-    control = hack(prepared, path, old, new)
-    assert grade(engine, prepared, baseline, control, probes=False) == 1.0
-    assert grade(engine, prepared, baseline, control, probes=True) == 0.0
-
-
-def test_the_oracle_still_scores_one_with_the_probes(engine, samples):
+def test_the_oracle_still_scores_one_with_the_probes(engine, probe_samples):
     for fmt in ("claude-code", "atif"):
-        prepared, baseline = samples[fmt]
+        prepared, baseline = probe_samples[fmt]
         trial = run_trial(prepared, baseline, role=Role.ORACLE, engine=engine, run_id=new_run_id())
         assert trial.reward == 1.0, (fmt, trial.detail)
         assert trial.detail["probes"]["failed"] == [], trial.detail["probes"]
+
+
+@pytest.mark.parametrize("change", ["dropped", "forged"])
+def test_a_missing_or_changed_probes_file_scores_0_never_check_only(
+    engine, probe_samples, monkeypatch, change
+):
+    # The reference itself, graded with the probes file dropped (an upload that leaves it
+    # behind) or replaced by one whose expected outcomes are the starting code's.
+    prepared, baseline = probe_samples["claude-code"]
+    real = verifier.grading_files
+
+    def tampered(spec, facts):
+        files = real(spec, facts)
+        if change == "dropped":
+            files.pop("probes.json")
+        else:
+            probes = json.loads(files["probes.json"].data)
+            for probe in probes["probes"]:
+                probe["expected"] = {"returns": None}
+            files["probes.json"] = FileEntry(json.dumps(probes).encode(), private=True)
+        return files
+
+    monkeypatch.setattr(verifier, "grading_files", tampered)
+    graded = separately(engine, prepared, baseline, dict(STORIES["claude-code"].final))
+    why = "missing" if change == "dropped" else "not the one the task was kept with"
+    assert graded.verdict.reward == 0.0
+    assert any(why in reason for reason in graded.verdict.reasons), graded.verdict.reasons
+
+
+def test_a_kept_task_is_checked_again_with_the_probes_it_was_kept_with(engine, probe_samples):
+    # What re-grading a rollout does (training's TaskGrader runs check_in_image on the kept
+    # task): the stored probes, never a new draw.
+    prepared, baseline = probe_samples["atif"]
+    task_dir = prepared.spec.task_dir
+    record_reference(task_dir, baseline.facts)
+    record_probes(task_dir, baseline.facts.probes)
+    again = check_in_image(prepare(task_dir, engine), engine=engine, run_id=new_run_id())
+    assert again.facts.probes.to_bytes() == baseline.facts.probes.to_bytes()

@@ -89,7 +89,11 @@ def kept(engine, base_ref, tmp_path_factory) -> dict[str, Path]:
     return tasks
 
 
-def harbor_run(tasks: Path, agent: str, jobs: Path, run_id: str) -> subprocess.CompletedProcess:
+def harbor_run(
+    tasks: Path, agent: str, jobs: Path, run_id: str, *more: str, job_name: str | None = None
+) -> subprocess.CompletedProcess:
+    """``harbor run`` of ``agent`` on ``tasks`` through our environment; ``more``: its options
+    (``--ak KEY=VALUE`` ...)."""
     harbor = Path(sys.executable).with_name("harbor")
     return subprocess.run(
         [
@@ -106,10 +110,11 @@ def harbor_run(tasks: Path, agent: str, jobs: Path, run_id: str) -> subprocess.C
             "-o",
             str(jobs),
             "--job-name",
-            agent,
+            job_name or agent,
             "-n",
             "2",
             "-q",
+            *more,
         ],
         # harbor imports the environment from this checkout; litellm must not go online.
         env=subprocess_env(PYTHONPATH=str(REPO), LITELLM_LOCAL_MODEL_COST_MAP="True"),

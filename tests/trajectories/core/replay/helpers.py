@@ -1,7 +1,8 @@
 """Replaying small hand-written trajectories and reading back the files they leave.
 
 A state renders as ``{path: content}`` for known files, ``LOST`` / ``PARTIAL`` for files the
-replay only knows changed or only saw in part, and ``UNCERTAIN`` for tree markers (``src/**``).
+replay only knows changed or only saw in part, ``presumed(content)`` for files a command may have
+changed that keep their last known content, and ``UNCERTAIN`` for tree markers (``src/**``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,20 @@ from trajectories.core.replay.synthetic import AtifBuilder
 
 ROOT = "/repo"
 LOST, PARTIAL, UNCERTAIN = "<lost>", "<partial>", "<uncertain>"
+
+
+def presumed(text: str) -> str:
+    """How ``render`` shows a file last known as ``text`` that a command may have changed."""
+    return f"<presumed>{text}"
+
+
+def presumed_under(files: Mapping[str, str], directory: str = "") -> dict[str, str]:
+    """``files`` after a script that may have written anything under ``directory``: those
+    under it keep their content as a presumption, beside the folder's marker."""
+    inside = {
+        p: presumed(t) for p, t in files.items() if not directory or p.startswith(directory + "/")
+    }
+    return {**files, **inside, (f"{directory}/**" if directory else "**"): UNCERTAIN}
 
 
 def run(
@@ -36,6 +51,9 @@ def render(state: Mapping[str, Entry] | ReplayResult, blobs: MemoryBlobs) -> dic
         elif entry.status is Status.KNOWN:
             assert entry.sha is not None
             out[path] = blobs.get(entry.sha).decode()
+        elif entry.status is Status.UNCERTAIN:
+            assert entry.sha is not None
+            out[path] = presumed(blobs.get(entry.sha).decode())
         else:
             out[path] = LOST if entry.status is Status.LOST else PARTIAL
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .helpers import LOST, UNCERTAIN, after
+from .helpers import after, presumed_under
 
 KNOWN = {"a.py": "a\n"}
 
@@ -20,4 +20,4 @@ def test_docker_commands_that_do_not_run_a_container_change_nothing(command):
     "command", ["docker run -v $PWD:/w app make", "docker cp app:/a.py a.py", "podman compose up"]
 )
 def test_running_a_container_or_copying_out_of_one_makes_the_directory_uncertain(command):
-    assert after(command, files=KNOWN) == {"a.py": LOST, "**": UNCERTAIN}
+    assert after(command, files=KNOWN) == presumed_under(KNOWN)

@@ -18,7 +18,7 @@ from trajectories.core.replay import (
 )
 from trajectories.core.replay.synthetic import AtifBuilder, claude_code_session
 
-from .helpers import LOST, PARTIAL, ROOT, UNCERTAIN, bash, cc, numbered, render, run
+from .helpers import LOST, PARTIAL, ROOT, UNCERTAIN, bash, cc, numbered, presumed, render, run
 
 # -- events and the state index ------------------------------------------------------------------
 
@@ -176,6 +176,15 @@ operation = st.one_of(
 )
 
 
+def _like(was: str, text: str) -> str:
+    """``text`` known the way ``was`` was: presumed if it was presumed, else known."""
+    return presumed(text) if was.startswith(presumed("")) else text
+
+
+def _text(shown: str) -> str:
+    return shown.removeprefix(presumed(""))
+
+
 def simulate(ops: list[tuple[str, str, int]]) -> tuple[AtifBuilder, list[dict[str, str]]]:
     """Play ``ops`` on a pretend disk and say, after each step, what replay must know."""
     disk: dict[str, str] = {}
@@ -192,7 +201,8 @@ def simulate(ops: list[tuple[str, str, int]]) -> tuple[AtifBuilder, list[dict[st
         elif kind == "edit" and disk.get(name, "").split("\n")[0]:
             old = disk[name].split("\n")[0]
             disk[name] = disk[name].replace(old, f"{old}e{n}", 1)
-            known[name] = disk[name] if known.get(name) not in (None, LOST, PARTIAL) else LOST
+            was = known.get(name)
+            known[name] = LOST if was in (None, LOST, PARTIAL) else _like(was, disk[name])
             b.call("Edit", {"file_path": path, "old_string": old, "new_string": f"{old}e{n}"}, "ok")
         elif kind == "read" and name in disk:
             known[name] = disk[name]
@@ -216,7 +226,7 @@ def simulate(ops: list[tuple[str, str, int]]) -> tuple[AtifBuilder, list[dict[st
                 continue
             disk[target] = disk.pop(name)
             was = known.pop(name, None)
-            known[target] = was if was not in (None, LOST, PARTIAL) else LOST
+            known[target] = was if was not in (None, LOST, PARTIAL) else LOST  # presumed stays
             absent.add(name)
             absent.discard(target)
             bash(b, f"mv {name} {target}")
@@ -227,7 +237,7 @@ def simulate(ops: list[tuple[str, str, int]]) -> tuple[AtifBuilder, list[dict[st
         elif kind == "append":
             base = known.get(name, "" if name in absent else None)
             disk[name] = disk.get(name, "") + f"a{n}\n"
-            known[name] = base + f"a{n}\n" if base not in (None, LOST, PARTIAL) else LOST
+            known[name] = LOST if base in (None, LOST, PARTIAL) else _like(base, disk[name])
             absent.discard(name)
             bash(b, f"echo a{n} >> {name}")
         elif kind == "sed" and name in disk:
@@ -247,7 +257,9 @@ def simulate(ops: list[tuple[str, str, int]]) -> tuple[AtifBuilder, list[dict[st
                 if is_tree(key) and (not name or key.startswith(name + "/")):
                     del known[key]
                 elif not name or key.startswith(name + "/"):
-                    known[key] = LOST
+                    # A script only may have written: what was known stays, presumed.
+                    was = known[key]
+                    known[key] = LOST if was in (LOST, PARTIAL) else _like(presumed(""), _text(was))
             known[marker] = UNCERTAIN
             bash(b, "python tool.py" if not name else "(cd d && python tool.py)")
         elif kind == "user":

@@ -3,10 +3,12 @@ showed, lays the log's writes over it, and lets what the log showed win where th
 
 from __future__ import annotations
 
-from trajectories.core.blobs import MemoryBlobs
-from trajectories.core.replay import StateIndex, replay
+import json
 
-from .helpers import LOST, ROOT, UNCERTAIN, bash, cc, numbered, render
+from trajectories.core.blobs import MemoryBlobs
+from trajectories.core.replay import StateIndex, Status, replay
+
+from .helpers import LOST, ROOT, UNCERTAIN, bash, cc, numbered, presumed, render
 
 TREE = {"calc.py": "def add(a, b):\n    return a - b\n", "util.py": "X = 1\n"}
 
@@ -84,7 +86,70 @@ def test_once_the_log_made_a_file_uncertain_a_later_read_is_no_disagreement():
     result, blobs = seeded(b)
     assert render(result.start, blobs) == TREE
     assert result.seed_disagreements == ()
-    assert render(result, blobs) == {"calc.py": LOST, "util.py": "X = 3\n", "**": UNCERTAIN}
+    assert render(result, blobs) == {
+        "calc.py": presumed(TREE["calc.py"]),
+        "util.py": "X = 3\n",
+        "**": UNCERTAIN,
+    }
+
+
+def test_a_seeded_file_under_a_script_keeps_its_content_as_a_presumption():
+    b = cc()
+    bash(b, "make gen")  # a target that echoed nothing: it may have written anything
+    result, blobs = seeded(b)
+    state = render(result, blobs)
+    assert state["calc.py"] == presumed(TREE["calc.py"])
+    assert result.final_state["calc.py"].status is Status.UNCERTAIN
+    assert not result.final_state["calc.py"].known  # readers that do not presume see no content
+
+
+def test_an_edit_applies_on_presumed_content_and_stays_presumed():
+    b = cc()
+    bash(b, "make gen")
+    b.call(
+        "Edit",
+        {"file_path": f"{ROOT}/calc.py", "old_string": "a - b", "new_string": "a + b"},
+        "ok",
+    )
+    result, blobs = seeded(b)
+    assert render(result, blobs)["calc.py"] == presumed("def add(a, b):\n    return a + b\n")
+
+
+def test_a_full_write_or_read_makes_a_presumed_file_known_again():
+    b = cc()
+    bash(b, "make gen")
+    b.call("Write", {"file_path": f"{ROOT}/calc.py", "content": "x = 1\n"}, "ok")
+    b.call("Read", {"file_path": f"{ROOT}/util.py"}, numbered("X = 1\n"))
+    result, blobs = seeded(b)
+    state = render(result, blobs)
+    assert (state["calc.py"], state["util.py"]) == ("x = 1\n", "X = 1\n")
+
+
+def test_a_command_known_to_rewrite_the_tree_loses_the_seed():
+    b = cc()
+    bash(b, "git checkout main")
+    result, blobs = seeded(b)
+    assert render(result, blobs) == {"calc.py": LOST, "util.py": LOST, "**": UNCERTAIN}
+
+
+def test_a_presumed_state_round_trips_through_the_stored_index():
+    b = cc()
+    bash(b, "make gen")
+    bash(b, "python -m pytest", "1 failed", code=1)
+    result, _ = seeded(b)
+    index = StateIndex.build(result, every=1)
+    loaded = StateIndex.from_dict(json.loads(json.dumps(index.to_dict())))
+    assert loaded.state_at_step(1) == index.state_at_step(1) == dict(result.final_state)
+
+
+def test_an_index_of_the_first_format_reads_the_same():
+    b = cc()
+    bash(b, "python -m pytest", "1 failed", code=1)
+    result, _ = seeded(b)
+    stored = StateIndex.build(result).to_dict()
+    assert stored["format"] == 2
+    old = StateIndex.from_dict({**stored, "format": 1})
+    assert old.state_at_step(0) == StateIndex.build(result).state_at_step(0)
 
 
 def test_without_a_seed_the_start_is_empty():

@@ -26,7 +26,7 @@ def tar(sh: Shell, call: Call) -> Handled:
         if v in ("-C", "--directory") and i + 1 < len(values):
             where = sh.path(words[i + 2], cwd)
     if re.match(r"^-?[a-zA-Z]*x", mode) or "--extract" in values or "-x" in values:
-        sh.emit(LostTree(where, "archive extracted"))
+        sh.emit(LostTree(where, "archive extracted", rewrites=True))
     elif re.match(r"^-?[a-zA-Z]*[cru]", mode) or "--create" in values:
         for i, v in enumerate(values):
             if (v == "-f" or v == "--file") and i + 1 < len(values):
@@ -44,5 +44,5 @@ def unzip(sh: Shell, call: Call) -> Handled:
     where = call.cwd
     if "-d" in values and values.index("-d") + 1 < len(values):
         where = sh.path(call.words[values.index("-d") + 2], call.cwd)
-    sh.emit(LostTree(where, "archive extracted"))
+    sh.emit(LostTree(where, "archive extracted", rewrites=True))
     return call.cwd, None

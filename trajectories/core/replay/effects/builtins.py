@@ -16,6 +16,14 @@ if TYPE_CHECKING:
     from .walk import Shell
 
 _ENV_SOURCES = re.compile(r"(^|/)(activate|\.env[\w.]*|\.?(bash|zsh)rc|\.profile|nvm\.sh|env\.sh)$")
+# How bash, zsh (Claude Code's `(eval)` included), dash and fish say a `cd` failed; {t} is the
+# directory as typed.
+_CD_ERRORS = (
+    r"\bcd: {t}: (?:no such file or directory|not a directory|permission denied)",
+    r"\bcd:(?:\d+:)? (?:no such file or directory|not a directory|permission denied): {t}\s*$",
+    r"\bcd: can't cd to {t}\s*$",
+    r"\bcd: the directory '{t}' does not exist",
+)
 
 
 @handles("cd")
@@ -26,7 +34,25 @@ def cd(sh: Shell, call: Call) -> Handled:
     target = words[-1]
     if target.value == "-" or not (target.literal or (target.tilde and not target.expands)):
         return None, None
-    return sh.files.absolute(target.value, call.cwd), None
+    moved = sh.files.absolute(target.value, call.cwd)
+    refused = _refused(target.value, sh.output) or (
+        moved is not None and sh.files.is_dir(moved) is False  # a file: cd fails, cut output
+    )
+    if sh.failed and refused:
+        # The shell stayed where it was, and what was `&&`-chained after never ran: left alone,
+        # a persistent shell's next call would resolve its relative paths under a folder that
+        # does not exist (`go/go/…`).
+        sh.halt()
+        return call.cwd, None
+    return moved, None
+
+
+def _refused(target: str, output: str | None) -> bool:
+    """Whether ``output`` holds the shell's own message that ``cd target`` failed."""
+    if not output:
+        return False
+    t = re.escape(target)
+    return any(re.search(p.format(t=t), output, re.IGNORECASE | re.MULTILINE) for p in _CD_ERRORS)
 
 
 @handles("pushd")

@@ -239,7 +239,7 @@ def move_or_copy(sh: Shell, words: list[Word], cwd: str | None, *, copy: bool) -
         src = sh.path(w, cwd)
         if src is None or not w.literal:
             # Unknown sources: whatever lands at the destination is unknown.
-            sh.emit(LostTree(dst_path, "copied or moved from unknown paths"))
+            sh.emit(LostTree(dst_path, "copied or moved from unknown paths", rewrites=True))
             if not copy:
                 sh.remove(w, cwd, True)
             continue

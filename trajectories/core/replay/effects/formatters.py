@@ -30,15 +30,22 @@ def rewrite(sh: Shell, targets: list[str], words: list[Word], cwd: str | None, n
     if _reported_unchanged(sh, name):
         return
     reason = f"rewritten by {name}"
+    # One that said it changed files rewrote them; one that said nothing only may have.
+    rewrites = _reported_changed(sh, name)
     if not targets:
-        sh.emit(LostTree(cwd, reason))
+        sh.emit(LostTree(cwd, reason, rewrites=rewrites))
         return
     for raw in targets:
         word = next((w for w in words if w.value == raw), None)
         if word is None:
-            sh.emit(LostTree(cwd, reason))
+            sh.emit(LostTree(cwd, reason, rewrites=rewrites))
         else:
             sh.lose_path(word, cwd, reason)
+
+
+def _reported_changed(sh: Shell, name: str) -> bool:
+    reports = _UNCHANGED_REPORTS.get(name)
+    return reports is not None and bool(sh.output) and bool(reports[1].search(sh.output or ""))
 
 
 def _reported_unchanged(sh: Shell, name: str) -> bool:

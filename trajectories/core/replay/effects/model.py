@@ -52,6 +52,10 @@ class Copy:
 class LostTree:
     directory: str | None  # absolute; None when it cannot be known (the whole root)
     reason: str
+    # The command is known to rewrite what lies there (git checkout, an archive, a patch the
+    # replay cannot read): nothing under it keeps its last known content. Otherwise (a script,
+    # `make gen`) the files only may have changed, and keep it as a presumption.
+    rewrites: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,7 +54,7 @@ class Targets:
 
     def lose_all(self, words: list[Word] | None, cwd: str | None, reason: str) -> None:
         if not words:
-            self.emit(LostTree(cwd, reason))
+            self.emit(LostTree(cwd, reason, rewrites=True))
             return
         for w in words:
             self.lose_path(w, cwd, reason)
@@ -68,7 +68,7 @@ class Targets:
         kind = self.files.is_dir(path)
         # With nothing known about the path, no extension suggests a directory of sources.
         if kind or (kind is None and not posixpath.splitext(path)[1]):
-            self.emit(LostTree(path, reason))
+            self.emit(LostTree(path, reason, rewrites=True))  # named: rewritten, like a file
         else:
             self.emit(Write(path, None, reason=reason))
 

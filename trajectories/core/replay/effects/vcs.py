@@ -82,37 +82,37 @@ def _git(sh: Shell, call: Call) -> None:
         elif values and values[0] in ("-b", "-B") and len(values) <= 2:
             return  # a new branch at HEAD leaves the worktree alone
         elif len(values) == 1 and values[0] == ".":
-            sh.emit(LostTree(cwd, "git checkout ."))
+            sh.emit(LostTree(cwd, "git checkout .", rewrites=True))
         else:
-            sh.emit(LostTree(worktree, "git checkout switched revision"))
+            sh.emit(LostTree(worktree, "git checkout switched revision", rewrites=True))
     elif sub == "switch":
         if values and values[0] in ("-c", "-C", "--create") and len(values) <= 2:
             return
-        sh.emit(LostTree(worktree, "git switch"))
+        sh.emit(LostTree(worktree, "git switch", rewrites=True))
     elif sub == "reset":
         if "--hard" in values or "--merge" in values or "--keep" in values:
-            sh.emit(LostTree(worktree, "git reset --hard"))
+            sh.emit(LostTree(worktree, "git reset --hard", rewrites=True))
     elif sub == "stash":
         action = values[0] if values else "push"
         if action not in ("list", "show", "drop", "clear", "create", "store", "branch"):
-            sh.emit(LostTree(worktree, f"git stash {action}"))
+            sh.emit(LostTree(worktree, f"git stash {action}", rewrites=True))
     elif sub == "apply":
         _patch_from(sh, operands, cwd, call.stdin, strip=1, tool="git apply")
     elif sub == "clone":
         targets = [w for w in operands if not w.value.startswith("-")]
         if len(targets) >= 2:
-            sh.emit(LostTree(sh.path(targets[1], cwd), "git clone"))
+            sh.emit(LostTree(sh.path(targets[1], cwd), "git clone", rewrites=True))
         elif targets:
             name = targets[0].value.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
-            sh.emit(LostTree(sh.files.absolute(name, cwd), "git clone"))
+            sh.emit(LostTree(sh.files.absolute(name, cwd), "git clone", rewrites=True))
     elif sub == "worktree" and values[:1] != ["list"]:
         sh.emit(LostTree(cwd, "git worktree"))
     elif sub in _GIT_TREE:
-        sh.emit(LostTree(worktree, f"git {sub}"))
+        sh.emit(LostTree(worktree, f"git {sub}", rewrites=True))
     elif sub in ("format-patch", "archive", "bundle"):
         sh.emit(LostTree(cwd, f"git {sub} writes files"))
     else:
-        sh.emit(LostTree(worktree, f"git {sub}"))
+        sh.emit(LostTree(worktree, f"git {sub}", rewrites=True))
 
 
 def _patch_from(
@@ -145,7 +145,7 @@ def _patch_from(
 def gh(sh: Shell, call: Call) -> Handled:
     values = call.args[1:3]
     if " ".join(values) in _GH_WRITES:
-        sh.emit(LostTree(call.cwd, f"gh {' '.join(values)}"))
+        sh.emit(LostTree(call.cwd, f"gh {' '.join(values)}", rewrites=True))
     return call.cwd, None
 
 
@@ -176,7 +176,7 @@ def patch(sh: Shell, call: Call) -> Handled:
         elif not w.value.startswith("-"):
             operands.append(w)
     if reverse:
-        sh.emit(LostTree(where, "patch -R"))
+        sh.emit(LostTree(where, "patch -R", rewrites=True))
         return call.cwd, None
     if patch_file is None and len(operands) >= 2:
         patch_file = operands[1]
@@ -194,7 +194,7 @@ def apply_patch(sh: Shell, call: Call) -> Handled:
     words = call.words
     text = words[1].value if len(words) > 1 and words[1].literal else call.stdin
     if text is None:
-        sh.emit(LostTree(call.cwd, "apply_patch with an unreadable patch"))
+        sh.emit(LostTree(call.cwd, "apply_patch with an unreadable patch", rewrites=True))
     else:
         sh.emit(CodexPatch(text, call.cwd))
     return call.cwd, None

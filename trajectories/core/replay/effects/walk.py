@@ -40,12 +40,18 @@ class ShellRun:
 class Shell(Targets):
     """One command line being walked: what handlers see of the files and of the walk so far."""
 
-    def __init__(self, files: Files, cwd: str | None, output: str | None) -> None:
+    def __init__(
+        self, files: Files, cwd: str | None, output: str | None, *, failed: bool = False
+    ) -> None:
         super().__init__(files)
         self.run = ShellRun(cwd=cwd)
         self.pipefail = False
         self.dirs: list[str | None] = []  # pushd's stack
         self.output = output
+        self.failed = failed  # the trajectory shows the line's status as a failure
+        # Set when a command is known to have failed here (a `cd` the shell refused): the
+        # commands `&&`-chained after it are skipped, the way the shell skipped them.
+        self.halted = False
         self.bodies_walked = False
         # False while walking echoed script bodies: they account for effects only, the check
         # is the script runner's command that the agent typed.
@@ -53,18 +59,30 @@ class Shell(Targets):
         self.echoed_checks: list[CheckSpec] = []
         self.rewriter_runs: dict[str, int] = {}
 
+    def halt(self) -> None:
+        """The command being walked failed: what is `&&`-chained after it does not run."""
+        self.halted = True
+
     def walk(self, items: list[Item], cwd: str | None) -> str | None:
         stack: list[str | None] = []
         stdout_prev: str | None = None
         ops = [(i, it) for i, it in enumerate(items) if isinstance(it, str)]
+        skip_to = -1  # a subshell that never ran: its items up to this index
         for index, item in enumerate(items):
+            if index <= skip_to:
+                continue
+            if self.halted and item in (";", "||", "&"):
+                self.halted = False  # the next command runs whatever the status
             if item == "(":
+                if self.halted:
+                    skip_to = _closing(items, index)
+                    continue
                 stack.append(cwd)
                 continue
             if item == ")":
                 cwd = stack.pop() if stack else cwd
                 continue
-            if isinstance(item, str):
+            if isinstance(item, str) or self.halted:
                 continue
             before = next(
                 (op for i, op in reversed(ops) if i < index and op not in ("(", ")")), None
@@ -230,11 +248,31 @@ def _may_fail_before(items: list[Item], index: int) -> bool:
     return False
 
 
-def run_script(script: str, cwd: str | None, files: Files, output: str | None = None) -> ShellRun:
+def _closing(items: list[Item], index: int) -> int:
+    """The index of the ``)`` matching the ``(`` at ``index`` (the last item if unbalanced)."""
+    depth = 0
+    for i in range(index, len(items)):
+        item = items[i]
+        depth += (item == "(") - (item == ")") if isinstance(item, str) else 0
+        if depth == 0:
+            return i
+    return len(items) - 1
+
+
+def run_script(
+    script: str,
+    cwd: str | None,
+    files: Files,
+    output: str | None = None,
+    *,
+    failed: bool = False,
+) -> ShellRun:
     """Walk ``script`` from ``cwd``, applying its file effects to ``files`` as they happen.
 
     ``output`` is what the command printed; script runners echo the script bodies into it.
+    ``failed``: the trajectory shows the line failing, so a `cd` its output says the shell
+    refused stays where it was and stops its `&&` chain.
     """
-    shell = Shell(files, cwd, output)
+    shell = Shell(files, cwd, output, failed=failed)
     shell.run.cwd = shell.walk(parse(script), cwd)
     return shell.run
