@@ -15,6 +15,7 @@ from pathlib import Path
 
 from django.contrib.auth.models import AbstractBaseUser
 
+from groundwork.access.errors import Invalid, NotFound, require
 from groundwork.services.audit import audit_event_record
 from tasks_review.models import Candidate
 from tasks_review.services.taskwriting import candidate_from_payload
@@ -24,7 +25,6 @@ from trajectories.selectors import replay_inputs
 from trajectories.store import DbBlobs
 
 from ..roles import RUN_EVAL
-from .errors import Invalid, NotFound, require
 
 SUFFIX = ".replay.json"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_review.models import AuditEvent
+from groundwork.models import AuditEvent
 from tests.tasks_review.factories import make_candidate
 from tests.training.samples import kept_sample
 from training.core.harbor.replay_script import ActionKind, Cut, choose_script
