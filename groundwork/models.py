@@ -11,6 +11,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q, QuerySet
 
+from groundwork.jobs import DEFAULT
+
 if TYPE_CHECKING:
     from groundwork.jobs.redelivery import Lost
 
@@ -103,7 +105,7 @@ class Beating(models.Model):
     WAITING: ClassVar[Q]
     RUNNING: ClassVar[Q]
     STARTED: ClassVar[str] = "started_at"
-    QUEUE: ClassVar[str] = "default"  # groundwork.jobs.queue.DEFAULT or DOCKER
+    QUEUE: ClassVar[str] = DEFAULT
 
     class Meta:
         abstract = True

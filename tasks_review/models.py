@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from groundwork.jobs import DOCKER
 from groundwork.models import Beating, Holdable, Job
 from trajectories.models import Trajectory
 
@@ -47,7 +48,7 @@ class PipelineRun(Job):
     FINISHED = (Status.DONE, Status.FAILED, Status.CANCELLED)
     WAITING = Q(status=Status.QUEUED)
     RUNNING = Q(status=Status.RUNNING)
-    QUEUE = "docker"
+    QUEUE = DOCKER
 
     config = models.JSONField(help_text="The parsed generate config, as run.")
     config_path = models.TextField(blank=True)
@@ -93,7 +94,7 @@ class Candidate(Holdable, Beating):
     WAITING = Q(status__in=(Status.WRITTEN, Status.UNGRADED))
     RUNNING = Q(status=Status.VERIFYING)
     STARTED = "verify_started_at"
-    QUEUE = "docker"
+    QUEUE = DOCKER
 
     # A task a user authored and imported (training.services.sandbox), kept by its own trial
     # matrix: no pipeline run, no trajectory, and not for the review desk (its author stands

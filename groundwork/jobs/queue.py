@@ -22,10 +22,9 @@ from django.conf import settings
 from django.db import models, transaction
 from django_q.tasks import async_task
 
-log = logging.getLogger(__name__)
+from . import DEFAULT, DOCKER
 
-DEFAULT = "default"
-DOCKER = "docker"
+log = logging.getLogger(__name__)
 
 
 def cluster(queue: str = DEFAULT) -> str:

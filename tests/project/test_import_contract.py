@@ -59,3 +59,19 @@ def test_a_lower_floor_importing_a_higher_one_breaks_the_floors(tree):
     assert result.returncode == 1
     assert "trajectories.planted -> tasks_review.models" in result.stdout
     assert "tasks_review.planted -> training.core" in result.stdout
+
+
+def test_the_ground_floor_importing_any_app_breaks_the_floors(tree):
+    (tree / "groundwork" / "planted.py").write_text("import trajectories.models\n")
+    (tree / "groundwork" / "jobs" / "planted.py").write_text("from training import tasks\n")
+    result = lint(tree, "floors")
+    assert result.returncode == 1
+    assert "groundwork.planted -> trajectories.models" in result.stdout
+    assert "groundwork.jobs.planted -> training.tasks" in result.stdout
+
+
+def test_the_ground_floors_core_importing_django_breaks_the_framework_free_contract(tree):
+    (tree / "groundwork" / "core" / "docker" / "planted.py").write_text("import django.db\n")
+    result = lint(tree, "core-framework-free")
+    assert result.returncode == 1
+    assert "groundwork.core.docker.planted -> django (l.1)" in result.stdout

@@ -19,6 +19,7 @@ from tasks_review.core.trials.model import (
 )
 from tasks_review.models import Candidate, PipelineRun, TrialRun
 from tasks_review.services import verification
+from tests.groundwork.core.docker.fakes import FakeEngine
 from tests.trajectories.factories import make_trajectory
 
 pytestmark = pytest.mark.django_db
@@ -190,18 +191,6 @@ def written_candidates(tmp_path: Path, n: int) -> list[int]:
         ).id
         for i in range(n)
     ]
-
-
-class FakeEngine:
-    """The Docker seam's labelled cleanup; removing a run's containers ends its blocked trials."""
-
-    def __init__(self) -> None:
-        self.cleanups: list[tuple[str, bool]] = []
-        self.removed = threading.Event()
-
-    def cleanup(self, *, label: str, include_live: bool = False) -> None:
-        self.cleanups.append((label, include_live))
-        self.removed.set()
 
 
 class RunCancelled(Exception):

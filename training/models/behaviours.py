@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from groundwork.jobs import DOCKER
 from groundwork.models import Beating, Job
 from tasks_review.models import Candidate
 from trajectories.models import Trajectory
@@ -149,7 +150,7 @@ class Rollout(Beating):
     WAITING = Q(grade=Grade.PENDING)
     RUNNING = Q(grade=Grade.GRADING)
     STARTED = "grade_started_at"
-    QUEUE = "docker"
+    QUEUE = DOCKER
 
     candidate = models.ForeignKey(Candidate, on_delete=models.PROTECT, related_name="rollouts")
     trajectory = models.ForeignKey(

@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
+from groundwork.jobs import DOCKER
 from groundwork.models import Job
 from tasks_review.models import Candidate
 
@@ -30,7 +31,7 @@ class SandboxTask(Job):
     FINISHED = (Status.KEPT, Status.REJECTED, Status.UNGRADED)
     WAITING = Q(status=Status.QUEUED)
     RUNNING = Q(status=Status.VERIFYING)
-    QUEUE = "docker"
+    QUEUE = DOCKER
 
     path = models.TextField(help_text="The folder as the user named it.")
     task_dir = models.TextField(help_text="The copy that was verified (the store's, by content).")

@@ -17,6 +17,7 @@ from tasks_review.core.trials.model import MatrixStatus, Role, TrialRecord, Tria
 from tasks_review.models import Candidate
 from tasks_review.selectors.reviewable import reviewable
 from tasks_review.services.reverify import stale_kept
+from tests.groundwork.core.docker.fakes import FakeEngine
 from tests.training.core.sandbox.helpers import EXAMPLE, copy_example
 from tests.training.factories import make_behaviour
 from training.core.harbor.jobs import task_digest
@@ -179,16 +180,6 @@ def test_a_task_is_verified_by_one_worker_only(people, monkeypatch):
     assert sandbox_task_verify(task_id=row.pk) is not None
     assert sandbox_task_verify(task_id=row.pk) is None
     assert sandbox_task_verify(task_id=row.pk + 1) is None
-
-
-class FakeEngine:
-    """The Docker seam's labelled cleanup, recorded."""
-
-    def __init__(self) -> None:
-        self.cleanups: list[tuple[str, bool]] = []
-
-    def cleanup(self, *, label: str, include_live: bool = False) -> None:
-        self.cleanups.append((label, include_live))
 
 
 def test_a_task_a_dead_worker_left_verifying_is_taken_over_after_its_containers_go(
