@@ -9,7 +9,7 @@
   window.traj2envHolds = true;
 
   const IDLE_MS = 5 * 60 * 1000; // nobody touched the page this long: they have left it
-  const TICK_MS = 5 * 1000;
+  const TICK_MS = 1000; // a beat is due within a second of its time, not up to a tick late
   let touched = Date.now();
   const renewed = new WeakMap(); // banner -> when its hold was last taken or renewed
 
@@ -23,7 +23,7 @@
       // A banner just swapped in came with a fresh hold: its first beat is one beat away.
       if (!renewed.has(banner)) renewed.set(banner, Date.now());
       const beat = Number(banner.dataset.holdBeat) * 1000;
-      if (Date.now() - renewed.get(banner) < beat) return;
+      if (Date.now() - renewed.get(banner) < beat - TICK_MS / 2) return;
       renewed.set(banner, Date.now());
       window.htmx.trigger(banner, "hold-beat");
     });

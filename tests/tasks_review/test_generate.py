@@ -402,10 +402,10 @@ def atif_session(name: str, builder_calls) -> dict:
 def test_report_and_summary_split_product_drops_from_environment_limits(tmp_path):
     from tests.tasks_review.core.repair_helpers import CALC_BUGGY, TEST_CALC
 
-    def rust(story):
-        story.write("Cargo.toml", "[package]\nname = 'x'\n").write("src/lib.rs", "fn a() {}\n")
-        story.run("cargo test", fail=True, output="test result: FAILED")
-        story.edit("src/lib.rs", "fn a() {}", "fn a() { }").run("cargo test", output="ok")
+    def java(story):  # no image runs Maven
+        story.write("pom.xml", "<project/>\n").write("src/A.java", "class A {}\n")
+        story.run("mvn test", fail=True, output="BUILD FAILURE")
+        story.edit("src/A.java", "class A {}", "class A { }").run("mvn test", output="BUILD SUCCESS")
 
     def unseen_mise(story):  # the log never shows mise.toml, and there is no clone
         story.write("calc.py", CALC_BUGGY).write("tests/test_calc.py", TEST_CALC)
@@ -414,7 +414,7 @@ def test_report_and_summary_split_product_drops_from_environment_limits(tmp_path
 
     src = tmp_path / "src"
     src.mkdir()
-    for name, calls in (("rust", rust), ("mise", unseen_mise)):
+    for name, calls in (("java", java), ("mise", unseen_mise)):
         (src / f"{name}.trajectory.json").write_text(json.dumps(atif_session(name, calls)))
     out = StringIO()
     with pytest.raises(SystemExit):
@@ -427,7 +427,7 @@ def test_report_and_summary_split_product_drops_from_environment_limits(tmp_path
     }
     assert sides["environment"] == {
         "count": 1,
-        "limits": [{"kind": "language", "name": "rust", "source": "", "count": 1}],
+        "limits": [{"kind": "language", "name": "java", "source": "", "count": 1}],
     }
     by_reason = {d["reason"]: d for d in report["drops"]}
     assert by_reason["unsupported_language"]["side"] == "environment"
@@ -438,4 +438,4 @@ def test_report_and_summary_split_product_drops_from_environment_limits(tmp_path
     }
     printed = out.getvalue()
     assert "1 product-side drops (top: check_manifest_unseen ×1)" in printed
-    assert "1 environment limits (language rust ×1)" in printed
+    assert "1 environment limits (language java ×1)" in printed
