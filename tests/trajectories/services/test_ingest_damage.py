@@ -17,7 +17,7 @@ from django.urls import reverse
 from tests.conftest import SAMPLES
 from tests.trajectories.core.test_formats_damage import STACK_TRACE, stream_json
 from trajectories.models import IngestIssue, IngestRun, SourceFile, Trajectory
-from trajectories.services import WARNINGS_PER_FILE
+from trajectories.services.ingest import WARNINGS_PER_FILE
 
 pytestmark = pytest.mark.django_db
 
