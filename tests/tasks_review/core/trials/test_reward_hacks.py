@@ -17,8 +17,9 @@ agent's own container). Five classes:
    reward files, a ``bash`` first on root's PATH, a link at ``reward.txt``.
 
 The hacks are aimed at the bundled samples (Python unittest, Node ``node --test`` through npm and
-directly) and a pytest task. They stay in the tests (``reward_hacks.py``): the catalogue's
-controls (``trials/controls/``) are generic variants of each class, not these instances.
+directly) and a pytest task. They stay in the tests (``reward_hacks/``, one module per class):
+the catalogue's controls (``trials/controls/``) are generic variants of each class, not these
+instances.
 """
 
 from __future__ import annotations
