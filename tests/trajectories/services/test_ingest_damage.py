@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from tests.conftest import SAMPLES
-from tests.trajectories.core.test_formats_damage import STACK_TRACE, stream_json
+from tests.trajectories.core.formats.test_damage import STACK_TRACE, stream_json
 from trajectories.models import IngestIssue, IngestRun, SourceFile, Trajectory
 from trajectories.services.ingest import WARNINGS_PER_FILE
 

@@ -30,7 +30,7 @@ from tasks_review.core.taskfiles import SourceTrace, write_task
 from tasks_review.core.trials import Role, check_in_image, prepare
 from tasks_review.core.trials.model import TrialDrop
 
-from ..test_repair_samples import mine_sample
+from ..mining.test_repair_samples import mine_sample
 from .helpers import (
     PYTEST_FIX,
     PYTEST_START,
