@@ -53,7 +53,7 @@ def _ingest(paths: list[Path]):
 
 def _ingest_timed(paths: list[Path]):
     """Wall and CPU seconds of one ingest run in this process, and its summary."""
-    from trajectories.services import ingest_run_create, ingest_run_execute
+    from trajectories.services.ingest import ingest_run_create, ingest_run_execute
 
     gc.collect()
     started, cpu = time.perf_counter(), time.process_time()

@@ -39,7 +39,8 @@ def main() -> None:
 
     from trajectories.models import Replay, Trajectory
     from trajectories.replay_reads import step_state
-    from trajectories.services import ingest_run_create, ingest_run_execute, replay_compute
+    from trajectories.services.ingest import ingest_run_create, ingest_run_execute
+    from trajectories.services.replay import replay_compute
 
     def ingest(paths):
         return ingest_run_execute(run_id=ingest_run_create(paths=paths).id)

@@ -15,7 +15,7 @@ from groundwork.jobs.queue import enqueue_on_commit, unless_gone
 from groundwork.jobs.redelivery import Lost, redeliver, summary
 
 from .models import Trajectory
-from .services import replay_compute
+from .services.replay import replay_compute
 
 
 def replays_enqueue(trajectory_ids: Iterable[int]) -> None:

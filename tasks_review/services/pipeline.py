@@ -49,7 +49,8 @@ from trajectories.core.blobs import MemoryBlobs
 from trajectories.core.formats.trial import harbor_trial
 from trajectories.models import Trajectory
 from trajectories.selectors import replay_inputs
-from trajectories.services import ingest_run_create, ingest_run_execute, replay_compute
+from trajectories.services.ingest import ingest_run_create, ingest_run_execute
+from trajectories.services.replay import replay_compute
 from trajectories.store import DbBlobs
 
 log = logging.getLogger(__name__)

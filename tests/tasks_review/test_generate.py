@@ -208,7 +208,7 @@ def test_a_second_run_on_the_same_files_mines_them_again(tmp_path):
 
 
 def test_a_pytest_candidate_whose_wheels_cannot_be_had_offline_drops_at_write(tmp_path, settings):
-    from tests.tasks_review.core.test_repair import fixed_python_story
+    from tests.tasks_review.core.mining.test_repair import fixed_python_story
 
     atif, _ = fixed_python_story().builder.build()
     source = tmp_path / "sessions"
@@ -233,7 +233,7 @@ def test_a_pytest_candidate_whose_wheels_cannot_be_had_offline_drops_at_write(tm
 def test_a_pytest_candidate_ships_the_wheels_pypi_had_on_the_trajectorys_date(tmp_path, settings):
     import socket
 
-    from tests.tasks_review.core.test_repair import fixed_python_story
+    from tests.tasks_review.core.mining.test_repair import fixed_python_story
 
     try:
         socket.create_connection(("pypi.org", 443), timeout=5).close()
@@ -390,7 +390,7 @@ def test_generate_with_json_prints_the_reports_summary_and_nothing_else(tmp_path
 
 def atif_session(name: str, builder_calls) -> dict:
     """An ATIF trajectory of a Claude Code session ``name`` made of ``builder_calls(story)``."""
-    from tests.tasks_review.core.repair_helpers import Session
+    from tests.tasks_review.core.mining.repair_helpers import Session
 
     story = Session(root="/repo").user("Make the tests pass.")
     builder_calls(story)
@@ -400,12 +400,14 @@ def atif_session(name: str, builder_calls) -> dict:
 
 
 def test_report_and_summary_split_product_drops_from_environment_limits(tmp_path):
-    from tests.tasks_review.core.repair_helpers import CALC_BUGGY, TEST_CALC
+    from tests.tasks_review.core.mining.repair_helpers import CALC_BUGGY, TEST_CALC
 
     def java(story):  # no image runs Maven
         story.write("pom.xml", "<project/>\n").write("src/A.java", "class A {}\n")
         story.run("mvn test", fail=True, output="BUILD FAILURE")
-        story.edit("src/A.java", "class A {}", "class A { }").run("mvn test", output="BUILD SUCCESS")
+        story.edit("src/A.java", "class A {}", "class A { }").run(
+            "mvn test", output="BUILD SUCCESS"
+        )
 
     def unseen_mise(story):  # the log never shows mise.toml, and there is no clone
         story.write("calc.py", CALC_BUGGY).write("tests/test_calc.py", TEST_CALC)

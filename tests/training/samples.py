@@ -8,10 +8,10 @@ from pathlib import Path
 from tasks_review.core.taskfiles import SourceTrace, write_task
 from tasks_review.models import Candidate
 from tasks_review.services.taskwriting import candidate_payload
-from tests.tasks_review.core.test_repair_samples import SAMPLES, STORIES, mine_sample
+from tests.tasks_review.core.mining.test_repair_samples import SAMPLES, STORIES, mine_sample
 from tests.tasks_review.factories import make_candidate
 from trajectories.models import Trajectory
-from trajectories.services import ingest_run_create, ingest_run_execute
+from trajectories.services.ingest import ingest_run_create, ingest_run_execute
 
 # Pinned in form only: writing a task needs no image, running it does (base_image there).
 UNBUILT = "traj2env/base@sha256:" + "0" * 64

@@ -10,12 +10,14 @@ from typing import Any
 import pytest
 
 from trajectories import replay_reads as reads
-from trajectories import services
 from trajectories.core.blobs import MemoryBlobs
 from trajectories.core.formats import Loaded, TrajectoryMeta
 from trajectories.core.replay import StateIndex, replay
 from trajectories.core.replay.synthetic import claude_code_session
 from trajectories.models import Command, Step, Trajectory
+from trajectories.services.ingest import ingest_run_create, ingest_run_execute
+from trajectories.services.replay import replay_compute
+from trajectories.services.trajectories import trajectory_store
 from trajectories.store import sha256_hex
 
 pytestmark = pytest.mark.django_db
@@ -33,13 +35,13 @@ def stored(atif: dict[str, Any], side: dict[str, Any], *, root: str, title: str 
         title=title or f"synthetic {len(atif['steps'])} steps", parent_session_id=None,
         is_subagent=False, harbor_task=None, harbor_reward=None,
     )  # fmt: skip
-    trajectory = services.trajectory_store(
+    trajectory = trajectory_store(
         path=Path(f"/data/{sha256_hex(data)[:12]}.json"),
         data=data,
         sha=sha256_hex(data),
         loaded=Loaded(format="claude-code", atif=atif, side_data=side, meta=meta),
     )
-    assert services.replay_compute(trajectory_id=trajectory.id) is not None
+    assert replay_compute(trajectory_id=trajectory.id) is not None
     trajectory.refresh_from_db()
     return trajectory
 
@@ -118,11 +120,11 @@ def test_the_real_samples_match_the_core_index_at_every_step(
     settings, django_assert_max_num_queries
 ):
     settings.TRAJ2ENV = {**settings.TRAJ2ENV, "REPLAY_CHECKPOINT_EVERY": 3}
-    run = services.ingest_run_create(paths=[SAMPLES])
-    summary = services.ingest_run_execute(run_id=run.id)
+    run = ingest_run_create(paths=[SAMPLES])
+    summary = ingest_run_execute(run_id=run.id)
     assert summary is not None and summary.ingested == 4
     for trajectory_id in summary.trajectory_ids:
-        assert services.replay_compute(trajectory_id=trajectory_id) is not None
+        assert replay_compute(trajectory_id=trajectory_id) is not None
         trajectory = Trajectory.objects.get(id=trajectory_id)
         assert_every_step_matches(trajectory, 3, django_assert_max_num_queries)
         assert Command.objects.filter(trajectory=trajectory).exclude(check_kind="").count() == 2

@@ -36,7 +36,7 @@ from training.core.sandbox import SandboxGrader
 from trajectories.core import formats, limits
 from trajectories.core.blobs import sha256_hex
 from trajectories.models import Trajectory
-from trajectories.services import ingest_run_create, ingest_run_execute
+from trajectories.services.ingest import ingest_run_create, ingest_run_execute
 from trajectories.store import DbBlobs
 
 from ..models import Rollout, RolloutImport

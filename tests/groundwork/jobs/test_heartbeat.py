@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from groundwork.jobs.heartbeat import Heartbeat
 from trajectories.models import IngestRun
-from trajectories.services import ingest_run_create, ingest_run_execute
+from trajectories.services.ingest import ingest_run_create, ingest_run_execute
 
 S = IngestRun.Status
 

@@ -3,7 +3,7 @@ request, the failing output and the starting project's files."""
 
 from __future__ import annotations
 
-from .repair_helpers import Session
+from .mining.repair_helpers import Session
 
 # Built from parts so this file is not itself a secret to scanners.
 AWS_KEY = "AKIA" + "Q3ZT7N2XW5RB4LMY"

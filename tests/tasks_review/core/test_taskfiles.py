@@ -27,8 +27,8 @@ from tasks_review.core.taskfiles import (
 )
 from trajectories.core.blobs import MemoryBlobs
 
-from .test_repair import fixed_python_story
-from .test_repair_samples import STORIES, mine_sample
+from .mining.test_repair import fixed_python_story
+from .mining.test_repair_samples import STORIES, mine_sample
 
 REPO = Path(__file__).resolve().parents[3]
 IMAGE = "127.0.0.1:5000/traj2env/base@sha256:" + "ab" * 32  # traj2env's own base

@@ -11,7 +11,7 @@ from harbor.models.task.task import Task
 from tasks_review.core.taskfiles import SourceTrace, write_task
 from trajectories.core.formats import NotTrajectory, discover, load
 
-from .test_repair_corpus import CORPUS_OUTCOMES, mined
+from .mining.test_repair_corpus import CORPUS_OUTCOMES, mined
 
 pytestmark = pytest.mark.corpus
 

@@ -60,7 +60,7 @@ def test_the_task_records_how_many_secrets_of_each_type_it_replaced(tmp_path):
 
 
 def test_a_task_without_secrets_records_no_redaction(tmp_path):
-    from .test_repair import fixed_python_story
+    from .mining.test_repair import fixed_python_story
 
     mined = fixed_python_story().mine()
     task = write(tmp_path / "task", mined.only, mined.blobs)
@@ -88,7 +88,7 @@ def test_a_secret_in_the_checks_test_file_refuses_the_task(tmp_path):
 
 
 def test_a_secret_in_a_file_the_oracle_writes_refuses_the_task(tmp_path):
-    from .repair_helpers import Session
+    from .mining.repair_helpers import Session
 
     mined = (
         Session()
@@ -158,7 +158,7 @@ KEY_PASTES = {
 def test_a_private_key_in_the_users_request_leaves_no_key_line_in_the_instruction(
     tmp_path, kind, paste
 ):
-    from .repair_helpers import Session
+    from .mining.repair_helpers import Session
 
     key = PEM_KEYS[kind]
     request = (

@@ -14,7 +14,7 @@ from tasks_review.core.trials.crates import VendoredCrates, image_config
 from tasks_review.core.trials.gomodules import GoModules
 from tasks_review.core.trials.npmdeps import NodePackages
 
-from .test_repair import fixed_python_story
+from .mining.test_repair import fixed_python_story
 from .test_taskfiles import write
 
 PUBLIC = "docker.io/library/node@sha256:" + "cd" * 32

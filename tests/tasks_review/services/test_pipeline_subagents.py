@@ -5,7 +5,7 @@ import pytest
 from tasks_review.core.config import parse_config
 from tasks_review.models import Candidate
 from tasks_review.services.pipeline import pipeline_run_create, pipeline_run_execute
-from tests.trajectories.test_subagent_replay import BUGGY, FIXED, PARENT, write_pair
+from tests.trajectories.services.test_sessions_subagents import BUGGY, FIXED, PARENT, write_pair
 from trajectories.store import DbBlobs
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_docker")]

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 
 from tasks_review.models import Candidate, PipelineRun
-from tests.tasks_review.core.repair_helpers import CALC_BUGGY, PYTEST_FAIL, TEST_CALC
+from tests.tasks_review.core.mining.repair_helpers import CALC_BUGGY, PYTEST_FAIL, TEST_CALC
 from trajectories.core.replay.synthetic import AtifBuilder
 
 pytestmark = pytest.mark.django_db

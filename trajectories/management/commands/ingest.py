@@ -10,7 +10,7 @@ from django.db import DatabaseError
 
 from trajectories.core import formats
 from trajectories.management.terminal import Unstyled
-from trajectories.services import IngestSummary, ingest_run_create, ingest_run_execute
+from trajectories.services.ingest import IngestSummary, ingest_run_create, ingest_run_execute
 from trajectories.tasks import replays_enqueue
 
 LISTED = 10  # failures, skips and warnings printed one per line before the rest are counted

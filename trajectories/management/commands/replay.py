@@ -6,7 +6,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from trajectories.models import SourceFile, Trajectory
-from trajectories.services import ingest_run_create, ingest_run_execute, replay_compute
+from trajectories.services.ingest import ingest_run_create, ingest_run_execute
+from trajectories.services.replay import replay_compute
 from trajectories.store import sha256_hex
 
 

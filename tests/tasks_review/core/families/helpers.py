@@ -5,7 +5,7 @@ from __future__ import annotations
 from tasks_review.core.families import mine
 from tasks_review.core.families.common import Asks
 from tasks_review.core.mining.repair import PROJECT_DIR
-from tests.tasks_review.core.repair_helpers import Mined, Session
+from tests.tasks_review.core.mining.repair_helpers import Mined, Session
 from trajectories.core.blobs import MemoryBlobs
 from trajectories.core.replay import StateIndex, replay
 

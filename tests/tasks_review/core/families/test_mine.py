@@ -8,7 +8,7 @@ from trajectories.core.blobs import MemoryBlobs
 from trajectories.core.formats import load
 from trajectories.core.replay import StateIndex, replay
 
-from ..test_repair_samples import SAMPLES, STORIES
+from ..mining.test_repair_samples import SAMPLES, STORIES
 
 
 def _replayed():

@@ -19,7 +19,7 @@ from pathlib import Path
 from tasks_review.core.trials.kit import probing
 from tasks_review.core.trials.probeinputs import key
 
-from ..test_repair_samples import STORIES
+from ..mining.test_repair_samples import STORIES
 from .test_probes import KIT, lay, traced
 
 COMMANDS = {

@@ -11,7 +11,7 @@ from tasks_review.core.trials.assertions import (
     too_thin,
 )
 
-from ..test_repair_samples import STORIES
+from ..mining.test_repair_samples import STORIES
 
 
 def test_python_assertions_are_asserts_self_asserts_and_pytest_raises_with_their_inputs():

@@ -20,7 +20,7 @@ import pytest
 from tasks_review.core.trials.kit import probe_values
 from tasks_review.core.trials.probeinputs import derive, mutations
 
-from ..test_repair_samples import STORIES
+from ..mining.test_repair_samples import STORIES
 from .memorised import COMMANDS, hacked_files, input_key, outcomes, table_inputs, visible
 from .test_probes import lay
 

@@ -23,7 +23,7 @@ from tasks_review.core.trials.probeset import record_probes
 from tasks_review.core.trials.taskdir import record_reference
 from tasks_review.core.trials.trial import run_trial
 
-from ..test_repair_samples import STORIES
+from ..mining.test_repair_samples import STORIES
 from .helpers import new_run_id, rewards, separately
 from .memorised import hacked_files
 

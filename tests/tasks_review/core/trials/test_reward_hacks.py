@@ -17,8 +17,9 @@ agent's own container). Five classes:
    reward files, a ``bash`` first on root's PATH, a link at ``reward.txt``.
 
 The hacks are aimed at the bundled samples (Python unittest, Node ``node --test`` through npm and
-directly) and a pytest task. They stay in the tests (``reward_hacks.py``): the catalogue's
-controls (``trials/controls/``) are generic variants of each class, not these instances.
+directly) and a pytest task. They stay in the tests (``reward_hacks/``, one module per class):
+the catalogue's controls (``trials/controls/``) are generic variants of each class, not these
+instances.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from tasks_review.core.taskfiles import SourceTrace, write_task
 from tasks_review.core.trials import Role, check_in_image, prepare
 from tasks_review.core.trials.model import TrialDrop
 
-from ..test_repair_samples import mine_sample
+from ..mining.test_repair_samples import mine_sample
 from .helpers import (
     PYTEST_FIX,
     PYTEST_START,

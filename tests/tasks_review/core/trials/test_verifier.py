@@ -12,7 +12,7 @@ from tasks_review.core.trials.taskdir import ReferenceFacts, read_task
 from tasks_review.core.trials.trial import control_context
 from tasks_review.core.trials.verifier import Graded, Submission, grade_submission
 
-from ..test_repair_samples import mine_sample
+from ..mining.test_repair_samples import mine_sample
 from .helpers import DISAGREE, SHA, harbor_style, left_behind, new_run_id, with_check
 
 

@@ -27,7 +27,7 @@ from groundwork.core.docker import labels as lbl
 from tasks_review.core.taskfiles import SourceTrace, write_task
 from tasks_review.core.trials import MatrixStatus, TrialStatus, read_task, verify_task
 from tests.conftest import REPO, subprocess_env
-from tests.tasks_review.core.test_repair_samples import mine_sample
+from tests.tasks_review.core.mining.test_repair_samples import mine_sample
 from training.core.harbor.environment import OfflineDockerEnvironment
 from training.core.harbor.jobs import Status, read_jobs, task_digest
 from training.core.harbor.regrade import TaskGrader

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tasks_review.core.taskfiles import SourceTrace, write_task
-from tests.tasks_review.core.test_repair_samples import mine_sample
+from tests.tasks_review.core.mining.test_repair_samples import mine_sample
 from tests.training.core.helpers import Session
 from training.core.harbor.replay_plan import Attempt, KeptTask, plan_replay, read_kept_task
 from training.core.harbor.replay_script import ActionKind, Cut, ReplayScript, ScriptError

@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 
 from trajectories.models import IngestIssue, SourceFile, Trajectory
-from trajectories.services import ingest_run_create, ingest_run_execute
+from trajectories.services.ingest import ingest_run_create, ingest_run_execute
 
 pytestmark = [pytest.mark.django_db, pytest.mark.corpus, pytest.mark.slow]
 

@@ -8,11 +8,11 @@ import pytest
 
 from trajectories.core import formats
 from trajectories.models import SourceFile, Step, Trajectory
-from trajectories.services import ingest_run_create, ingest_run_execute
+from trajectories.services.ingest import ingest_run_create, ingest_run_execute
 
 pytestmark = pytest.mark.django_db
 
-CC_SESSION = Path(__file__).resolve().parents[1] / "fixtures/formats/claude-code-session.json"
+CC_SESSION = Path(__file__).resolve().parents[2] / "fixtures/formats/claude-code-session.json"
 # A Harbor trial of the corpus: the session JSONL, its ATIF trajectory.json, and the ATIF of a
 # second phase that resumed the session under the same id with a new first request.
 HARBOR_AGENT = Path(

@@ -9,8 +9,9 @@ import pytest
 
 from tests.claude_code_log import Log as ClaudeCodeLog
 from trajectories import replay_reads as reads
-from trajectories import services
 from trajectories.models import Replay, Trajectory
+from trajectories.services.ingest import IngestSummary, ingest_run_create, ingest_run_execute
+from trajectories.services.replay import replay_compute
 
 pytestmark = pytest.mark.django_db
 
@@ -55,9 +56,9 @@ def write_pair(folder: Path) -> tuple[Path, Path]:
     )
 
 
-def ingest(*paths: Path) -> services.IngestSummary:
-    run = services.ingest_run_create(paths=paths)
-    summary = services.ingest_run_execute(run_id=run.id)
+def ingest(*paths: Path) -> IngestSummary:
+    run = ingest_run_create(paths=paths)
+    summary = ingest_run_execute(run_id=run.id)
     assert summary is not None and not summary.failed, summary and summary.failed
     return summary
 
@@ -67,7 +68,7 @@ def parent_row() -> Trajectory:
 
 
 def replayed(trajectory: Trajectory) -> Replay:
-    assert services.replay_compute(trajectory_id=trajectory.id) is not None
+    assert replay_compute(trajectory_id=trajectory.id) is not None
     return Replay.objects.get(trajectory=trajectory)
 
 

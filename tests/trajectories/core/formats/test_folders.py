@@ -21,7 +21,7 @@ from trajectories.core.formats import Folders, Loaded, load
 from trajectories.core.formats import folders as folders_module
 from trajectories.core.formats.converter import to_dict
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "formats"
 CODEX = FIXTURES / "codex-rollout.jsonl"
 CODEX_ID = "019c0000-1111-7222-8333-444455556666"
 BRIEF = "Audit the lexer for unicode bugs and report each one with a failing input."

@@ -26,7 +26,7 @@ from trajectories.core.formats import (
     survey,
 )
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "formats"
 CC_SESSION = FIXTURES / "claude-code-session.json"
 PI_LINEAR = FIXTURES / "pi-linear.jsonl"
 PI_TREE = FIXTURES / "pi-tree.jsonl"

@@ -14,7 +14,7 @@ from trajectories.core.blobs import MemoryBlobs
 from trajectories.core.formats import Loaded, load
 from trajectories.core.replay import StateIndex, replay
 
-SAMPLES = Path(__file__).resolve().parents[3] / "samples"
+SAMPLES = Path(__file__).resolve().parents[4] / "samples"
 
 
 def _stories():

@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 
 from tests.conftest import SAMPLES
 from trajectories.models import IngestIssue, IngestRun, SourceFile, Step, Trajectory
-from trajectories.services import ingest_run_create, ingest_run_execute
+from trajectories.services.ingest import ingest_run_create, ingest_run_execute
 
 pytestmark = pytest.mark.django_db
 

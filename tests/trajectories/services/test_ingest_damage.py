@@ -15,9 +15,9 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from tests.conftest import SAMPLES
-from tests.trajectories.core.test_formats_damage import STACK_TRACE, stream_json
+from tests.trajectories.core.formats.test_damage import STACK_TRACE, stream_json
 from trajectories.models import IngestIssue, IngestRun, SourceFile, Trajectory
-from trajectories.services import WARNINGS_PER_FILE
+from trajectories.services.ingest import WARNINGS_PER_FILE
 
 pytestmark = pytest.mark.django_db
 

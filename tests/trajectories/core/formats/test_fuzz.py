@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from trajectories.core.formats import FORMATS, IngestError, Loaded, NotTrajectory, detect, load
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "formats"
 SYNTHETIC = sorted(p for p in FIXTURES.rglob("*") if p.is_file())
 SYNTHETIC_LOGS = [p for p in SYNTHETIC if detect(p) is not None]
 # Small real trajectories keep each example fast; every format is represented.

@@ -11,7 +11,7 @@ from trajectories.core.blobs import MemoryBlobs
 from trajectories.core.formats import Loaded, load
 from trajectories.core.replay import replay
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "formats"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "formats"
 
 
 def loaded(path: Path) -> Loaded:
