@@ -6,6 +6,9 @@
 #   2. the scale-out run: the tests marked scaleout, against a PostgreSQL and a Redis this script
 #      starts (throwaway, on loopback) and the worker processes those tests start themselves.
 #
+# The main run hands each Docker test module to one worker as a unit (--dist loadgroup, see
+# tests/conftest.py), largest first, so the images and kept tasks a module builds are built once.
+#
 # Extra arguments go to both runs. A marker expression narrows both (`-m "not docker"` runs the
 # scale-out tests that need no Docker in the second); `-m "not scaleout"` leaves the second empty.
 source "$(dirname "$0")/lib.sh"
@@ -16,10 +19,6 @@ ensure_venv
 # redis-server are the scale-out run's database and broker.
 apt_install chromium nodejs mmdebstrap docker-registry postgresql redis-server
 export TRAJ2ENV_CHROMIUM="${TRAJ2ENV_CHROMIUM:-$(command -v chromium || true)}"
-"$PY" -m ruff check .
-# The layer contract (pyproject.toml [tool.importlinter]) and types over the core packages.
-"$VENV/bin/lint-imports" --no-logo --no-cache
-"$PY" -m mypy
 
 # pytest takes one -m (the last): take the caller's out and join it to each run's own.
 marker=""
@@ -31,6 +30,24 @@ while [ $# -gt 0 ]; do
     *) args+=("$1"); shift ;;
   esac
 done
+
+# The Docker tests' base images (the default and the variants they use), built in the
+# background from here on, beside the checks and the tests that need none: a test that needs
+# one waits for it on bootstrap's lock instead of building it while its worker sits idle.
+images_pid=""
+if [[ "$marker" != *"not docker"* ]]; then
+  mkdir -p var
+  say "building the base images in the background (log: var/test-images.log)"
+  DJANGO_SETTINGS_MODULE=tests.settings "$PY" manage.py images bootstrap \
+    --variant go --variant services --variant rust >var/test-images.log 2>&1 &
+  images_pid=$!
+fi
+
+"$PY" -m ruff check .
+# The layer contract (pyproject.toml [tool.importlinter]) and types over the core packages.
+"$VENV/bin/lint-imports" --no-logo --no-cache
+"$PY" -m mypy
+
 markers_and() { if [ -n "$marker" ]; then echo "($marker) and ($1)"; else echo "$1"; fi; }
 run_pytest() {
   # 5 is "no test selected": a narrowing -m may leave one of the runs empty.
@@ -42,7 +59,7 @@ run_pytest() {
 
 say "pytest: the main run (SQLite, ORM broker)"
 main=0
-run_pytest -n 2 -m "$(markers_and "not scaleout")" "${args[@]}" || main=$?
+run_pytest -n 2 --dist loadgroup -m "$(markers_and "not scaleout")" "${args[@]}" || main=$?
 
 say "pytest: the scale-out run (PostgreSQL, Redis, worker processes)"
 scaleout=0
@@ -51,5 +68,9 @@ if [[ "${DATABASE_URL:-}" != postgres* || -z "${Q_REDIS_URL:-}" ]]; then
   scaleout_services_start || true
 fi
 run_pytest -m "$(markers_and "scaleout")" "${args[@]}" || scaleout=$?
+if [ -n "$images_pid" ] && ! wait "$images_pid"; then
+  say "building the base images in the background failed (the Docker tests built what they needed):"
+  tail -n 20 var/test-images.log >&2
+fi
 [ "$main" = 0 ] || exit "$main"
 exit "$scaleout"

@@ -1,4 +1,5 @@
-"""Shared fixtures: the real corpus beside the checkout, and the four people of every view test."""
+"""Shared fixtures: the real corpus beside the checkout, and the four people of every view test;
+and how the Docker tests share the two xdist workers."""
 
 from __future__ import annotations
 
@@ -10,6 +11,17 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("TRAJ2ENV_CORPUS", REPO.parent / "shared" / "corpus"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config, items) -> None:
+    """Each Docker test module is one xdist group (scripts/test.sh runs ``--dist loadgroup``):
+    its module- and session-scoped fixtures (images built, tasks kept, runs graded) are then
+    built by one worker, not once by each. Groups go out largest first and the single tests
+    fill in around them. A module that shares such work with another names a group of its own."""
+    for item in items:
+        if item.get_closest_marker("docker") and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 @pytest.fixture(scope="session")

@@ -21,19 +21,14 @@ from django.db import transaction
 
 from tasks_review.core.trials import read_task
 from tests.tasks_review.factories import make_candidate
-from tests.training.core.harbor.test_harbor_run import (  # noqa: F401 (fixtures)
-    SAMPLES,
-    base_ref,
-    engine,
-    kept,
-    runs,
-)
+from tests.training.conftest import HARBOR_GROUP
+from tests.training.core.harbor.helpers import SAMPLES
 from tests.training.factories import make_behaviour
 from training.models import EvalResult, Rollout
 from training.services.behaviours import behaviour_tasks_add
 
 # django_db: pytest-django creates the test database only for a session with marked tests.
-pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.django_db]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.django_db, HARBOR_GROUP]
 
 BEHAVIOUR = "failing-test-repair"
 
@@ -49,7 +44,7 @@ def command(name: str, *args: str) -> tuple[int, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def loop(django_db_setup, django_db_blocker, kept, runs) -> dict[str, Any]:  # noqa: F811
+def loop(django_db_setup, django_db_blocker, kept, runs) -> dict[str, Any]:
     """The Django side once for the module, rolled back at its end: what each test reads is
     plain data, so the Docker work (grading four rollouts) is done once."""
     with django_db_blocker.unblock(), transaction.atomic():

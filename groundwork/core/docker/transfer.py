@@ -90,15 +90,23 @@ def export_images(
     path: Path,
     *,
     registry: str = DEFAULT_REGISTRY,
+    only: Sequence[str] = (),
     progress: Progress = _quiet,
 ) -> list[CarriedImage]:
-    """Write every pinned base image to ``path`` (a tar); refuse when there is none."""
+    """Write the pinned base images to ``path`` (a tar): every one, or those ``only`` names by
+    tag or pinned reference; refuse when there is none, or a name matches none."""
     images = pinned_base_images(engine, registry=registry)
     if not images:
         raise SetupError(
             f"no base image pinned in {registry} on this engine: run "
             "`python manage.py images bootstrap` first"
         )
+    if only:
+        unknown = [name for name in only if not any(name in (i.tag, i.pinned_ref) for i in images)]
+        if unknown:
+            known = ", ".join(image.tag for image in images)
+            raise SetupError(f"no pinned base image {', '.join(unknown)} here; there are: {known}")
+        images = [image for image in images if image.tag in only or image.pinned_ref in only]
     binary = _registry_binary(progress)
     with tempfile.TemporaryDirectory(prefix="traj2env-export-") as scratch:
         storage = Path(scratch) / "storage"

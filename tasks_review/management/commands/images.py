@@ -62,6 +62,14 @@ class Command(BaseCommand):
             "export", help="write the pinned base images to FILE, for `images load` elsewhere"
         )
         export.add_argument("file", type=Path, metavar="FILE")
+        export.add_argument(
+            "--image",
+            action="append",
+            default=[],
+            metavar="TAG_OR_REF",
+            help="carry only this image (its tag or pinned reference, as `list` shows); "
+            "repeat for more. Default: every pinned base image.",
+        )
         export.add_argument("--json", action="store_true")
         load = actions.add_parser(
             "load", help="load the images of an `images export` FILE, digests intact"
@@ -120,6 +128,7 @@ class Command(BaseCommand):
             engine,
             options["file"],
             registry=base_image_spec().registry,
+            only=options["image"],
             progress=lambda message: self.stderr.write(message),
         )
         self._carried(images, options, f"wrote {options['file']}")

@@ -83,14 +83,18 @@ def test_a_bad_run_id_exits_2(engine):
 
 
 @pytest.mark.docker
-@pytest.mark.slow  # pushes the base image (about 400 MB) to a throwaway registry
+@pytest.mark.slow  # pushes the base image (about 400 MB) to a throwaway registry and back
 def test_export_then_load_brings_the_base_image_with_the_reference_task_dockerfiles_name(
     engine, tmp_path
 ):
     record = json.loads(run("bootstrap", "--json"))
     file = tmp_path / "base-images.tar"
-    exported = json.loads(run("export", str(file), "--json"))
-    assert record["pinned_ref"] in [image["pinned_ref"] for image in exported]
+    with pytest.raises(CommandError, match="no pinned base image traj2env/base:nope") as caught:
+        run("export", str(file), "--image", "traj2env/base:nope")
+    assert caught.value.returncode == 2 and not file.exists()
+    # The default image alone (the variants this engine may have are not needed here).
+    exported = json.loads(run("export", str(file), "--image", record["pinned_ref"], "--json"))
+    assert [image["pinned_ref"] for image in exported] == [record["pinned_ref"]]
     # Loaded through another loopback address, not to disturb this machine's registry: the
     # engine records the reference under that address, with the same digest.
     with socket.socket() as s:

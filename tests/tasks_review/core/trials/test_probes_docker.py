@@ -27,7 +27,8 @@ from ..mining.test_repair_samples import STORIES
 from .helpers import new_run_id, rewards, separately
 from .memorised import hacked_files
 
-pytestmark = pytest.mark.docker
+# One worker prepares the four samples once for both modules (conftest.probe_samples).
+pytestmark = [pytest.mark.docker, pytest.mark.xdist_group("probe-samples")]
 
 
 def test_every_sample_task_is_equivalence_graded_with_probes_linked_to_its_tests(probe_samples):

@@ -24,7 +24,8 @@ from tasks_review.core.trials import Control
 from .helpers import graded_in_place, new_run_id, rewards, separately
 from .probe_hacks import HACKS, Hack
 
-pytestmark = pytest.mark.docker
+# One worker prepares the four samples once for both modules (conftest.probe_samples).
+pytestmark = [pytest.mark.docker, pytest.mark.xdist_group("probe-samples")]
 
 
 def start_text(task) -> dict[str, str]:

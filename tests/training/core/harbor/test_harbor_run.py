@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import sys
-import uuid
 from pathlib import Path
 
 import pytest
@@ -23,29 +21,22 @@ from harbor.models.trial.paths import TrialPaths
 from harbor.models.trial.result import TrialResult
 
 from groundwork.core.docker import BaseImageSpec, Engine, InfraError, bootstrap
-from groundwork.core.docker import labels as lbl
-from tasks_review.core.taskfiles import SourceTrace, write_task
-from tasks_review.core.trials import MatrixStatus, TrialStatus, read_task, verify_task
-from tests.conftest import REPO, subprocess_env
-from tests.tasks_review.core.mining.test_repair_samples import mine_sample
+from tasks_review.core.trials import TrialStatus, read_task
+from tests.training.conftest import HARBOR_GROUP
 from training.core.harbor.environment import OfflineDockerEnvironment
 from training.core.harbor.jobs import Status, read_jobs, task_digest
 from training.core.harbor.regrade import TaskGrader
 
-from .helpers import run_coroutine
+from .helpers import (  # noqa: F401 (harbor_run: the other modules import it from here)
+    ENVIRONMENT,
+    SAMPLES,
+    harbor_run,
+    left_behind,
+    new_run_id,
+    run_coroutine,
+)
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
-
-ENVIRONMENT = "training.core.harbor.environment:OfflineDockerEnvironment"
-SAMPLES = ("claude-code", "codex")  # a unittest project and an npm test one
-
-
-def new_run_id(what: str) -> str:
-    return f"test-harbor-{what}-{uuid.uuid4().hex[:8]}"
-
-
-def left_behind(engine: Engine, run_id: str) -> list[str]:
-    return [c.name for c in engine.containers(label=f"{lbl.RUN}={run_id}")]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, HARBOR_GROUP]
 
 
 @pytest.fixture(scope="module")
@@ -64,76 +55,6 @@ def base_ref(engine) -> str:
     # that ask at once build it once.
     spec = BaseImageSpec(cache_dir=settings.VAR_DIR / "cache")
     return bootstrap(spec, engine=engine).pinned_ref
-
-
-@pytest.fixture(scope="module")
-def kept(engine, base_ref, tmp_path_factory) -> dict[str, Path]:
-    """The Claude Code and the Codex sample's repairs, written and kept by the trial matrix."""
-    dataset = tmp_path_factory.mktemp("harbor-dataset")
-    tasks = {}
-    for fmt in SAMPLES:
-        _, _, blobs, (candidate,), _ = mine_sample(fmt)
-        task_dir = write_task(
-            dataset / fmt,
-            candidate,
-            candidate.instruction,
-            blobs,
-            source_trace=SourceTrace.for_candidate("0f" * 32, candidate),
-            source_model="test-model",
-            base_image=base_ref,
-            check_timeout=120,
-        )
-        result = verify_task(task_dir, run_id=new_run_id("keep"), engine=engine, repeats=1)
-        assert result.status is MatrixStatus.KEPT, result.reasons
-        tasks[fmt] = task_dir
-    return tasks
-
-
-def harbor_run(
-    tasks: Path, agent: str, jobs: Path, run_id: str, *more: str, job_name: str | None = None
-) -> subprocess.CompletedProcess:
-    """``harbor run`` of ``agent`` on ``tasks`` through our environment; ``more``: its options
-    (``--ak KEY=VALUE`` ...)."""
-    harbor = Path(sys.executable).with_name("harbor")
-    return subprocess.run(
-        [
-            str(harbor),
-            "run",
-            "-p",
-            str(tasks),
-            "-a",
-            agent,
-            "--env",
-            ENVIRONMENT,
-            "--ek",
-            f"run_id={run_id}",
-            "-o",
-            str(jobs),
-            "--job-name",
-            job_name or agent,
-            "-n",
-            "2",
-            "-q",
-            *more,
-        ],
-        # harbor imports the environment from this checkout; litellm must not go online.
-        env=subprocess_env(PYTHONPATH=str(REPO), LITELLM_LOCAL_MODEL_COST_MAP="True"),
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-
-
-@pytest.fixture(scope="module")
-def runs(engine, kept, tmp_path_factory) -> dict:
-    jobs = tmp_path_factory.mktemp("harbor-jobs")
-    run_id = new_run_id("run")
-    dataset = next(iter(kept.values())).parent
-    for agent in ("oracle", "nop"):
-        done = harbor_run(dataset, agent, jobs, run_id)
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return {"jobs": jobs, "run_id": run_id, "trials": read_jobs(jobs)}
 
 
 def by_task(runs, kept) -> dict[tuple[str, str], object]:
