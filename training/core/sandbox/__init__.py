@@ -10,32 +10,40 @@ tampering control 0), graded by the task's own ``tests/test.sh`` in a separate v
     SandboxGrader.prepare(spec.task_dir, engine=engine, run_id="regrade-1").grade(app_dir)
 
 ``folder`` reads and validates a task folder; ``solution`` wraps its solve.sh to leave its
-trajectory under Harbor, as a mined task's does; ``matrix`` builds its image and runs the trials;
+trajectory under Harbor, as a mined task's does; ``matrix`` builds its image and runs its trials
+through the mined tasks' one trial loop (``AuthoredTrial`` is what differs);
 ``verifier`` is Harbor's separate-verifier contract on the Docker seam; ``controls`` the
 tampering catalogue; ``regrade`` grades a rollout's collected project. No Django here.
 """
 
 from .controls import CATALOGUE
 from .folder import SandboxSpec, SandboxTaskInvalid, read_sandbox_task, unavailable_images
-from .matrix import SandboxResult, prepare, run_matrix, run_trial, verify_sandbox_task
+from .matrix import (
+    AuthoredTrial,
+    SandboxResult,
+    authored_task,
+    prepare,
+    run_matrix,
+    verify_sandbox_task,
+)
 from .regrade import SandboxGrader
 from .solution import record_solution
-from .verifier import Graded, grade_app, read_rewards
+from .verifier import grade_app, read_rewards
 
 __all__ = [
     "CATALOGUE",
-    "Graded",
+    "AuthoredTrial",
     "SandboxGrader",
     "SandboxResult",
     "SandboxSpec",
     "SandboxTaskInvalid",
+    "authored_task",
     "grade_app",
     "prepare",
     "read_rewards",
     "read_sandbox_task",
     "record_solution",
     "run_matrix",
-    "run_trial",
     "unavailable_images",
     "verify_sandbox_task",
 ]

@@ -6,12 +6,14 @@
     result = run_matrix(spec, image.image_id, engine=engine, run_id="sandbox-7")
     result.status, result.won                                       # kept? which controls won
 
-Every trial is two containers of the task's image, one after the other: the agent's (the
-task's own ``solution/solve.sh`` uploaded to ``/solution`` and run as Harbor's oracle agent
-runs it, nothing for the no-op, or a control's tampering), stopped and copied out, then the
-separate verifier's (``verifier.grade_app``). The task is kept only when the oracle scores
-exactly full reward on every repeat and the no-op and every applicable control exactly 0; a
-trial Docker failed under is *ungraded*, never 0 or 1 (``tasks_review``'s ``decide`` rules).
+Every trial is two containers of the task's image, one after the other, run by the mined tasks'
+own trial loop (``tasks_review.core.trials.runner``) with this kind of task's parts
+(``AuthoredTrial``): the agent's (the task's own ``solution/solve.sh`` uploaded to ``/solution``
+and run as Harbor's oracle agent runs it, nothing for the no-op, or a control's tampering),
+stopped and copied out, then the separate verifier's (``verifier.grade_app``). The task is kept
+only when the oracle scores exactly full reward on every repeat and the no-op and every
+applicable control exactly 0; a trial Docker failed under is *ungraded*, never 0 or 1 (the
+loop's ``decide`` rules).
 
 Why our own containers and not ``harbor run`` with oracle, nop and tamper agents: one matrix is
 a dozen trials, and each ``harbor run`` process costs seconds of start-up before its first
@@ -25,26 +27,23 @@ verifier follows its separate-verifier contract step by step, so both grade alik
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from groundwork.core.docker import BuiltImage, Engine, FileEntry, InfraError, Limits
 from groundwork.core.docker.engine import Sandbox
 from tasks_review.core.trials.controls import Control, ControlContext
-from tasks_review.core.trials.matrix import TRIAL_JOBS, decide
-from tasks_review.core.trials.model import MatrixStatus, Role, TrialRecord, TrialStatus, trim
-from tasks_review.core.trials.trial import skipped
-from tasks_review.core.trials.verifier import Submission, list_entries, take_submission
+from tasks_review.core.trials.model import MatrixStatus, Role, TrialRecord, TrialStatus
+from tasks_review.core.trials.runner import TRIAL_JOBS, Scored, TaskUnusable, run_trials
+from tasks_review.core.trials.verifier import Submission
 
 from .controls import CATALOGUE, control_context
 from .folder import PATHS, SandboxSpec, SandboxTaskInvalid, read_sandbox_task, unavailable_images
 from .verifier import LOG_DIRS, grade_app, image_user
 
-ORACLE_REWARD = 1.0
 CONTROL_SECONDS = 120.0
 SOLUTION_DIR = str(PATHS.solution_dir)
 
@@ -102,156 +101,96 @@ def prepare(spec: SandboxSpec, engine: Engine) -> BuiltImage:
     return engine.build(spec.context, timeout=spec.build_seconds)
 
 
-# -- the agent's container ------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class AuthoredTrial:
+    """A sandbox task in the one trial loop (``tasks_review.core.trials.runner.TrialTask``):
+    its containers as Harbor starts them (the task's users, workdir and env, the log folders
+    open), its oracle the task's own solution/, graded by its own tests/test.sh."""
 
+    spec: SandboxSpec
+    image: str
+    control_seconds: float | None = CONTROL_SECONDS
+    context: ControlContext = field(init=False)
 
-@dataclass(slots=True)
-class _Agent:
-    submission: Submission
-    logs: list[str] = field(default_factory=list)
-    detail: dict[str, Any] = field(default_factory=dict)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "context", control_context(self.spec))
 
+    @property
+    def name(self) -> str:
+        return self.spec.name
 
-def _act(
-    box: Sandbox,
-    spec: SandboxSpec,
-    *,
-    role: Role,
-    control: Control | None,
-    context: ControlContext,
-    user: str,
-    agent: _Agent,
-) -> None:
-    # Harbor gives every agent its log folders, open to any user: a forger can reach them.
-    dirs = " ".join(LOG_DIRS)
-    box.exec(["sh", "-c", f"mkdir -p {dirs} && chmod 777 {dirs}"], user="root", timeout=60)
-    if role is Role.ORACLE:
+    @property
+    def project_dir(self) -> str:
+        return self.spec.project_dir
+
+    @contextmanager
+    def agent_box(self, engine: Engine, run_id: str) -> Iterator[Sandbox]:
+        spec = self.spec
+        user = spec.agent_user or image_user(engine, self.image)
+        with engine.sandbox(
+            self.image,
+            run_id=run_id,
+            user=user,
+            limits=limits_for(spec),
+            workdir=spec.workdir,
+            env=spec.env or None,
+        ) as box:
+            # Harbor gives every agent its log folders, open to any user: a forger can reach them.
+            dirs = " ".join(LOG_DIRS)
+            box.exec(["sh", "-c", f"mkdir -p {dirs} && chmod 777 {dirs}"], user="root", timeout=60)
+            yield box
+
+    def solve(self, box: Sandbox, logs: list[str], detail: dict[str, Any]) -> None:
         # As Harbor's oracle agent: solution/ uploaded as root, solve.sh run as the agent.
         files = {
             rel: FileEntry(e.data, executable=e.executable or rel == "solve.sh")
-            for rel, e in spec.solution_files.items()
+            for rel, e in self.spec.solution_files.items()
         }
         box.put_files(SOLUTION_DIR, files, owner=(0, 0))
         acted = box.exec(
             ["bash", "-c", f"{SOLUTION_DIR}/solve.sh"],
-            user=user,
-            env={"DEBIAN_FRONTEND": "noninteractive", **spec.solution_env},
-            timeout=spec.agent_seconds,
+            env={"DEBIAN_FRONTEND": "noninteractive", **self.spec.solution_env},
+            timeout=self.spec.agent_seconds,
         )
-        agent.logs.append(f"-- solve.sh (exit {acted.exit_code})\n{acted.stdout}{acted.stderr}")
-        agent.detail["solve_exit_code"] = acted.exit_code
-    elif control is not None:
-        if control.root_setup:
-            setup = box.exec(["sh", "-c", control.root_setup], user="root", timeout=60)
-            if not setup.ok:
-                raise InfraError(f"control {control.name}: setup failed: {setup.stderr}")
-        if control.files:
-            box.put_files(spec.project_dir, dict(control.files))
-        acted = box.exec(
-            ["sh", "-c", control.shell],
-            user=user,
-            workdir=spec.project_dir,
-            env=context.env(),
-            timeout=CONTROL_SECONDS,
+        logs.append(f"-- solve.sh (exit {acted.exit_code})\n{acted.stdout}{acted.stderr}")
+        detail["solve_exit_code"] = acted.exit_code
+
+    def after_act(
+        self, box: Sandbox, control: Control | None, logs: list[str], detail: dict[str, Any]
+    ) -> bool:
+        return False  # the task's own test.sh is the only grader: no naive one to compare
+
+    def grade(self, engine: Engine, submission: Submission, *, run_id: str) -> Scored:
+        graded = grade_app(
+            engine, self.spec, self.image, submission, run_id=run_id, limits=limits_for(self.spec)
         )
-        output = f"{acted.stdout}{acted.stderr}"
-        agent.logs.append(f"-- {control.name} (exit {acted.exit_code})\n{output}")
-        agent.detail["control_exit_code"] = acted.exit_code
-
-
-def agent_phase(
-    engine: Engine,
-    spec: SandboxSpec,
-    image: str,
-    *,
-    role: Role,
-    control: Control | None,
-    context: ControlContext,
-    run_id: str,
-) -> _Agent:
-    """The agent acts on the starting files; its stopped container's project is the submission."""
-    user = spec.agent_user or image_user(engine, image)
-    agent = _Agent(Submission())
-    limits = limits_for(spec)
-    with engine.sandbox(
-        image, run_id=run_id, user=user, limits=limits, workdir=spec.workdir, env=spec.env or None
-    ) as box:
-        _act(box, spec, role=role, control=control, context=context, user=user, agent=agent)
-        names = list_entries(box, spec.project_dir) if box.alive else []
-        if not box.alive:
-            # Killed at its time limit: an agent that runs out of time delivers nothing.
-            agent.detail["agent_timed_out"] = True
-        else:
-            box.stop()  # nothing it started may change the files while they are copied
-        agent.submission = take_submission(box, spec.project_dir, names)
-    return agent
-
-
-# -- trials and the matrix ------------------------------------------------------------------------
-
-
-def run_trial(
-    engine: Engine,
-    spec: SandboxSpec,
-    image: str,
-    *,
-    role: Role,
-    repeat: int = 0,
-    control: Control | None = None,
-    run_id: str,
-) -> TrialRecord:
-    """One trial: the agent's container, then the verifier's. Never raises InfraError."""
-    expected = ORACLE_REWARD if role is Role.ORACLE else 0.0
-    started_at, started = datetime.now(UTC), time.monotonic()
-    detail: dict[str, Any] = {}
-    logs: list[str] = []
-    reward: float | None = None
-    status = TrialStatus.GRADED
-    try:
-        agent = agent_phase(
-            engine,
-            spec,
-            image,
-            role=role,
-            control=control,
-            context=control_context(spec),
-            run_id=run_id,
+        # As Harbor, which records a verifier error and no reward: nothing to score.
+        problem = f"the task's tests/test.sh gave no reward: {graded.problem}"
+        return Scored(
+            graded.reward, graded.logs, graded.detail, problem if graded.problem else None
         )
-        logs += agent.logs
-        detail.update(agent.detail, agent_seconds=round(time.monotonic() - started, 3))
-        if agent.submission.problem:
-            # The agent's doing (a project too large to take): graded 0, as for mined tasks.
-            reward, detail["reasons"] = 0.0, [agent.submission.problem]
-        else:
-            graded = grade_app(
-                engine, spec, image, agent.submission, run_id=run_id, limits=limits_for(spec)
-            )
-            reward = graded.reward
-            detail.update(graded.detail)
-            logs.append(f"-- verifier\n{graded.logs}")
-    except InfraError as exc:
-        status = TrialStatus.UNGRADED
-        detail["infra_error"] = exc.message
-        logs.append(f"-- infrastructure error: {exc.message}\n{exc.log}")
-    return TrialRecord(
-        role=role,
-        name=control.name if control is not None else str(role),
-        repeat=repeat,
-        reward=reward,
-        expected=expected,
-        status=status,
-        started=started_at,
-        finished=datetime.now(UTC),
-        seconds=time.monotonic() - started,
-        logs=trim("\n".join(logs)),
-        detail=detail,
-    )
+
+    def skip_reason(self, control: Control) -> str | None:
+        return skip_reason(control, self.spec)
 
 
 def skip_reason(control: Control, spec: SandboxSpec) -> str | None:
     if control.needs == "named" and not spec.named:
         return f"the tests name no file inside {spec.project_dir} for it to work on"
     return control.skip_reason(control_context(spec))
+
+
+def authored_task(task_dir: Path, *, engine: Engine, run_id: str) -> AuthoredTrial:
+    """A kept sandbox task ready to grade again: its folder read and its image built.
+    TaskUnusable when it no longer can be; InfraError when Docker fails."""
+    try:
+        spec = read_sandbox_task(task_dir)
+    except SandboxTaskInvalid as invalid:
+        raise TaskUnusable(f"the task folder is no longer usable: {invalid}") from None
+    missing = unavailable_images(spec, engine)
+    if missing:
+        raise TaskUnusable("; ".join(missing))
+    return AuthoredTrial(spec, prepare(spec, engine).image_id)
 
 
 def run_matrix(
@@ -265,35 +204,23 @@ def run_matrix(
     trial_jobs: int = TRIAL_JOBS,
     progress: Callable[[TrialRecord], None] | None = None,
 ) -> SandboxResult:
-    """Oracle x ``repeats``, the no-op and every control, ``trial_jobs`` trials at a time;
-    the result lists them in that order."""
+    """Oracle x ``repeats``, the no-op and every control through the one trial loop
+    (``run_trials``), ``trial_jobs`` trials at a time; the result lists them in that order."""
     started = time.monotonic()
-    plan: list[tuple[Role, int, Control | None]] = [(Role.ORACLE, i, None) for i in range(repeats)]
-    plan.append((Role.NOOP, 0, None))
-    plan += [(Role.CONTROL, 0, control) for control in controls]
-
-    def one(item: tuple[Role, int, Control | None]) -> TrialRecord:
-        role, repeat, control = item
-        reason = skip_reason(control, spec) if control is not None else None
-        if control is not None and reason is not None:
-            trial = skipped(control, reason)
-        else:
-            trial = run_trial(
-                engine, spec, image, role=role, repeat=repeat, control=control, run_id=run_id
-            )
-        if progress is not None:
-            progress(trial)
-        return trial
-
-    # Trials are independent containers: two at a time keep the engine busy while one waits.
-    with ThreadPoolExecutor(max_workers=max(1, trial_jobs), thread_name_prefix="sandbox") as pool:
-        trials = list(pool.map(one, plan))
-    status, reasons = decide(trials)
+    ran = run_trials(
+        AuthoredTrial(spec, image),
+        controls=controls,
+        engine=engine,
+        run_id=run_id,
+        repeats=repeats,
+        progress=progress,
+        trial_jobs=trial_jobs,
+    )
     return SandboxResult(
         task_dir=str(spec.task_dir),
-        status=status,
-        trials=tuple(trials),
-        reasons=reasons,
+        status=ran.status,
+        trials=ran.trials,
+        reasons=ran.reasons,
         image=image,
         wall_seconds=time.monotonic() - started,
     )

@@ -71,8 +71,7 @@ class SandboxGrader:
         except InfraError as exc:
             return ungraded(exc.message, harbor_reward, started, logs=exc.log)
         if graded.reward is None:
-            # As Harbor, which records a verifier error and no reward: nothing to score.
-            why = f"the task's tests/test.sh gave no reward: {graded.problem}"
+            why = graded.problem or "no reward"
             return ungraded(why, harbor_reward, started, logs=graded.logs)
         return Regrade(
             graded.reward,
