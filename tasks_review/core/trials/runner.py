@@ -11,7 +11,7 @@ entry by entry (``verifier.take_submission``), then the separate verifier's, whi
 ``grade``. Docker failing under a trial makes it *ungraded* (reward None), never 0 or 1. What a
 kind of task does differently is its ``TrialTask``: how its agent's container starts, how its
 oracle solves, how its verifier scores, which controls apply. Mined tasks are ``trial.MinedTrial``
-(our grader kit), user-written ones ``training.core.authored`` (their own tests/test.sh).
+(our grader kit), user-written ones ``training.core.sandbox`` (their own tests/test.sh).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Protocol
 
 from groundwork.core.docker import Engine, InfraError
@@ -92,6 +93,14 @@ class TrialTask(Protocol):
         ...
 
     def skip_reason(self, control: Control) -> str | None: ...
+
+
+class TaskSource(Protocol):
+    """Where a kind of task comes from: its folder made ready to try (``trial.mined_task``,
+    ``training.core.sandbox.authored_task``). TaskUnusable when it cannot be; InfraError when
+    Docker fails."""
+
+    def __call__(self, task_dir: Path, *, engine: Engine, run_id: str) -> TrialTask: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,13 +7,14 @@ tampering control 0), graded by the task's own ``tests/test.sh`` in a separate v
     spec = read_sandbox_task("samples/sandbox/stop-when-credentials-missing")  # or ...Invalid
     result = verify_sandbox_task(spec.task_dir, run_id="sandbox-1")   # Docker, offline
     result.status, result.reasons, result.won                         # kept / rejected / ungraded
-    SandboxGrader.prepare(spec.task_dir, engine=engine, run_id="regrade-1").grade(app_dir)
+    TaskGrader.prepare(spec.task_dir, engine=engine, run_id="regrade-1", source=authored_task)
 
 ``folder`` reads and validates a task folder; ``solution`` wraps its solve.sh to leave its
 trajectory under Harbor, as a mined task's does; ``matrix`` builds its image and runs its trials
 through the mined tasks' one trial loop (``AuthoredTrial`` is what differs);
 ``verifier`` is Harbor's separate-verifier contract on the Docker seam; ``controls`` the
-tampering catalogue; ``regrade`` grades a rollout's collected project. No Django here.
+tampering catalogue. A rollout's collected project is graded again by the one grader,
+``training.core.harbor.regrade.TaskGrader``, with ``authored_task`` as its source. No Django here.
 """
 
 from .controls import CATALOGUE
@@ -26,14 +27,12 @@ from .matrix import (
     run_matrix,
     verify_sandbox_task,
 )
-from .regrade import SandboxGrader
 from .solution import record_solution
 from .verifier import grade_app, read_rewards
 
 __all__ = [
     "CATALOGUE",
     "AuthoredTrial",
-    "SandboxGrader",
     "SandboxResult",
     "SandboxSpec",
     "SandboxTaskInvalid",
