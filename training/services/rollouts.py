@@ -30,10 +30,10 @@ from groundwork.services.audit import audit_event_record
 from tasks_review.core.trials import mined_task
 from tasks_review.core.trials.taskdir import read_tree
 from tasks_review.models import Candidate
+from training.core.authored import authored_task
 from training.core.facts import TaskContext, TrajectoryFacts, facts_of, with_world
 from training.core.harbor.jobs import JobTrial, read_jobs, task_digest
 from training.core.harbor.regrade import TaskGrader
-from training.core.sandbox import authored_task
 from trajectories.core import formats, limits
 from trajectories.core.blobs import sha256_hex
 from trajectories.models import Trajectory

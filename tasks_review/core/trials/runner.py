@@ -11,7 +11,7 @@ entry by entry (``verifier.take_submission``), then the separate verifier's, whi
 ``grade``. Docker failing under a trial makes it *ungraded* (reward None), never 0 or 1. What a
 kind of task does differently is its ``TrialTask``: how its agent's container starts, how its
 oracle solves, how its verifier scores, which controls apply. Mined tasks are ``trial.MinedTrial``
-(our grader kit), user-written ones ``training.core.sandbox`` (their own tests/test.sh).
+(our grader kit), user-written ones ``training.core.authored`` (their own tests/test.sh).
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ class TrialTask(Protocol):
 
 class TaskSource(Protocol):
     """Where a kind of task comes from: its folder made ready to try (``trial.mined_task``,
-    ``training.core.sandbox.authored_task``). TaskUnusable when it cannot be; InfraError when
+    ``training.core.authored.authored_task``). TaskUnusable when it cannot be; InfraError when
     Docker fails."""
 
     def __call__(self, task_dir: Path, *, engine: Engine, run_id: str) -> TrialTask: ...

@@ -13,8 +13,8 @@ from tasks_review.core.trials import TrialStatus, mined_task
 from tasks_review.models import Candidate
 from tests.tasks_review.factories import make_candidate
 from tests.training.factories import make_rollout, repaired
+from training.core.authored import authored_task
 from training.core.harbor.regrade import Regrade, TaskGrader
-from training.core.sandbox import authored_task
 from training.models import Rollout
 from training.services import rollouts
 from training.services.rollouts import rollouts_pending_by_task, rollouts_regrade

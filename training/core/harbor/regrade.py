@@ -9,7 +9,7 @@ One grader for every kind of task; ``source`` says where the task comes from and
 ``TrialTask`` the trial matrix kept it with (``tasks_review.core.trials.runner``). A mined task
 (``mined_task``): its image, built once and cached by content, and the check in the image, once
 per task, which gives the grading plan and the tests that pass on the reference; a user-written
-one (``training.core.sandbox.authored_task``): its image, graded by its own tests/test.sh on
+one (``training.core.authored.authored_task``): its image, graded by its own tests/test.sh on
 Harbor's separate-verifier contract. Then per rollout the project's source files, read from the
 folder Harbor collected (version-control internals and installed dependencies stay behind, as
 when the matrix takes a submission), graded by the task's verifier in a fresh container of the
@@ -59,7 +59,7 @@ class Regrade:
 @dataclass(frozen=True, slots=True)
 class TaskGrader:
     """What grading any rollout of one kept task needs: the task as the trial matrix tried it,
-    from its ``source`` (a mined task by default; ``training.core.sandbox.authored_task`` for a
+    from its ``source`` (a mined task by default; ``training.core.authored.authored_task`` for a
     user-written one, graded by its own tests/test.sh). ``problem`` says why none can be."""
 
     engine: Engine

@@ -1,4 +1,4 @@
-"""The separate verifier of a sandbox task: its own ``tests/test.sh``, on Harbor's contract.
+"""The separate verifier of an authored task: its own ``tests/test.sh``, on Harbor's contract.
 
     scored = grade_app(engine, spec, image, submission, run_id="sandbox-7", limits=limits)
     scored.reward        # 1.0, 0.0 ...; None when test.sh gave no reward (scored.problem says why)
@@ -40,7 +40,7 @@ from tasks_review.core.trials.model import trim
 from tasks_review.core.trials.runner import Scored
 from tasks_review.core.trials.verifier import STAGING, Submission, copy_results
 
-from .folder import PATHS, SandboxSpec
+from .folder import PATHS, AuthoredSpec
 
 TESTS_DIR = str(PATHS.tests_dir)
 VERIFIER_DIR = str(PATHS.verifier_dir)
@@ -58,7 +58,7 @@ def image_user(engine: Engine, image: str) -> str:
 
 def grade_app(
     engine: Engine,
-    spec: SandboxSpec,
+    spec: AuthoredSpec,
     image: str,
     submission: Submission,
     *,

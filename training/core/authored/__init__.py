@@ -1,11 +1,11 @@
-"""Sandbox tasks: Harbor task folders a user authors for a behaviour, kept only when the same
+"""Authored tasks: Harbor task folders a user authors for a behaviour, kept only when the same
 trial matrix as the mined tasks' passes (its own solution full reward, a no-op and every
 tampering control 0), graded by the task's own ``tests/test.sh`` in a separate verifier.
 
-    from training.core.sandbox import read_sandbox_task, verify_sandbox_task
+    from training.core.authored import read_authored_task, verify_authored_task
 
-    spec = read_sandbox_task("samples/sandbox/stop-when-credentials-missing")  # or ...Invalid
-    result = verify_sandbox_task(spec.task_dir, run_id="sandbox-1")   # Docker, offline
+    spec = read_authored_task("samples/sandbox/stop-when-credentials-missing")  # or ...Invalid
+    result = verify_authored_task(spec.task_dir, run_id="sandbox-1")   # Docker, offline
     result.status, result.reasons, result.won                         # kept / rejected / ungraded
     TaskGrader.prepare(spec.task_dir, engine=engine, run_id="regrade-1", source=authored_task)
 
@@ -18,14 +18,14 @@ tampering catalogue. A rollout's collected project is graded again by the one gr
 """
 
 from .controls import CATALOGUE
-from .folder import SandboxSpec, SandboxTaskInvalid, read_sandbox_task, unavailable_images
+from .folder import AuthoredSpec, AuthoredTaskInvalid, read_authored_task, unavailable_images
 from .matrix import (
+    AuthoredResult,
     AuthoredTrial,
-    SandboxResult,
     authored_task,
     prepare,
     run_matrix,
-    verify_sandbox_task,
+    verify_authored_task,
 )
 from .solution import record_solution
 from .verifier import grade_app, read_rewards
@@ -33,16 +33,16 @@ from .verifier import grade_app, read_rewards
 __all__ = [
     "CATALOGUE",
     "AuthoredTrial",
-    "SandboxResult",
-    "SandboxSpec",
-    "SandboxTaskInvalid",
+    "AuthoredResult",
+    "AuthoredSpec",
+    "AuthoredTaskInvalid",
     "authored_task",
     "grade_app",
     "prepare",
     "read_rewards",
-    "read_sandbox_task",
+    "read_authored_task",
     "record_solution",
     "run_matrix",
     "unavailable_images",
-    "verify_sandbox_task",
+    "verify_authored_task",
 ]

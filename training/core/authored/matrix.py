@@ -1,7 +1,7 @@
-"""A sandbox task's trial matrix: its image built once, then oracle, no-op and controls.
+"""An authored task's trial matrix: its image built once, then oracle, no-op and controls.
 
-    result = verify_sandbox_task(task_dir, run_id="sandbox-7")      # or, step by step:
-    spec = read_sandbox_task(task_dir)
+    result = verify_authored_task(task_dir, run_id="sandbox-7")      # or, step by step:
+    spec = read_authored_task(task_dir)
     image = prepare(spec, engine)                                   # built once, by content
     result = run_matrix(spec, image.image_id, engine=engine, run_id="sandbox-7")
     result.status, result.won                                       # kept? which controls won
@@ -41,7 +41,7 @@ from tasks_review.core.trials.runner import TRIAL_JOBS, Scored, TaskUnusable, ru
 from tasks_review.core.trials.verifier import Submission
 
 from .controls import CATALOGUE, control_context
-from .folder import PATHS, SandboxSpec, SandboxTaskInvalid, read_sandbox_task, unavailable_images
+from .folder import PATHS, AuthoredSpec, AuthoredTaskInvalid, read_authored_task, unavailable_images
 from .verifier import LOG_DIRS, grade_app, image_user
 
 CONTROL_SECONDS = 120.0
@@ -49,7 +49,7 @@ SOLUTION_DIR = str(PATHS.solution_dir)
 
 
 @dataclass(frozen=True, slots=True)
-class SandboxResult:
+class AuthoredResult:
     task_dir: str
     status: MatrixStatus  # kept, rejected or ungraded
     trials: tuple[TrialRecord, ...] = ()
@@ -87,7 +87,7 @@ class SandboxResult:
         }
 
 
-def limits_for(spec: SandboxSpec) -> Limits:
+def limits_for(spec: AuthoredSpec) -> Limits:
     return Limits(
         cpus=spec.cpus,
         memory_bytes=spec.memory_mb << 20,
@@ -96,18 +96,18 @@ def limits_for(spec: SandboxSpec) -> Limits:
     )
 
 
-def prepare(spec: SandboxSpec, engine: Engine) -> BuiltImage:
+def prepare(spec: AuthoredSpec, engine: Engine) -> BuiltImage:
     """The task's image, built once per content of environment/ (offline). InfraError if not."""
     return engine.build(spec.context, timeout=spec.build_seconds)
 
 
 @dataclass(frozen=True, slots=True)
 class AuthoredTrial:
-    """A sandbox task in the one trial loop (``tasks_review.core.trials.runner.TrialTask``):
+    """An authored task in the one trial loop (``tasks_review.core.trials.runner.TrialTask``):
     its containers as Harbor starts them (the task's users, workdir and env, the log folders
     open), its oracle the task's own solution/, graded by its own tests/test.sh."""
 
-    spec: SandboxSpec
+    spec: AuthoredSpec
     image: str
     control_seconds: float | None = CONTROL_SECONDS
     context: ControlContext = field(init=False)
@@ -174,18 +174,18 @@ class AuthoredTrial:
         return skip_reason(control, self.spec)
 
 
-def skip_reason(control: Control, spec: SandboxSpec) -> str | None:
+def skip_reason(control: Control, spec: AuthoredSpec) -> str | None:
     if control.needs == "named" and not spec.named:
         return f"the tests name no file inside {spec.project_dir} for it to work on"
     return control.skip_reason(control_context(spec))
 
 
 def authored_task(task_dir: Path, *, engine: Engine, run_id: str) -> AuthoredTrial:
-    """A kept sandbox task ready to grade again: its folder read and its image built.
+    """A kept authored task ready to grade again: its folder read and its image built.
     TaskUnusable when it no longer can be; InfraError when Docker fails."""
     try:
-        spec = read_sandbox_task(task_dir)
-    except SandboxTaskInvalid as invalid:
+        spec = read_authored_task(task_dir)
+    except AuthoredTaskInvalid as invalid:
         raise TaskUnusable(f"the task folder is no longer usable: {invalid}") from None
     missing = unavailable_images(spec, engine)
     if missing:
@@ -194,7 +194,7 @@ def authored_task(task_dir: Path, *, engine: Engine, run_id: str) -> AuthoredTri
 
 
 def run_matrix(
-    spec: SandboxSpec,
+    spec: AuthoredSpec,
     image: str,
     *,
     engine: Engine,
@@ -203,7 +203,7 @@ def run_matrix(
     controls: Sequence[Control] = CATALOGUE,
     trial_jobs: int = TRIAL_JOBS,
     progress: Callable[[TrialRecord], None] | None = None,
-) -> SandboxResult:
+) -> AuthoredResult:
     """Oracle x ``repeats``, the no-op and every control through the one trial loop
     (``run_trials``), ``trial_jobs`` trials at a time; the result lists them in that order."""
     started = time.monotonic()
@@ -216,7 +216,7 @@ def run_matrix(
         progress=progress,
         trial_jobs=trial_jobs,
     )
-    return SandboxResult(
+    return AuthoredResult(
         task_dir=str(spec.task_dir),
         status=ran.status,
         trials=ran.trials,
@@ -226,18 +226,18 @@ def run_matrix(
     )
 
 
-def verify_sandbox_task(
+def verify_authored_task(
     task_dir: Path | str, *, run_id: str, engine: Engine | None = None, **options: Any
-) -> SandboxResult:
+) -> AuthoredResult:
     """Read, check the engine has its images, build and run the matrix.
 
-    A folder that is no sandbox task, or whose images this engine lacks, is rejected with its
+    A folder that is no authored task, or whose images this engine lacks, is rejected with its
     problems and no trial; Docker failing is ungraded.
     """
     started = time.monotonic()
     try:
-        spec = read_sandbox_task(task_dir)
-    except SandboxTaskInvalid as invalid:
+        spec = read_authored_task(task_dir)
+    except AuthoredTaskInvalid as invalid:
         return _refused(task_dir, invalid.problems, started)
     try:
         engine = engine or Engine.from_env()
@@ -247,14 +247,14 @@ def verify_sandbox_task(
         built = prepare(spec, engine)
     except InfraError as exc:
         log = f"\n{exc.log[-2000:]}" if exc.log else ""
-        return SandboxResult(
+        return AuthoredResult(
             task_dir=str(task_dir),
             status=MatrixStatus.UNGRADED,
             reasons=(f"{exc.message}{log}",),
             wall_seconds=time.monotonic() - started,
         )
     result = run_matrix(spec, built.image_id, engine=engine, run_id=run_id, **options)
-    return SandboxResult(
+    return AuthoredResult(
         task_dir=result.task_dir,
         status=result.status,
         trials=result.trials,
@@ -265,11 +265,11 @@ def verify_sandbox_task(
     )
 
 
-def _refused(task_dir: Path | str, problems: Sequence[str], started: float) -> SandboxResult:
-    return SandboxResult(
+def _refused(task_dir: Path | str, problems: Sequence[str], started: float) -> AuthoredResult:
+    return AuthoredResult(
         task_dir=str(task_dir),
         status=MatrixStatus.REJECTED,
-        reasons=("the folder cannot run here as a sandbox task",),
+        reasons=("the folder cannot run here as an authored task",),
         problems=tuple(problems),
         wall_seconds=time.monotonic() - started,
     )
