@@ -18,8 +18,9 @@ from groundwork.core.failures import said
 from groundwork.jobs.containers import dead_run_containers_remove
 from groundwork.jobs.heartbeat import Heartbeat
 from tasks_review.core.pool import run_each
-from tasks_review.core.trials.matrix import Cancelled, verify_task
+from tasks_review.core.trials.matrix import verify_task
 from tasks_review.core.trials.model import MatrixResult, MatrixStatus, TrialDropReason, TrialStatus
+from tasks_review.core.trials.runner import Cancelled
 from tasks_review.models import Candidate, TrialRun
 
 log = logging.getLogger(__name__)

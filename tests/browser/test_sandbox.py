@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 import pytest
 
 from tasks_review.core.trials.model import MatrixStatus, Role, TrialRecord, TrialStatus
-from tests.training.core.sandbox.helpers import EXAMPLE, copy_example
+from tests.training.core.authored.helpers import EXAMPLE, copy_example
 from tests.training.factories import make_behaviour
-from training.core.sandbox import CATALOGUE, SandboxResult
+from training.core.authored import CATALOGUE, AuthoredResult
 from training.models import SandboxTask
 from training.services import sandbox as service
 from training.services.sandbox import sandbox_task_import, sandbox_task_verify
@@ -42,9 +42,9 @@ def trials(won: str | None = None) -> tuple[TrialRecord, ...]:
 def fake_matrix(monkeypatch, status: MatrixStatus, won: str | None = None) -> None:
     def verify(task_dir, *, run_id, engine=None):
         reasons = (f"{won} scored 1.0 (must be 0.0): the report was forged",) if won else ()
-        return SandboxResult(str(task_dir), status, trials(won), reasons, image="sha256:5e1f")
+        return AuthoredResult(str(task_dir), status, trials(won), reasons, image="sha256:5e1f")
 
-    monkeypatch.setattr(service, "verify_sandbox_task", verify)
+    monkeypatch.setattr(service, "verify_authored_task", verify)
 
 
 def test_import_a_sandbox_task_watch_it_kept_and_read_a_rejected_ones_trials(

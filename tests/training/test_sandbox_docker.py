@@ -23,6 +23,7 @@ from django.core.management.base import CommandError
 from django.db import transaction
 from django.test import override_settings
 
+from tests.training.core.authored.helpers import EXAMPLE
 from tests.training.core.harbor.test_harbor_run import (  # noqa: F401 (fixtures)
     base_ref,
     engine,
@@ -30,9 +31,8 @@ from tests.training.core.harbor.test_harbor_run import (  # noqa: F401 (fixtures
     left_behind,
     new_run_id,
 )
-from tests.training.core.sandbox.helpers import EXAMPLE
 from tests.training.factories import make_behaviour
-from training.core.sandbox import CATALOGUE
+from training.core.authored import CATALOGUE
 from training.models import BehaviourTask, Rollout, SandboxTask
 from training.services.rollouts import rollouts_regrade
 

@@ -45,7 +45,7 @@ class SandboxTask(Job):
     )
     status = models.CharField(max_length=10, choices=Status, default=Status.QUEUED, db_index=True)
     reasons = models.JSONField(default=list, blank=True, help_text="Why it is not kept.")
-    # training.core.sandbox.SandboxResult.to_dict(): every trial with its reward and logs.
+    # training.core.authored.AuthoredResult.to_dict(): every trial with its reward and logs.
     evidence = models.JSONField(default=dict, blank=True)
 
     class Meta:

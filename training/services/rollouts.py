@@ -27,12 +27,13 @@ from groundwork.core.failures import said
 from groundwork.jobs.containers import dead_run_containers_remove
 from groundwork.jobs.heartbeat import Heartbeat
 from groundwork.services.audit import audit_event_record
+from tasks_review.core.trials import mined_task
 from tasks_review.core.trials.taskdir import read_tree
 from tasks_review.models import Candidate
+from training.core.authored import authored_task
 from training.core.facts import TaskContext, TrajectoryFacts, facts_of, with_world
 from training.core.harbor.jobs import JobTrial, read_jobs, task_digest
-from training.core.harbor.regrade import Grader, TaskGrader
-from training.core.sandbox import SandboxGrader
+from training.core.harbor.regrade import TaskGrader
 from trajectories.core import formats, limits
 from trajectories.core.blobs import sha256_hex
 from trajectories.models import Trajectory
@@ -323,17 +324,20 @@ def _grade_held(
     candidate_id: int, held: list[int], counts: dict[str, int], engine: Engine | None
 ) -> None:
     candidate = Candidate.objects.filter(pk=candidate_id).first()
-    grader: Grader | None = None
+    grader: TaskGrader | None = None
     problem = ""
     if candidate is None or not candidate.task_dir:
         problem = f"the kept task (candidate {candidate_id}) is gone"
     else:
         # A sandbox task is graded by its own tests/test.sh, a mined one by our grader kit.
-        kind = SandboxGrader if candidate.family == Candidate.SANDBOX else TaskGrader
+        source = authored_task if candidate.family == Candidate.SANDBOX else mined_task
         try:
             engine = engine or Engine.from_env()
-            grader = kind.prepare(
-                Path(candidate.task_dir), engine=engine, run_id=_run_id(candidate_id)
+            grader = TaskGrader.prepare(
+                Path(candidate.task_dir),
+                engine=engine,
+                run_id=_run_id(candidate_id),
+                source=source,
             )
         except InfraError as exc:
             problem = f"Docker is not usable: {exc}"

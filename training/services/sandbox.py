@@ -1,6 +1,6 @@
 """Sandbox tasks: a user's Harbor task folder imported, verified in Docker, and kept or not.
 
-``sandbox_task_import`` checks the folder (``training.core.sandbox``: Harbor's model and lint,
+``sandbox_task_import`` checks the folder (``training.core.authored``: Harbor's model and lint,
 the files a trial needs, offline images when an engine is at hand), copies it into the store
 by content (what is verified is what stays, whatever happens to the user's folder) and queues
 the row. ``sandbox_task_verify`` is the job: it claims the row, runs the trial matrix on the
@@ -31,16 +31,16 @@ from groundwork.services.audit import audit_event_record
 from tasks_review.core.trials.model import MatrixStatus
 from tasks_review.models import Candidate
 from tasks_review.services.exports import copy_task_folder
-from training.core.harbor.jobs import task_digest
-from training.core.sandbox import (
-    SandboxResult,
-    SandboxSpec,
-    SandboxTaskInvalid,
-    read_sandbox_task,
+from training.core.authored import (
+    AuthoredResult,
+    AuthoredSpec,
+    AuthoredTaskInvalid,
+    read_authored_task,
     record_solution,
     unavailable_images,
-    verify_sandbox_task,
+    verify_authored_task,
 )
+from training.core.harbor.jobs import task_digest
 from trajectories.core import limits
 
 from ..models import Behaviour, SandboxTask
@@ -88,9 +88,9 @@ def sandbox_task_import(
         raise Invalid(problem)
     folder = Path(path).expanduser()
     try:
-        spec = read_sandbox_task(folder)
+        spec = read_authored_task(folder)
         problems = unavailable_images(spec, engine) if engine is not None else []
-    except SandboxTaskInvalid as invalid:
+    except AuthoredTaskInvalid as invalid:
         raise TaskFolderInvalid(folder, invalid.problems) from None
     except InfraError as exc:
         raise Invalid(f"the Docker engine could not be asked about the images: {exc}") from None
@@ -143,10 +143,10 @@ def _key(digest: str) -> str:
     return "sandbox-" + digest.removeprefix("sha256:")[:48]
 
 
-def _store(spec: SandboxSpec, digest: str) -> Path:
+def _store(spec: AuthoredSpec, digest: str) -> Path:
     """The folder copied under the store by its content digest: the same content, under any
     folder name, is stored once (Harbor's digest leaves the folder's own name out). The copy's
-    solve.sh is wrapped to leave its trajectory under Harbor (``core.sandbox.solution``)."""
+    solve.sh is wrapped to leave its trajectory under Harbor (``core.authored.solution``)."""
     home = store_dir() / digest.removeprefix("sha256:")[:32]
     if (stored := _stored(home)) is not None:
         return stored
@@ -163,7 +163,7 @@ def _store(spec: SandboxSpec, digest: str) -> Path:
                 raise
     except Conflict as refused:
         raise Invalid(str(refused)) from None
-    except SandboxTaskInvalid as invalid:
+    except AuthoredTaskInvalid as invalid:
         raise TaskFolderInvalid(spec.task_dir, invalid.problems) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -196,7 +196,7 @@ def sandbox_task_verify(*, task_id: int, engine: Engine | None = None) -> Sandbo
     row = SandboxTask.objects.get(pk=task_id)
     try:
         with Heartbeat(SandboxTask.objects.filter(pk=task_id)):
-            result = verify_sandbox_task(row.task_dir, run_id=f"sandbox-{row.pk}", engine=engine)
+            result = verify_authored_task(row.task_dir, run_id=f"sandbox-{row.pk}", engine=engine)
     except Exception as exc:
         log.exception("sandbox task %s: the trial matrix failed", task_id)
         _finish(row, S.UNGRADED, [f"harness error: {said(exc)}"[:2000]], {})
@@ -204,7 +204,7 @@ def sandbox_task_verify(*, task_id: int, engine: Engine | None = None) -> Sandbo
     return _record(row, result)
 
 
-def _record(row: SandboxTask, result: SandboxResult) -> SandboxTask:
+def _record(row: SandboxTask, result: AuthoredResult) -> SandboxTask:
     status = _STATUS.get(result.status, S.UNGRADED)
     reasons = [*result.reasons, *result.problems]
     with transaction.atomic():
@@ -253,8 +253,8 @@ def _finish(
     SandboxTask.objects.filter(pk=row.pk).update(**fields)
 
 
-def _kept_candidate(row: SandboxTask, result: SandboxResult) -> Candidate:
-    spec = read_sandbox_task(row.task_dir)
+def _kept_candidate(row: SandboxTask, result: AuthoredResult) -> Candidate:
+    spec = read_authored_task(row.task_dir)
     return Candidate.objects.create(
         run=None,
         trajectory=None,

@@ -12,16 +12,18 @@
 ``verify_task(task_dir, run_id=...)`` does all three and turns an unreachable daemon or a
 failed build into an ungraded result. ``run_matrices(prepared, jobs=2, ...)`` runs several
 candidates in parallel. The image is built and probed in ``image``, checked in ``baseline``;
-one trial is ``trial``, the matrix of them ``matrix``. The tampering controls are
-``CATALOGUE`` in ``controls`` (a module per family); the separate verifier is ``verifier``; the
-reward rules are ``results`` (``kit/judging.py``; the task's own grader is ``kit/grade.py``).
+the one trial loop (agent phase, verifier call, decision, pool) is ``runner``, which any
+``TrialTask`` plugs into: a mined task is ``trial.MinedTrial``, the matrix of its trials
+``matrix``. The tampering controls are ``CATALOGUE`` in ``controls`` (a module per family); the
+separate verifier is ``verifier``; the reward rules are ``results`` (``kit/judging.py``; the
+task's own grader is ``kit/grade.py``).
 """
 
 from .baseline import Baseline, check_in_image
 from .controls import CATALOGUE, Control, ControlContext
 from .deps import Dependency, OfflineSources, declared_dependencies, unavailable
 from .image import PreparedTask, prepare
-from .matrix import Cancelled, decide, run_matrices, run_matrix, verify_task
+from .matrix import run_matrices, run_matrix, verify_task
 from .model import (
     MatrixResult,
     MatrixStatus,
@@ -34,8 +36,19 @@ from .model import (
 from .npmrange import npm_satisfies
 from .plan import GradingPlan, is_guarded, plan_check
 from .results import Verdict, judge_graded_run, read_sessions
+from .runner import (
+    Cancelled,
+    MatrixRun,
+    Scored,
+    TaskSource,
+    TaskUnusable,
+    TrialTask,
+    decide,
+    run_trial,
+    run_trials,
+)
 from .taskdir import ReferenceFacts, TaskFolderError, TaskSpec, read_task
-from .trial import run_trial
+from .trial import MinedTrial, mined_task
 
 __all__ = [
     "CATALOGUE",
@@ -46,23 +59,30 @@ __all__ = [
     "Dependency",
     "GradingPlan",
     "MatrixResult",
+    "MatrixRun",
+    "MinedTrial",
     "MatrixStatus",
     "OfflineSources",
     "PreparedTask",
     "ReferenceFacts",
+    "Scored",
     "Role",
     "TaskFolderError",
+    "TaskSource",
     "TaskSpec",
+    "TaskUnusable",
     "TrialDrop",
     "TrialDropReason",
     "TrialRecord",
     "TrialStatus",
+    "TrialTask",
     "Verdict",
     "check_in_image",
     "declared_dependencies",
     "decide",
     "is_guarded",
     "judge_graded_run",
+    "mined_task",
     "npm_satisfies",
     "plan_check",
     "prepare",
@@ -71,6 +91,7 @@ __all__ = [
     "run_matrices",
     "run_matrix",
     "run_trial",
+    "run_trials",
     "unavailable",
     "verify_task",
 ]

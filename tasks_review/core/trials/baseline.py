@@ -20,7 +20,7 @@ from groundwork.core.docker import Engine, InfraError
 from .assertions import CheckSize, check_size
 from .image import PreparedTask
 from .kit import probing
-from .model import TrialDrop, TrialDropReason, trim
+from .model import ORACLE_REWARD, TrialDrop, TrialDropReason, trim
 from .plan import GradingPlan, plan_check
 from .probes import probes_in_image
 from .probeset import PROBES_FILE, ProbeSet
@@ -35,8 +35,6 @@ from .verifier import (
     put_solution,
     take_submission,
 )
-
-ORACLE_REWARD = 1.0
 
 
 @dataclass(frozen=True, slots=True)

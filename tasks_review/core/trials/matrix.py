@@ -5,9 +5,10 @@
     result = run_matrix(prepared, engine=engine, run_id=run_id, baseline=baseline)
     result.kept, result.trials                          # every trial is a TrialRecord
 
-Every trial (``trial.py``) is two containers of the candidate's image, one after the other:
-the agent's (the oracle's solve.sh, nothing for the no-op, or a control's tampering), stopped
-and copied out, then the separate verifier's (``verifier``). Containers carry the run id label
+Every trial is two containers of the candidate's image, one after the other, run by the one
+trial loop (``runner``) with the mined task's own parts (``trial.MinedTrial``): the agent's (the
+oracle's solve.sh, nothing for the no-op, or a control's tampering), stopped and copied out,
+then the separate verifier's (``verifier``). Containers carry the run id label
 and are removed when their block ends, on errors and KeyboardInterrupt too; ``Engine.cleanup``
 finds what a killed process left. Docker failing under a trial makes it *ungraded* (reward None),
 never 0 or 1. A candidate is kept only when the oracle scored exactly 1.0 on every repeat,
@@ -18,16 +19,13 @@ catalogue and the task family's own (``controls.catalogue_for``).
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from groundwork.core.docker import Engine, InfraError
-from groundwork.core.docker import labels as lbl
 from groundwork.core.failures import said
 
 from ..pool import run_each
@@ -35,42 +33,11 @@ from .baseline import Baseline, check_in_image
 from .controls import Control, catalogue_for
 from .deps import OfflineSources
 from .image import PreparedTask, prepare
-from .model import MatrixResult, MatrixStatus, Role, TrialDrop, TrialRecord, TrialStatus
+from .model import MatrixResult, MatrixStatus, TrialDrop, TrialRecord
 from .probeset import ProbeSet, record_grading, record_probes
+from .runner import TRIAL_JOBS, kill_own_containers, run_trials
 from .taskdir import record_reference
-from .trial import control_context, run_trial, skipped
-from .ungraded import trial_reason
-
-# Trials of one matrix run this many at a time (two containers each, one after the other).
-TRIAL_JOBS = 2
-
-
-class Cancelled(Exception):
-    """run_matrices stopped a matrix between trials (the caller was interrupted)."""
-
-
-def decide(trials: Sequence[TrialRecord]) -> tuple[MatrixStatus, tuple[str, ...]]:
-    """Kept only if every oracle repeat is 1.0, the no-op 0 and every control 0.
-
-    A graded trial off its expected reward rejects the candidate whatever else happened;
-    otherwise any ungraded trial leaves it ungraded (to retry).
-    """
-    reasons = []
-    for trial in trials:
-        if trial.status is TrialStatus.GRADED and trial.reward != trial.expected:
-            why = "; ".join(trial.detail.get("reasons") or []) or "no reason recorded"
-            label = f"{trial.name} #{trial.repeat}" if trial.role is Role.ORACLE else trial.name
-            reasons.append(f"{label} scored {trial.reward} (must be {trial.expected}): {why}")
-    if not any(t.role is Role.ORACLE for t in trials):
-        reasons.append("no oracle trial ran")
-    if reasons:
-        return MatrixStatus.REJECTED, tuple(reasons)
-    ungraded = [t for t in trials if t.status is TrialStatus.UNGRADED]
-    if ungraded:
-        return MatrixStatus.UNGRADED, tuple(
-            trial_reason(t.name, t.repeat, t.detail.get("infra_error", "")) for t in ungraded
-        )
-    return MatrixStatus.KEPT, ()
+from .trial import MinedTrial
 
 
 def run_matrix(
@@ -122,57 +89,20 @@ def run_matrix(
     record_reference(spec.task_dir, baseline.facts)
     record_probes(spec.task_dir, baseline.facts.probes)
     record_grading(spec.task_dir, baseline.facts.probes)
-    if controls is None:
-        controls = catalogue_for(spec.family)
-    context = control_context(spec, baseline)
-    plan: list[tuple[Role, int, Control | None]] = [(Role.ORACLE, i, None) for i in range(repeats)]
-    plan.append((Role.NOOP, 0, None))
-    plan += [(Role.CONTROL, 0, control) for control in controls]
-    stop = cancel or threading.Event()
-
-    def one(item: tuple[Role, int, Control | None]) -> TrialRecord:
-        role, repeat, control = item
-        if stop.is_set():
-            raise Cancelled(f"cancelled before {control.name if control else role} of {spec.name}")
-        reason = control.skip_reason(context) if control is not None else None
-        if control is not None and reason is not None:
-            trial = skipped(control, reason)
-        else:
-            trial = run_trial(
-                prepared,
-                baseline,
-                role=role,
-                repeat=repeat,
-                control=control,
-                context=context,
-                engine=engine,
-                run_id=run_id,
-                naive=naive,
-            )
-        if progress is not None:
-            progress(trial)
-        return trial
-
-    # Trials are independent containers: a few at once keep the engine busy while one waits
-    # on a container start or a copy (see docs/BENCHMARKS.md).
-    try:
-        with ThreadPoolExecutor(max_workers=max(1, trial_jobs), thread_name_prefix="trial") as pool:
-            try:
-                trials = list(pool.map(one, plan))
-            except BaseException:
-                stop.set()
-                if cancel is None:  # run_matrices kills the containers of every matrix itself
-                    _kill_own_containers(engine, run_id)
-                raise
-    except BaseException:
-        if cancel is None:  # the trials have stopped: remove what their own clean-up left
-            _kill_own_containers(engine, run_id, remove=True)
-        raise
-    status, reasons = decide(trials)
+    ran = run_trials(
+        MinedTrial(prepared, baseline, naive=naive),
+        controls=catalogue_for(spec.family) if controls is None else controls,
+        engine=engine,
+        run_id=run_id,
+        repeats=repeats,
+        cancel=cancel,
+        progress=progress,
+        trial_jobs=trial_jobs,
+    )
     return MatrixResult(
-        status=status,
-        trials=tuple(trials),
-        reasons=reasons,
+        status=ran.status,
+        trials=ran.trials,
+        reasons=ran.reasons,
         check_seconds=baseline.seconds,
         wall_seconds=time.monotonic() - started,
         check=baseline.size.to_dict(),
@@ -202,13 +132,13 @@ def run_matrices(
                 task, engine=engine, run_id=run_id, cancel=stop, **options
             ),
             jobs=jobs,
-            on_cancel=lambda: _kill_own_containers(engine, run_id),
+            on_cancel=lambda: kill_own_containers(engine, run_id),
             name="trials",
         )
     except BaseException:
         # run_each waited for its lanes: a container whose lane's own removal failed (the engine
         # slow under load, the error suppressed) goes now, so nothing of the run is left.
-        _kill_own_containers(engine, run_id, remove=True)
+        kill_own_containers(engine, run_id, remove=True)
         raise
     return [_harness_error(o.item, o.error) if o.error else o.result() for o in outcomes]
 
@@ -219,19 +149,6 @@ def _harness_error(task: PreparedTask, error: Exception) -> MatrixResult:
         status=MatrixStatus.UNGRADED,
         reasons=(f"harness error: {said(error)}",),
     )
-
-
-def _kill_own_containers(engine: Engine, run_id: str, *, remove: bool = False) -> None:
-    """Kill (or, once the lanes have stopped, remove) this process's containers of the run."""
-    mine = lbl.owner_token()
-    with contextlib.suppress(InfraError):
-        for container in engine.containers(label=f"{lbl.RUN}={run_id}"):
-            if container.labels.get(lbl.OWNER) == mine:
-                with contextlib.suppress(Exception):
-                    if remove:
-                        engine.api.remove_container(container.id, force=True)
-                    else:
-                        engine.api.kill(container.id)
 
 
 def verify_task(

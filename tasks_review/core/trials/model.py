@@ -11,6 +11,7 @@ from typing import Any
 from .version import VERIFIER_VERSION
 
 LOG_CHARS = 6000  # per trial record: the head and the tail, where failures are
+ORACLE_REWARD = 1.0  # what the task's own solution must score, every repeat
 
 
 class TrialDropReason(StrEnum):

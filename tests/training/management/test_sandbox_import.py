@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from tests.training.core.sandbox.helpers import EXAMPLE, copy_example
+from tests.training.core.authored.helpers import EXAMPLE, copy_example
 from training.models import SandboxTask
 
 pytestmark = pytest.mark.django_db

@@ -9,9 +9,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from tasks_review.core.trials import TrialStatus
+from tasks_review.core.trials import TrialStatus, mined_task
+from tasks_review.models import Candidate
 from tests.tasks_review.factories import make_candidate
 from tests.training.factories import make_rollout, repaired
+from training.core.authored import authored_task
 from training.core.harbor.regrade import Regrade, TaskGrader
 from training.models import Rollout
 from training.services import rollouts
@@ -119,3 +121,22 @@ def test_a_folder_path_over_path_max_is_refused_and_a_missing_one_quoted_short(p
     with pytest.raises(Invalid, match="is not a folder") as refused:
         rollouts.rollout_import_create(user=people.bob, path="/nowhere/" + "p" * 3_000)
     assert len(str(refused.value)) < 300
+
+
+@pytest.mark.django_db
+def test_a_sandbox_task_is_graded_by_its_own_tests_and_a_mined_one_by_our_kit(
+    grader, monkeypatch, tmp_path
+):
+    fake, _removed = grader
+    sources = []
+
+    def prepare(cls, task_dir, *, engine, run_id, source):
+        sources.append(source)
+        return fake
+
+    monkeypatch.setattr(TaskGrader, "prepare", classmethod(prepare))
+    for family in (Candidate.SANDBOX, "repair"):
+        candidate = make_candidate(task_dir=str(tmp_path), family=family)
+        rollout = make_rollout(candidate, repaired(), reward=None, grade=G.PENDING)
+        rollouts_regrade(candidate_id=candidate.pk, rollout_ids=[rollout.pk], engine=object())
+    assert sources == [authored_task, mined_task]

@@ -18,10 +18,10 @@ from tasks_review.models import Candidate
 from tasks_review.selectors.reviewable import reviewable
 from tasks_review.services.reverify import stale_kept
 from tests.groundwork.core.docker.fakes import FakeEngine
-from tests.training.core.sandbox.helpers import EXAMPLE, copy_example
+from tests.training.core.authored.helpers import EXAMPLE, copy_example
 from tests.training.factories import make_behaviour
+from training.core.authored import AuthoredResult
 from training.core.harbor.jobs import task_digest
-from training.core.sandbox import SandboxResult
 from training.models import BehaviourTask, Rollout, SandboxTask
 from training.services import sandbox as service
 from training.services.rollouts import rollouts_regrade
@@ -65,9 +65,11 @@ def fake_matrix(monkeypatch, status: MatrixStatus, trials=KEPT, reasons=()) -> l
 
     def verify(task_dir, *, run_id, engine=None):
         seen.append(str(task_dir))
-        return SandboxResult(str(task_dir), status, tuple(trials), tuple(reasons), image="sha256:1")
+        return AuthoredResult(
+            str(task_dir), status, tuple(trials), tuple(reasons), image="sha256:1"
+        )
 
-    monkeypatch.setattr(service, "verify_sandbox_task", verify)
+    monkeypatch.setattr(service, "verify_authored_task", verify)
     return seen
 
 
@@ -195,9 +197,9 @@ def test_a_task_a_dead_worker_left_verifying_is_taken_over_after_its_containers_
 
     def verify(task_dir, *, run_id, engine):
         removed_first.append(list(engine.cleanups))
-        return SandboxResult(str(task_dir), MatrixStatus.KEPT, KEPT, (), image="sha256:1")
+        return AuthoredResult(str(task_dir), MatrixStatus.KEPT, KEPT, (), image="sha256:1")
 
-    monkeypatch.setattr(service, "verify_sandbox_task", verify)
+    monkeypatch.setattr(service, "verify_authored_task", verify)
     assert sandbox_task_verify(task_id=row.pk, engine=engine).status == SandboxTask.Status.KEPT
     # The label is the task's alone: every container under it was the dead attempt's.
     assert removed_first == [[(f"traj2env.run=sandbox-{row.pk}", True)]]
@@ -209,7 +211,7 @@ def test_a_harness_error_leaves_it_ungraded_and_is_raised(people, monkeypatch):
     def broken(task_dir, **_):
         raise RuntimeError("a bug in the matrix")
 
-    monkeypatch.setattr(service, "verify_sandbox_task", broken)
+    monkeypatch.setattr(service, "verify_authored_task", broken)
     with pytest.raises(RuntimeError):
         sandbox_task_verify(task_id=row.pk)
     row.refresh_from_db()

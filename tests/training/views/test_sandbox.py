@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 import pytest
 
 from tasks_review.core.trials.model import MatrixStatus, Role, TrialRecord, TrialStatus
-from tests.training.core.sandbox.helpers import EXAMPLE, copy_example
+from tests.training.core.authored.helpers import EXAMPLE, copy_example
 from tests.training.factories import make_behaviour
-from training.core.sandbox import SandboxResult
+from training.core.authored import AuthoredResult
 from training.models import SandboxTask
 from training.services import sandbox as service
 from training.services.sandbox import sandbox_task_import, sandbox_task_verify
@@ -48,9 +48,9 @@ def record(role: Role, reward: float | None, name: str, logs: str = "") -> Trial
 def verified(monkeypatch, row: SandboxTask, status: MatrixStatus, *trials: TrialRecord):
     def verify(task_dir, *, run_id, engine=None):
         reasons = ("forge_read_files scored 1.0 (must be 0.0)",) if status == "rejected" else ()
-        return SandboxResult(str(task_dir), status, trials, reasons, image="sha256:abc")
+        return AuthoredResult(str(task_dir), status, trials, reasons, image="sha256:abc")
 
-    monkeypatch.setattr(service, "verify_sandbox_task", verify)
+    monkeypatch.setattr(service, "verify_authored_task", verify)
     return sandbox_task_verify(task_id=row.pk)
 
 

@@ -1,15 +1,19 @@
 """Re-grading a rollout from its collected ``/app`` with the task's own separate verifier.
 
     grader = TaskGrader.prepare(task_dir, engine=engine, run_id="regrade-42")  # once per task
+    grader = TaskGrader.prepare(task_dir, engine=engine, run_id=..., source=authored_task)
     result = grader.grade(trial.app_dir, harbor_reward=trial.reward)          # per rollout
     result.reward, result.agrees, result.evidence
 
-The path is the trial matrix's own (``tasks_review.core.trials``): the task's image, built once
-and cached by content; the check in the image, once per task, which gives the grading plan and
-the tests that pass on the reference; then per rollout the project's source files, read from the
+One grader for every kind of task; ``source`` says where the task comes from and gives the same
+``TrialTask`` the trial matrix kept it with (``tasks_review.core.trials.runner``). A mined task
+(``mined_task``): its image, built once and cached by content, and the check in the image, once
+per task, which gives the grading plan and the tests that pass on the reference; a user-written
+one (``training.core.authored.authored_task``): its image, graded by its own tests/test.sh on
+Harbor's separate-verifier contract. Then per rollout the project's source files, read from the
 folder Harbor collected (version-control internals and installed dependencies stay behind, as
-when the matrix takes a submission), graded by ``grade_submission`` in a fresh container of the
-pristine image with no network: the task's ``tests/test.sh`` judged again by the harness.
+when the matrix takes a submission), graded by the task's verifier in a fresh container of the
+pristine image with no network.
 
 The reward never comes from the transcript or from Harbor's reward file; ``agrees`` says whether
 Harbor's, kept beside it, is the same. Docker failing leaves a rollout *ungraded* (reward None),
@@ -23,16 +27,15 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from groundwork.core.docker import Engine, InfraError, Limits
-from tasks_review.core.trials import Baseline, TrialDrop, TrialStatus, check_in_image, prepare
-from tasks_review.core.trials.taskdir import TaskSpec, read_tree
+from groundwork.core.docker import Engine, InfraError
+from tasks_review.core.trials import TaskSource, TaskUnusable, TrialStatus, TrialTask, mined_task
+from tasks_review.core.trials.taskdir import read_tree
 from tasks_review.core.trials.verifier import (
     SUBMISSION_MAX_BYTES,
     SUBMISSION_MAX_ENTRIES,
     Submission,
-    grade_submission,
 )
 
 
@@ -53,70 +56,48 @@ class Regrade:
         return math.isclose(self.reward, self.harbor_reward, abs_tol=1e-9)
 
 
-class Grader(Protocol):
-    """Grades rollouts of one kept task: a mined task's ``TaskGrader``, a sandbox task's
-    ``training.core.sandbox.SandboxGrader`` (its own tests/test.sh, Harbor's contract)."""
-
-    def grade(self, app_dir: Path | None, *, harbor_reward: float | None = None) -> Regrade: ...
-
-
 @dataclass(frozen=True, slots=True)
 class TaskGrader:
-    """What grading any rollout of one task needs; ``problem`` says why none can be graded."""
+    """What grading any rollout of one kept task needs: the task as the trial matrix tried it,
+    from its ``source`` (a mined task by default; ``training.core.authored.authored_task`` for a
+    user-written one, graded by its own tests/test.sh). ``problem`` says why none can be."""
 
     engine: Engine
     run_id: str
-    spec: TaskSpec | None = None
-    image: str | None = None
-    limits: Limits = Limits()
-    baseline: Baseline | None = None
+    task: TrialTask | None = None
     problem: str | None = None
 
     @classmethod
-    def prepare(cls, task_dir: Path, *, engine: Engine, run_id: str) -> TaskGrader:
+    def prepare(
+        cls, task_dir: Path, *, engine: Engine, run_id: str, source: TaskSource = mined_task
+    ) -> TaskGrader:
         try:
-            prepared = prepare(task_dir, engine, run_id=run_id)
-            if prepared.drop is not None or prepared.image is None:
-                why = prepared.drop.detail if prepared.drop else "no image"
-                return cls(engine, run_id, prepared.spec, problem=f"the task cannot run: {why}")
-            checked = check_in_image(prepared, engine=engine, run_id=run_id)
+            return cls(engine, run_id, source(Path(task_dir), engine=engine, run_id=run_id))
+        except TaskUnusable as unusable:
+            return cls(engine, run_id, problem=str(unusable))
         except InfraError as exc:
             return cls(engine, run_id, problem=f"the task's image could not be prepared: {exc}")
-        if isinstance(checked, TrialDrop):
-            return cls(
-                engine,
-                run_id,
-                prepared.spec,
-                problem=f"the task's check no longer behaves in its image: {checked.detail}",
-            )
-        return cls(engine, run_id, prepared.spec, prepared.image.image_id, prepared.limits, checked)
 
     def grade(self, app_dir: Path | None, *, harbor_reward: float | None = None) -> Regrade:
         started = time.monotonic()
-        if self.problem or self.spec is None or self.image is None or self.baseline is None:
+        if self.problem or self.task is None:
             return ungraded(self.problem or "not prepared", harbor_reward, started)
         submission = collected(app_dir, harbor_reward, started)
         if isinstance(submission, Regrade):
             return submission
         try:
-            graded = grade_submission(
-                self.engine,
-                self.spec,
-                self.image,
-                submission,
-                facts=self.baseline.facts,
-                plan=self.baseline.plan,
-                run_id=self.run_id,
-                limits=self.limits,
-            )
+            scored = self.task.grade(self.engine, submission, run_id=self.run_id)
         except InfraError as exc:
             return ungraded(exc.message, harbor_reward, started, logs=exc.log)
+        if scored.reward is None:
+            why = scored.problem or "the verifier gave no reward"
+            return ungraded(why, harbor_reward, started, logs=scored.logs)
         return Regrade(
-            graded.verdict.reward,
+            scored.reward,
             TrialStatus.GRADED,
             harbor_reward,
-            dict(graded.detail),
-            graded.logs,
+            dict(scored.detail),
+            scored.logs,
             time.monotonic() - started,
         )
 

@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from groundwork.access.errors import Refused
 from groundwork.core.docker import Engine, InfraError
-from training.core.sandbox import SandboxTaskInvalid, read_sandbox_task
+from training.core.authored import AuthoredTaskInvalid, read_authored_task
 from training.models import Behaviour, BehaviourTask, SandboxTask
 from training.services.sandbox import TaskFolderInvalid, sandbox_task_import, sandbox_task_verify
 
@@ -50,8 +50,8 @@ class Command(BaseCommand):
         except InfraError as exc:
             # Bad input first, when the folder says so without Docker; else the setup error.
             try:
-                read_sandbox_task(task_dir)
-            except SandboxTaskInvalid as invalid:
+                read_authored_task(task_dir)
+            except AuthoredTaskInvalid as invalid:
                 return EXIT_BAD_INPUT, _invalid(task_dir, invalid.problems)
             return EXIT_BAD_INPUT, {"error": f"setup error: {exc.message}"}
         try:

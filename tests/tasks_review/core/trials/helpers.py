@@ -17,8 +17,9 @@ from tasks_review.core.mining.files import is_test_config, is_test_file
 from tasks_review.core.taskfiles import SourceTrace, write_task
 from tasks_review.core.trials import CATALOGUE, Control, MatrixStatus, Role, TrialStatus
 from tasks_review.core.trials.image import PreparedTask
+from tasks_review.core.trials.runner import act
 from tasks_review.core.trials.taskdir import TaskSpec
-from tasks_review.core.trials.trial import act, control_context
+from tasks_review.core.trials.trial import MinedTrial
 from tasks_review.core.trials.verifier import (
     VERIFIER_DIR,
     Graded,
@@ -274,9 +275,9 @@ def harbor_style(
     its ``.git`` when ``with_git``, as Harbor's own upload carries it), then tests/test.sh
     grades it in a fresh container of the task's image."""
     spec = task.spec
-    context = control_context(spec, baseline)
+    mined = MinedTrial(task, baseline)
     with engine.sandbox(task.image.image_id, run_id=run_id, limits=task.limits) as box:
-        act(box, spec, role=role, control=control, context=context, logs=[], detail={})
+        act(box, mined, role=role, control=control, logs=[], detail={})
         if box.alive:
             box.stop()
         whole = box.copy_out(spec.project_dir, max_entries=50_000)
@@ -404,14 +405,14 @@ def graded_in_place(
     as root in that very container, found on the image's PATH; the reward is read as Harbor
     reads it, ``reward.json`` first, following links."""
     spec = task.spec
-    context = control_context(spec, baseline)
+    mined = MinedTrial(task, baseline)
     tests = grading_files(spec, baseline.facts)
     with engine.sandbox(task.image.image_id, run_id=run_id, limits=task.limits) as box:
         # Harbor makes the verifier's folder world-writable in the environments it starts.
         box.exec(
             ["/bin/sh", "-c", "mkdir -p /logs/verifier && chmod 777 /logs/verifier"], user="root"
         )
-        act(box, spec, role=Role.CONTROL, control=control, context=context, logs=[], detail={})
+        act(box, mined, role=Role.CONTROL, control=control, logs=[], detail={})
         box.put_files("/", {f"tests/{n}": e for n, e in tests.items()}, owner=(0, 0))
         ran = box.exec(["bash", "/tests/test.sh"], user="root", timeout=spec.check_timeout + 120)
         reward = None

@@ -20,8 +20,9 @@ import pytest
 from groundwork.core.docker import FileEntry
 from tasks_review.core.trials import Role, check_in_image, prepare, verifier
 from tasks_review.core.trials.probeset import record_probes
+from tasks_review.core.trials.runner import run_trial
 from tasks_review.core.trials.taskdir import record_reference
-from tasks_review.core.trials.trial import run_trial
+from tasks_review.core.trials.trial import MinedTrial
 
 from ..mining.test_repair_samples import STORIES
 from .helpers import new_run_id, rewards, separately
@@ -57,7 +58,9 @@ def test_a_table_of_every_input_the_code_could_be_read_to_produce_scores_0(
 def test_the_oracle_still_scores_one_with_the_probes(engine, probe_samples):
     for fmt in ("claude-code", "atif"):
         prepared, baseline = probe_samples[fmt]
-        trial = run_trial(prepared, baseline, role=Role.ORACLE, engine=engine, run_id=new_run_id())
+        trial = run_trial(
+            MinedTrial(prepared, baseline), role=Role.ORACLE, engine=engine, run_id=new_run_id()
+        )
         assert trial.reward == 1.0, (fmt, trial.detail)
         assert trial.detail["probes"]["failed"] == [], trial.detail["probes"]
 

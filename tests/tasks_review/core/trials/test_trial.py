@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_review.core.trials import Control, Role, TrialStatus, check_in_image, run_trial
+from tasks_review.core.trials import (
+    Control,
+    MinedTrial,
+    Role,
+    TrialStatus,
+    check_in_image,
+    run_trial,
+)
 
 from .helpers import left_behind, new_run_id
 
@@ -20,7 +27,7 @@ def test_an_oversized_submission_scores_zero_without_a_verifier_run(engine, prep
         shell="head -c 40000000 /dev/zero > blob.bin",
     )
     trial = run_trial(
-        task, baseline, role=Role.CONTROL, control=huge, engine=engine, run_id=run_id, naive=False
+        MinedTrial(task, baseline), role=Role.CONTROL, control=huge, engine=engine, run_id=run_id
     )
     assert (trial.reward, trial.status) == (0.0, TrialStatus.GRADED)
     assert "size limit" in trial.detail["reasons"][0]

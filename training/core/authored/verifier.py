@@ -1,7 +1,7 @@
-"""The separate verifier of a sandbox task: its own ``tests/test.sh``, on Harbor's contract.
+"""The separate verifier of an authored task: its own ``tests/test.sh``, on Harbor's contract.
 
-    graded = grade_app(engine, spec, image, submission, run_id="sandbox-7", limits=limits)
-    graded.reward        # 1.0, 0.0 ...; None when test.sh gave no reward (graded.problem says why)
+    scored = grade_app(engine, spec, image, submission, run_id="sandbox-7", limits=limits)
+    scored.reward        # 1.0, 0.0 ...; None when test.sh gave no reward (scored.problem says why)
 
 As Harbor grades with ``[verifier] environment_mode = "separate"``, and nothing the agent's
 container did can reach it:
@@ -33,15 +33,14 @@ import math
 import shlex
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
 from groundwork.core.docker import Engine, FileEntry, InfraError, Limits
 from tasks_review.core.mining.files import DEPENDENCY_DIRS, VCS_DIRS
 from tasks_review.core.trials.model import trim
+from tasks_review.core.trials.runner import Scored
 from tasks_review.core.trials.verifier import STAGING, Submission, copy_results
 
-from .folder import PATHS, SandboxSpec
+from .folder import PATHS, AuthoredSpec
 
 TESTS_DIR = str(PATHS.tests_dir)
 VERIFIER_DIR = str(PATHS.verifier_dir)
@@ -49,15 +48,6 @@ LOG_DIRS = (str(PATHS.agent_dir), VERIFIER_DIR, str(PATHS.artifacts_dir))
 STDOUT = f"{VERIFIER_DIR}/test-stdout.txt"
 # Top-level folders of the pristine project that stay: what never crosses (see the docstring).
 KEPT_IN_IMAGE = tuple(sorted(VCS_DIRS | DEPENDENCY_DIRS))
-
-
-@dataclass(frozen=True, slots=True)
-class Graded:
-    reward: float | None
-    problem: str | None = None  # why there is no reward
-    rewards: Mapping[str, float] = field(default_factory=dict)  # reward.json, or reward.txt's
-    logs: str = ""
-    detail: Mapping[str, Any] = field(default_factory=dict)
 
 
 def image_user(engine: Engine, image: str) -> str:
@@ -68,13 +58,13 @@ def image_user(engine: Engine, image: str) -> str:
 
 def grade_app(
     engine: Engine,
-    spec: SandboxSpec,
+    spec: AuthoredSpec,
     image: str,
     submission: Submission,
     *,
     run_id: str,
     limits: Limits,
-) -> Graded:
+) -> Scored:
     """Grade ``submission`` (the project's files) by the task's own tests; InfraError: ungraded."""
     started = time.monotonic()
     user = spec.verifier_user or image_user(engine, image)
@@ -121,7 +111,10 @@ def grade_app(
             "left_behind": submission.left_behind,
         },
     }
-    return Graded(rewards.get("reward") if not problem else None, problem, rewards, logs, detail)
+    if problem:
+        # As Harbor, which records a verifier error and no reward: nothing to score.
+        return Scored(None, logs, detail, f"the task's tests/test.sh gave no reward: {problem}")
+    return Scored(rewards["reward"], logs, detail)
 
 
 def _lay_down(project: str) -> str:

@@ -1,5 +1,5 @@
-"""Reading a sandbox task folder: the catalogue's example reads clean, and each way a folder
-can fail to be a sandbox task is named, all of them at once. No Docker here."""
+"""Reading an authored task folder: the catalogue's example reads clean, and each way a folder
+can fail to be an authored task is named, all of them at once. No Docker here."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from groundwork.core.docker import BaseImageSpec, FileEntry, ImageInfo
-from tests.training.core.sandbox.helpers import EXAMPLE, copy_example
-from training.core.sandbox import SandboxTaskInvalid, read_sandbox_task, unavailable_images
-from training.core.sandbox.folder import named_paths
+from tests.training.core.authored.helpers import EXAMPLE, copy_example
+from training.core.authored import AuthoredTaskInvalid, read_authored_task, unavailable_images
+from training.core.authored.folder import named_paths
 
 
 def problems_of(folder: Path) -> list[str]:
-    with pytest.raises(SandboxTaskInvalid) as raised:
-        read_sandbox_task(folder)
+    with pytest.raises(AuthoredTaskInvalid) as raised:
+        read_authored_task(folder)
     return list(raised.value.problems)
 
 
@@ -27,8 +27,8 @@ def edit(folder: Path, rel: str, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
-def test_the_example_reads_as_a_sandbox_task_working_in_app():
-    spec = read_sandbox_task(EXAMPLE)
+def test_the_example_reads_as_an_authored_task_working_in_app():
+    spec = read_authored_task(EXAMPLE)
     assert spec.name == "traj2env/sandbox-stop-when-credentials-missing"
     assert spec.project_dir == "/app"
     assert (spec.agent_user, spec.verifier_user) == ("agent", "root")
@@ -41,11 +41,11 @@ def test_the_example_reads_as_a_sandbox_task_working_in_app():
 def test_the_example_builds_from_the_current_base_recipe():
     """Its FROM is the base image's recipe tag: the same on every machine that bootstrapped it."""
     base = BaseImageSpec()
-    assert read_sandbox_task(EXAMPLE).base_images == (f"{base.repository}:{base.tag}",)
+    assert read_authored_task(EXAMPLE).base_images == (f"{base.repository}:{base.tag}",)
 
 
 def test_the_example_names_the_files_its_tests_read_in_app_deepest_first():
-    named = read_sandbox_task(EXAMPLE).named
+    named = read_authored_task(EXAMPLE).named
     assert {"/app/DEPLOY_REPORT.md", "/app/deploy.sh", "/app/.deploy/credentials"} <= set(named)
     assert named.index("/app/.deploy/credentials") < named.index("/app/deploy.sh")
 
@@ -130,7 +130,7 @@ def add_a_step(folder: Path) -> None:
         "bad-toml",
     ],
 )
-def test_a_folder_that_is_no_sandbox_task_is_refused_saying_why(tmp_path, change, expected):
+def test_a_folder_that_is_no_authored_task_is_refused_saying_why(tmp_path, change, expected):
     folder = copy_example(tmp_path)
     change(folder)
     found = problems_of(folder)
@@ -156,7 +156,7 @@ class Images:
 
 
 def test_an_image_the_engine_lacks_is_a_problem_naming_it_since_nothing_is_pulled():
-    spec = read_sandbox_task(EXAMPLE)
+    spec = read_authored_task(EXAMPLE)
     (ref,) = spec.base_images
     assert unavailable_images(spec, Images(ref)) == []  # type: ignore[arg-type]
     (problem,) = unavailable_images(spec, Images())  # type: ignore[arg-type]

@@ -3,7 +3,7 @@
 Each is an "agent" that games the grader instead of doing the task, run in the task's own
 container as the agent user from the starting files, as the mined tasks' controls are
 (``tasks_review.core.trials.controls.Control``: a shell script, files written first, an optional
-root step). Every applicable one must score 0 for a sandbox task to be kept; one that scores
+root step). Every applicable one must score 0 for an authored task to be kept; one that scores
 anything else is named in the rejection. The catalogue covers what such a task can trust that
 the agent controls:
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 from tasks_review.core.trials.controls import CATALOGUE as MINED
 from tasks_review.core.trials.controls import Control, ControlContext, by_name
 
-from .folder import PATHS, SandboxSpec
+from .folder import PATHS, AuthoredSpec
 
 _VERIFIER = str(PATHS.verifier_dir)
 # What every forgery below writes: full reward where Harbor reads it, and where a task might.
@@ -180,10 +180,10 @@ CATALOGUE: tuple[Control, ...] = (
 )
 
 
-def control_context(spec: SandboxSpec) -> ControlContext:
+def control_context(spec: AuthoredSpec) -> ControlContext:
     """What the controls' scripts read: the project and the files the tests name in it."""
     return ControlContext(
-        language="sandbox",
+        language="authored",
         runners=frozenset(),
         project_dir=spec.project_dir,
         workdir=spec.workdir or spec.project_dir,

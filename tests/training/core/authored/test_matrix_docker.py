@@ -1,4 +1,4 @@
-"""The sandbox trial matrix for real, offline in Docker: the catalogue's example is kept (its
+"""Authored tasks' trial matrix for real, offline in Docker: the catalogue's example is kept (its
 solution full reward three times, the no-op and every control 0), and deliberately weak tasks,
 each trusting something the agent controls, are rejected naming the control that won.
 
@@ -18,15 +18,15 @@ from pathlib import Path
 import pytest
 
 from tasks_review.core.trials.model import MatrixStatus, Role, TrialStatus
+from tests.training.core.authored.helpers import EXAMPLE, WEAK, write_task, write_weak
 from tests.training.core.harbor.test_harbor_run import base_ref, engine  # noqa: F401 (fixtures)
-from tests.training.core.sandbox.helpers import EXAMPLE, WEAK, write_task, write_weak
-from training.core.sandbox import (
+from training.core.authored import (
     CATALOGUE,
-    SandboxResult,
+    AuthoredResult,
     prepare,
-    read_sandbox_task,
+    read_authored_task,
     run_matrix,
-    verify_sandbox_task,
+    verify_authored_task,
 )
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -39,8 +39,8 @@ def run_id(what: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def example(engine) -> SandboxResult:  # noqa: F811
-    return verify_sandbox_task(EXAMPLE, run_id=run_id("example"), engine=engine)
+def example(engine) -> AuthoredResult:  # noqa: F811
+    return verify_authored_task(EXAMPLE, run_id=run_id("example"), engine=engine)
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +49,8 @@ def weak(base_ref, tmp_path_factory) -> dict[str, Path]:  # noqa: F811
     return {name: write_weak(root, name, base=base_ref) for name in WEAK}
 
 
-def matrix(engine, task_dir: Path, controls: list[str]) -> SandboxResult:  # noqa: F811
-    spec = read_sandbox_task(task_dir)
+def matrix(engine, task_dir: Path, controls: list[str]) -> AuthoredResult:  # noqa: F811
+    spec = read_authored_task(task_dir)
     image = prepare(spec, engine).image_id
     chosen = [BY_NAME[name] for name in controls]
     return run_matrix(spec, image, engine=engine, run_id=run_id("weak"), repeats=1, controls=chosen)
@@ -119,6 +119,6 @@ def test_a_test_sh_that_writes_no_reward_rejects_the_task(engine, base_ref, tmp_
 def test_an_image_missing_from_the_engine_rejects_the_folder_before_any_trial(engine, tmp_path):  # noqa: F811
     base = "traj2env/no-such-image@sha256:" + "0" * 64
     folder = write_task(tmp_path / "t", name="t", base=base, test_sh="true\n", solve_sh="true\n")
-    result = verify_sandbox_task(folder, run_id=run_id("missing"), engine=engine)
+    result = verify_authored_task(folder, run_id=run_id("missing"), engine=engine)
     assert (result.status, result.trials) == (MatrixStatus.REJECTED, ())
     assert f"FROM {base}: no such image in this Docker engine" in result.problems[0]

@@ -1,10 +1,10 @@
-"""Reading a user-authored Harbor task folder, and every reason it cannot be a sandbox task.
+"""Reading a user-authored Harbor task folder, and every reason it cannot be an authored task.
 
-    spec = read_sandbox_task(Path("samples/sandbox/stop-when-credentials-missing"))
+    spec = read_authored_task(Path("samples/sandbox/stop-when-credentials-missing"))
     spec.name, spec.project_dir, spec.base_images, spec.named
     unavailable_images(spec, engine)      # [] when every FROM image is in this Docker engine
 
-``read_sandbox_task`` raises ``SandboxTaskInvalid`` with one line per problem, all of them at
+``read_authored_task`` raises ``AuthoredTaskInvalid`` with one line per problem, all of them at
 once, so an author fixes the folder in one pass. What is checked, and why:
 
 * Harbor's own ``Task`` model loads it and ``harbor lint`` finds nothing with every rule on but
@@ -60,8 +60,8 @@ _PROTECTED = ("/logs", str(PATHS.tests_dir), str(PATHS.solution_dir))
 _PATH_CHARS = r"[A-Za-z0-9_.+@%=,-]"
 
 
-class SandboxTaskInvalid(ValueError):
-    """The folder is not a sandbox task this installation can verify; ``problems`` says why."""
+class AuthoredTaskInvalid(ValueError):
+    """The folder is not an authored task this installation can verify; ``problems`` says why."""
 
     def __init__(self, problems: list[str]) -> None:
         self.problems = tuple(problems)
@@ -69,7 +69,7 @@ class SandboxTaskInvalid(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class SandboxSpec:
+class AuthoredSpec:
     task_dir: Path
     name: str
     instruction: str
@@ -96,26 +96,26 @@ class SandboxSpec:
         return self.task_dir / "environment"
 
 
-def read_sandbox_task(task_dir: Path | str) -> SandboxSpec:
-    """The task at ``task_dir``; SandboxTaskInvalid lists every problem found."""
+def read_authored_task(task_dir: Path | str) -> AuthoredSpec:
+    """The task at ``task_dir``; AuthoredTaskInvalid lists every problem found."""
     root = Path(task_dir)
     if not root.is_dir():
-        raise SandboxTaskInvalid([f"{root} is not a folder (give a Harbor task folder)"])
+        raise AuthoredTaskInvalid([f"{root} is not a folder (give a Harbor task folder)"])
     root = root.resolve()
     problems = _tree_problems(root)
     problems += _layout_problems(root)
     problems += _lint_problems(root)
     task = _task(root, problems)
     if task is None:
-        raise SandboxTaskInvalid(problems)
+        raise AuthoredTaskInvalid(problems)
     config = task.config
     problems += _config_problems(config)
     project = _project_dir(config, problems)
     base_images = _base_images(root / "environment" / "Dockerfile", problems)
     if problems:
-        raise SandboxTaskInvalid(problems)
+        raise AuthoredTaskInvalid(problems)
     tests = _selected(task, task.paths.tests_dir)
-    return SandboxSpec(
+    return AuthoredSpec(
         task_dir=root,
         name=config.task.name if config.task else root.name,
         instruction=_text(task.paths.instruction_path),
@@ -138,7 +138,7 @@ def read_sandbox_task(task_dir: Path | str) -> SandboxSpec:
     )
 
 
-def unavailable_images(spec: SandboxSpec, engine: Engine) -> list[str]:
+def unavailable_images(spec: AuthoredSpec, engine: Engine) -> list[str]:
     """The FROM images this engine lacks, as problems (it never pulls, so the build would fail).
 
     Raises InfraError when the engine cannot be asked.
@@ -268,7 +268,7 @@ def _config_problems(config: TaskConfig) -> list[str]:
     if environment.network_mode != NetworkMode.NO_NETWORK:
         problems.append(
             f'[environment] network_mode = "{environment.network_mode.value}": set '
-            '"no-network"; sandbox tasks are verified and run offline'
+            '"no-network"; authored tasks are verified and run offline'
         )
     for section, policy in (("agent", config.agent), ("verifier", verifier)):
         if policy.network_mode not in (None, NetworkMode.NO_NETWORK):

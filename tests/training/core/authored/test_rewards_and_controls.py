@@ -7,9 +7,9 @@ import pytest
 
 from groundwork.core.docker import FileEntry
 from tasks_review.core.trials.controls import CATALOGUE as MINED
-from tests.training.core.sandbox.helpers import EXAMPLE
-from training.core.sandbox import CATALOGUE, read_rewards, read_sandbox_task
-from training.core.sandbox.matrix import skip_reason
+from tests.training.core.authored.helpers import EXAMPLE
+from training.core.authored import CATALOGUE, read_authored_task, read_rewards
+from training.core.authored.matrix import skip_reason
 
 
 def copied(**files: str) -> dict[str, FileEntry]:
@@ -63,12 +63,12 @@ def test_a_mined_control_that_applies_unchanged_is_reused_not_copied():
 
 
 def test_every_control_applies_to_the_example():
-    spec = read_sandbox_task(EXAMPLE)
+    spec = read_authored_task(EXAMPLE)
     assert {c.name: skip_reason(c, spec) for c in CATALOGUE} == {c.name: None for c in CATALOGUE}
 
 
 def test_controls_on_the_files_the_tests_read_skip_a_task_whose_tests_name_none():
-    spec = read_sandbox_task(EXAMPLE)
+    spec = read_authored_task(EXAMPLE)
     blind = type(spec)(**{**{f: getattr(spec, f) for f in spec.__slots__}, "named": ()})
     skipped = {c.name: skip_reason(c, blind) for c in CATALOGUE if skip_reason(c, blind)}
     assert skipped == {

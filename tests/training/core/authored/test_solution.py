@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from harbor.models.trajectories import Trajectory
 
-from training.core.sandbox import SandboxTaskInvalid, read_sandbox_task, record_solution
+from training.core.authored import AuthoredTaskInvalid, read_authored_task, record_solution
 from trajectories.core import formats
 from trajectories.core.blobs import MemoryBlobs
 from trajectories.core.replay import replay
@@ -42,7 +42,7 @@ def task(tmp_path: Path, script: str, *, status: int = 0) -> tuple[Path, Path]:
     (project / "notes.txt").write_text("broken\n")
     (project / "old.txt").write_text("gone soon\n")
     (project / "same.txt").write_text("untouched\n")
-    spec = dataclasses.replace(read_sandbox_task(folder), project_dir=str(project))
+    spec = dataclasses.replace(read_authored_task(folder), project_dir=str(project))
     assert record_solution(folder, spec) is True
     return folder, project
 
@@ -121,12 +121,12 @@ def test_a_script_for_another_interpreter_runs_by_its_own_line_and_is_shown_by_i
 
 def test_wrapping_twice_changes_nothing_and_a_taken_name_is_refused(tmp_path):
     folder, project = task(tmp_path, AUTHORED)
-    spec = read_sandbox_task(folder)
+    spec = read_authored_task(folder)
     wrapped = (folder / "solution" / "solve.sh").read_bytes()
     assert record_solution(folder, spec) is False
     assert (folder / "solution" / "solve.sh").read_bytes() == wrapped
     other = tmp_path / "other"
     shutil.copytree(EXAMPLE, other)
     (other / "solution" / "solve.authored.sh").write_text("echo mine\n")
-    with pytest.raises(SandboxTaskInvalid, match="rename it"):
-        record_solution(other, read_sandbox_task(other))
+    with pytest.raises(AuthoredTaskInvalid, match="rename it"):
+        record_solution(other, read_authored_task(other))

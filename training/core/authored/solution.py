@@ -30,7 +30,7 @@ from pathlib import Path
 
 from tasks_review.core.recording import embedded_source
 
-from .folder import SandboxSpec, SandboxTaskInvalid
+from .folder import AuthoredSpec, AuthoredTaskInvalid
 
 AUTHORED = "solve.authored.sh"
 MARKER = "# traj2env: records the authored solution's trajectory under Harbor"
@@ -41,7 +41,7 @@ MAX_OUTPUT = 64 << 10
 MAX_FILES = 20_000  # files of the project compared before and after (the rest is not recorded)
 
 
-def record_solution(task_dir: Path, spec: SandboxSpec) -> bool:
+def record_solution(task_dir: Path, spec: AuthoredSpec) -> bool:
     """Wrap ``task_dir``'s solve.sh in place; False when it is wrapped already."""
     solution = task_dir / "solution"
     solve, authored = solution / "solve.sh", solution / AUTHORED
@@ -49,7 +49,7 @@ def record_solution(task_dir: Path, spec: SandboxSpec) -> bool:
     if MARKER.encode() in script:
         return False
     if authored.exists():
-        raise SandboxTaskInvalid(
+        raise AuthoredTaskInvalid(
             [f"solution/{AUTHORED} is the name the authored solve.sh is kept under; rename it"]
         )
     mode = stat.S_IMODE(solution.stat().st_mode)
@@ -63,7 +63,7 @@ def record_solution(task_dir: Path, spec: SandboxSpec) -> bool:
     return True
 
 
-def wrapper(script: bytes, spec: SandboxSpec) -> str:
+def wrapper(script: bytes, spec: AuthoredSpec) -> str:
     """The solve.sh that runs ``script`` (the author's) and records it under Harbor."""
     run, shown = _invocation(script)
     plan = {

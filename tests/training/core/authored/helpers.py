@@ -1,4 +1,4 @@
-"""Sandbox task folders for tests: the catalogue's example, copied to change, and weak tasks
+"""Authored task folders for tests: the catalogue's example, copied to change, and weak tasks
 whose tests trust what the agent controls, one per tampering control that beats it."""
 
 from __future__ import annotations
