@@ -1,5 +1,6 @@
-"""A NUL character in a query string is a 400 at the door: PostgreSQL takes none in a query
-parameter, so every list page's filter answered 500 there with ``?q=%00``."""
+"""A NUL character in a query string or a page's form is a 400 at the door: PostgreSQL takes
+none in a query parameter, so every list page's filter answered 500 there with ``?q=%00``, as
+did the export and adapter forms looking a behaviour up by a name holding one."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import pytest
 from django.test import override_settings
 
 from tests.project.test_error_pages import has_navigation
+from tests.training.factories import make_behaviour
+from training.models import Adapter, TrainingExport
 from training.services.deploy_clients import api_client_create
 
 pytestmark = pytest.mark.django_db
@@ -53,3 +56,26 @@ def test_an_api_client_gets_the_refusal_in_json(people):
     assert response.json() == {
         "error": "the address holds a NUL character (%00), which no page or filter takes"
     }
+
+
+@override_settings(DEBUG=False)
+@pytest.mark.parametrize(
+    ("address", "form"),
+    [
+        ("/training/exports/", {"behaviour": "failing-test-repair\x00", "kind": "sft"}),
+        ("/training/adapters/new/", {"name": "lora", "behaviour": "failing-test-repair\x00"}),
+        ("/training/exports/", {"behaviour": "failing-test-repair", "kind\x00": "sft"}),
+    ],
+    ids=["export-behaviour", "adapter-behaviour", "a-field-name"],
+)
+def test_a_nul_in_a_pages_form_is_refused_with_the_400_page_and_nothing_made(
+    client, people, address, form
+):
+    make_behaviour()
+    client.raise_request_exception = False
+    client.force_login(people.dave)
+    response = client.post(address, form)
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "NUL character (code 0)" in html and has_navigation(html)
+    assert not TrainingExport.objects.exists() and not Adapter.objects.exists()
