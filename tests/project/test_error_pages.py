@@ -1,6 +1,6 @@
-"""404, 403 (a missing role, or a form failing the CSRF check) and 500 are the site's own pages,
-with its navigation, not Django's bare text; and the navigation tells an administrator where
-people and their roles are managed (Django's admin)."""
+"""404, 403 (a missing role, or a form failing the CSRF check), 405 and 500 are the site's own
+pages, with its navigation, not Django's bare text; and the navigation tells an administrator
+where people and their roles are managed (Django's admin)."""
 
 from __future__ import annotations
 
@@ -84,3 +84,22 @@ def test_a_form_failing_the_csrf_check_gets_the_sites_page_saying_what_to_do(peo
     assert "reload the page and send the form again" in html
     assert "CSRF verification failed" not in html
     assert not TrainingExport.objects.exists()
+
+
+@override_settings(DEBUG=False)
+@pytest.mark.parametrize("address", ["/review/next/", "/training/labels/next/"])
+def test_a_post_only_address_opened_in_the_browser_gets_the_405_page(client, people, address):
+    client.force_login(people.dave)
+    response = client.get(address)
+    assert response.status_code == 405 and "POST" in response["Allow"]
+    html = response.content.decode()
+    assert "<title>Not a page to open · traj2env</title>" in html and has_navigation(html)
+    assert f"<code>{address}</code>" in html
+
+
+def test_the_apis_405_stays_json(client, people):
+    from training.services.deploy_clients import api_client_create
+
+    _client, token = api_client_create(user=people.dave, name="litellm-proxy")
+    response = client.post("/api/v1/route", headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 405 and response["Content-Type"] == "application/json"
