@@ -103,3 +103,19 @@ def test_the_apis_405_stays_json(client, people):
     _client, token = api_client_create(user=people.dave, name="litellm-proxy")
     response = client.post("/api/v1/route", headers={"Authorization": f"Bearer {token}"})
     assert response.status_code == 405 and response["Content-Type"] == "application/json"
+
+
+@override_settings(DEBUG=False)
+def test_a_form_too_large_to_read_gets_the_400_page_not_djangos_bare_text(client, people):
+    from django.conf import settings
+
+    client.raise_request_exception = False
+    client.force_login(people.dave)
+    body = "rationale=" + "r" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)
+    response = client.post(
+        "/training/exports/", body, content_type="application/x-www-form-urlencoded"
+    )
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "<title>Bad request · traj2env</title>" in html and has_navigation(html)
+    assert "The request could not be read." in html
