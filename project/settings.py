@@ -129,6 +129,10 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # A page's bare 405 (a POST-only address opened) becomes the site's page (error_pages.py).
+    "project.error_pages.NotAllowedPage",
+    # A NUL in the query string is a 400 before any view filters by it (query_guard.py).
+    "project.query_guard.RefuseNulInQuery",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]

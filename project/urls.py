@@ -7,6 +7,8 @@ import training.urls_deploy
 from project import desk_settings
 from project.views import ThrottledLoginView
 
+handler400 = "project.views.bad_request"
+
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="trajectories:list", permanent=False)),
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),

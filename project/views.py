@@ -1,4 +1,4 @@
-"""Project-wide pages that belong to no app: the throttled login."""
+"""Project-wide pages that belong to no app: the throttled login, and the 400 page."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ from typing import Any
 
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 
 from project import login_throttle
+from project.query_guard import BadQuery
 
 
 class ThrottledLoginView(LoginView):
@@ -43,3 +45,12 @@ def _username(request: HttpRequest) -> str:
 def _address(request: HttpRequest) -> str:
     # The peer's address, never X-Forwarded-For: a client writes that header itself.
     return request.META.get("REMOTE_ADDR", "")
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Django's handler400: the site's page with its navigation, or JSON for an API client.
+    Only our own refusals are quoted; Django's may name settings a user cannot act on."""
+    why = str(exception) if isinstance(exception, BadQuery) else ""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"error": why or "the request cannot be read"}, status=400)
+    return render(request, "400.html", {"why": why}, status=400)

@@ -61,7 +61,7 @@ def _validated(decision: str, reason: str, comment: str) -> tuple[Decision, Reas
                 f"an accept cannot give the reason “{why.label}” (use Good task, or Other)"
             )
         raise Invalid(f"{chosen.label.lower()} needs a problem, not “{why.label}”")
-    problem = limits.too_long("the comment", comment.strip(), limits.COMMENT)
+    problem = limits.refusal("the comment", comment.strip(), limits.COMMENT)
     if problem:
         raise Invalid(problem)
     if why == Reason.OTHER and not comment.strip():

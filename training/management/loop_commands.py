@@ -28,6 +28,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.management.base import BaseCommand, CommandError
 
 from groundwork.access.errors import EXIT_REFUSED, EXIT_USAGE, Refused, exit_code_of
+from groundwork.core.failures import said
 from groundwork.services.audit import iso
 from tasks_review.models import Candidate
 from training.core.deploy.bucketing import format_percentage
@@ -119,7 +120,7 @@ class LoopCommand(BaseCommand):
                 # A broken database or a bug is not a refusal: exit 2, not Python's 1.
                 if options.get("traceback"):
                     raise
-                what = str(error) or type(error).__name__
+                what = said(error)
                 raise CommandError(
                     f"unexpected error: {what} (run again with --traceback to see where)",
                     returncode=EXIT_USAGE,

@@ -28,7 +28,7 @@ def _validated(document: Mapping[str, Any] | str) -> tuple[BehaviourSpec, dict[s
     """The spec as core loads it, and the document to store (with no version number: rows carry
     that)."""
     if isinstance(document, str):
-        problem = limits.too_long("the spec", document, limits.SPEC)
+        problem = limits.refusal("the spec", document, limits.SPEC)
         if problem:
             raise Invalid(problem)
     try:
@@ -71,7 +71,7 @@ def behaviour_version_create(
 ) -> BehaviourVersion:
     """Editing makes the next version; results already recorded keep pointing at theirs."""
     require(user, EDIT_BEHAVIOUR, "edit behaviours")
-    problem = limits.too_long("the note", note.strip(), limits.TITLE)
+    problem = limits.refusal("the note", note.strip(), limits.TITLE)
     if problem:
         raise Invalid(problem)
     loaded, document = _validated(spec)

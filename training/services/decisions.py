@@ -23,7 +23,7 @@ def _validated(kind: str, method: str, adapter: str, rationale: str) -> tuple[Ki
         raise Invalid("choose what to do: prompt, script, train or human review") from None
     if not rationale.strip():
         raise Invalid("say why: a decision needs its rationale")
-    problem = limits.too_long("the rationale", rationale.strip(), limits.COMMENT)
+    problem = limits.refusal("the rationale", rationale.strip(), limits.COMMENT)
     if problem:
         raise Invalid(problem)
     if chosen == Kind.TRAIN:

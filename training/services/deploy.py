@@ -254,7 +254,7 @@ def deployment_kill(
         user,
         deployment_id,
         "deployment.kill",
-        lambda d: states.kill(d, reason=reason.strip()),
+        lambda d: states.kill(d, reason=limits.storable(reason).strip()),
         lambda row, after: extra,
     )
 
@@ -293,7 +293,7 @@ def deployment_retire(*, user: AbstractBaseUser, deployment_id: int, reason: str
 def _refuse_long(reason: str) -> None:
     """A reason over the limit is refused, not cut. A kill's is not checked: the kill switch
     works whatever its request says."""
-    problem = limits.too_long("the reason", reason.strip(), limits.COMMENT)
+    problem = limits.refusal("the reason", reason.strip(), limits.COMMENT)
     if problem:
         raise Invalid(problem)
 

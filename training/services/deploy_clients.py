@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from groundwork.access.errors import Conflict, Invalid, NotFound, require
 from groundwork.services.audit import audit_event_record
+from trajectories.core import limits
 from trajectories.core.limits import echo
 
 from ..models import ApiClient
@@ -26,6 +27,9 @@ def api_client_create(*, user: AbstractBaseUser | None, name: str) -> tuple[ApiC
     name = name.strip()
     if not name or len(name) > 100:
         raise Invalid("name the client (up to 100 characters), e.g. the serving host")
+    problem = limits.refusal("the name", name, 100)
+    if problem:
+        raise Invalid(problem)
     key = secrets.token_hex(6)
     token = f"{TOKEN_PREFIX}_{key}_{secrets.token_urlsafe(32)}"
     try:

@@ -46,7 +46,7 @@ def eval_run_create(
         require(user, RUN_EVAL, "start eval runs")
     if k < 1:
         raise Invalid(f"k must be at least 1, not {k}")
-    problem = limits.too_long("the agent", agent, EvalRun._meta.get_field("agent").max_length or 0)
+    problem = limits.refusal("the agent", agent, EvalRun._meta.get_field("agent").max_length or 0)
     if problem:
         raise Invalid(problem)
     behaviour = Behaviour.objects.filter(pk=behaviour_id).first()

@@ -51,7 +51,7 @@ MAX_WORLD_BYTES = 50 << 20
 def rollout_import_create(*, user: AbstractBaseUser | None, path: str | Path) -> RolloutImport:
     if user is not None:
         require(user, RUN_EVAL, "import rollouts")
-    problem = limits.too_long("the folder", str(path), limits.PATH)
+    problem = limits.refusal("the folder", str(path), limits.PATH)
     if problem:
         raise Invalid(problem)
     folder = Path(path).expanduser()

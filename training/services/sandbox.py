@@ -83,7 +83,7 @@ def sandbox_task_import(
         require(user, IMPORT_SANDBOX, "import sandbox tasks")
         if behaviour_id is not None:
             require(user, EDIT_BEHAVIOUR, "choose a behaviour's tasks")
-    problem = limits.too_long("the folder", str(path), limits.PATH)
+    problem = limits.refusal("the folder", str(path), limits.PATH)
     if problem:
         raise Invalid(problem)
     folder = Path(path).expanduser()

@@ -29,6 +29,7 @@ from django.views.decorators.csrf import csrf_exempt
 from groundwork.access.errors import Invalid, Refused, status_of
 from training.core.deploy.route import Reason, RouteAnswer
 from trajectories.core.formats.jsonl import StrictJSONError, loads_strict
+from trajectories.core.limits import storable
 
 from ..models import ApiClient
 from ..selectors.deploy import api_client_for, route_answer, route_reads
@@ -126,7 +127,7 @@ def _kill_reason(request: HttpRequest) -> tuple[str, str]:
         return "", str(error)
     if reason is not None and not isinstance(reason, str):
         return "", f"the reason must be text, not {type(reason).__name__}"
-    return (reason or "").strip()[:REASON_CHARS], ""
+    return storable(reason or "").strip()[:REASON_CHARS], ""
 
 
 @_methods("POST")

@@ -3,12 +3,17 @@
 Every service that stores what someone typed checks it here first and refuses, in words, a
 value over its field's limit: nothing is cut silently. A refusal (or any error) that quotes
 what was typed quotes ``echo(value)``, a short form, so a 200 KB paste neither comes back
-whole nor overflows the box it is shown in.
+whole nor overflows the box it is shown in. A NUL character is refused the same way
+(``refusal``): PostgreSQL stores it in no text column, so it would otherwise be a 500 there.
 
 >>> too_long("title", "x" * 204_800, TITLE)
 'title is 204,800 characters long; at most 200 are allowed'
 >>> too_long("title", "Run the focused test first", TITLE) is None
 True
+>>> refusal("the note", "ready" + chr(0), TITLE)
+'the note holds a NUL character (code 0), which cannot be stored'
+>>> storable("killed" + chr(0) + " by hand")
+'killed by hand'
 >>> echo("a" * 100)
 "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…' (100 characters)"
 >>> echo("short")
@@ -28,6 +33,9 @@ PATH = 4_096  # a folder on the server (PATH_MAX)
 COMMENT = 10_000  # a review comment, a rationale, a reason
 SPEC = 1_000_000  # a whole behaviour spec as JSON text
 
+# What no PostgreSQL text or JSON column stores.
+NUL = "\x00"
+
 # How many characters of a value a message quotes.
 ECHO = 60
 
@@ -37,6 +45,20 @@ def too_long(label: str, value: str, limit: int) -> str | None:
     if len(value) <= limit:
         return None
     return f"{label} is {len(value):,} characters long; at most {limit:,} are allowed"
+
+
+def refusal(label: str, value: str, limit: int) -> str | None:
+    """Why typed ``value`` cannot be stored in the field ``label``: a NUL character, or over
+    its limit; None when it can."""
+    if NUL in value:
+        return f"{label} holds a NUL character (code 0), which cannot be stored"
+    return too_long(label, value, limit)
+
+
+def storable(value: str) -> str:
+    """``value`` without its NUL characters, for the one text that is never refused (a kill's
+    reason: the kill switch works whatever its request says)."""
+    return value.replace(NUL, "")
 
 
 def first_too_long(values: Iterable[tuple[str, str, int]]) -> str | None:

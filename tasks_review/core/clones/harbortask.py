@@ -72,8 +72,14 @@ def task_overlay(
     dockerfile = folder / "environment" / "Dockerfile"
     try:
         text = dockerfile.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = f"{dockerfile} cannot be read ({exc.__class__.__name__})"
+    except FileNotFoundError:
+        reason = f"{dockerfile} cannot be read: it does not exist"
+        return replace(overlay, reason=reason, no_seed=NoSeed.CLONE_UNREADABLE)
+    except UnicodeDecodeError:
+        reason = f"{dockerfile} cannot be read: it is not UTF-8 text"
+        return replace(overlay, reason=reason, no_seed=NoSeed.CLONE_UNREADABLE)
+    except OSError as exc:
+        reason = f"{dockerfile} cannot be read: {exc.strerror or exc}"
         return replace(overlay, reason=reason, no_seed=NoSeed.CLONE_UNREADABLE)
     laid, notes, base = _copied(text, dockerfile.parent)
     inside = {

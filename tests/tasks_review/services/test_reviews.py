@@ -263,6 +263,19 @@ def test_a_200_kb_comment_is_refused_in_words_and_nothing_is_stored(people):
     assert not Review.objects.exists()
 
 
+def test_a_comment_holding_a_nul_character_is_refused_in_words(people):
+    c = make_candidate()
+    with pytest.raises(Invalid, match="comment holds a NUL character"):
+        reviews.review_submit(
+            user=people.alice,
+            candidate_id=c.pk,
+            decision="reject",
+            reason="other",
+            comment="flaky\x00",
+        )
+    assert not c.reviews.exists()
+
+
 def test_an_unknown_decision_is_quoted_short_however_long_it_is(people):
     c = make_candidate()
     with pytest.raises(Invalid) as refused:

@@ -190,3 +190,49 @@ def test_a_pattern_the_linear_time_engine_cannot_run_is_refused_at_its_path(wher
         ]
     [problem] = problems(document)
     assert problem.startswith(f"{where}: ") and "RE2" in problem
+
+
+BIG = "x" * 204_800
+
+
+@pytest.mark.parametrize(
+    ("document", "path"),
+    [
+        ({**MINIMAL, "description": BIG}, "$.description"),
+        (
+            {**MINIMAL, "expected_actions": [{"kind": "read", "label": BIG}]},
+            "$.expected_actions[0].label",
+        ),
+        (
+            {**MINIMAL, "expected_actions": [{"kind": "read", "path": BIG}]},
+            "$.expected_actions[0].path",
+        ),
+        (
+            {**MINIMAL, "expected_actions": [{"kind": "shell", "command": BIG}]},
+            "$.expected_actions[0].command",
+        ),
+        (
+            {**MINIMAL, "expected_actions": [{"kind": "shell", "argv_prefix": [BIG]}]},
+            "$.expected_actions[0].argv_prefix[0]",
+        ),
+        (
+            {**MINIMAL, "evidence": [{"kind": "check_passed", "runner": BIG}]},
+            "$.evidence[0].runner",
+        ),
+        (
+            {
+                **MINIMAL,
+                "evidence": [
+                    {"kind": "file_state", "path": "a.py", "state": "contains", "line": BIG}
+                ],
+            },
+            "$.evidence[0].line",
+        ),
+    ],
+    ids=["description", "label", "glob", "command", "argv-prefix", "runner", "line"],
+)
+def test_each_text_of_a_spec_has_a_limit_and_a_200_kb_one_is_refused_at_its_path(document, path):
+    # The whole spec's 1 MB cap let a 200 KB label or description through onto every page.
+    (problem,) = problems(document)
+    assert problem.startswith(f"{path}:") and "(204,800 characters) is too long" in problem
+    assert len(problem) < 300

@@ -75,3 +75,18 @@ def test_a_database_that_fails_exits_2_in_one_line_not_a_traceback_and_1(
         "error": "unexpected error: database is locked (run again with --traceback to see where)"
     }
     assert "Traceback" not in ran.err
+
+
+def test_a_bug_is_said_in_words_not_as_pythons_bare_exception_text(manage, people, monkeypatch):
+    behaviour = behaviour_with(train=1)
+
+    def broken(**_):
+        raise KeyError("chosen")
+
+    monkeypatch.setattr("training.management.commands.pairs_build.pairs_build", broken)
+    ran = manage("pairs_build", behaviour.slug, "--json")
+    assert ran.code == 2
+    assert ran.json == {
+        "error": "unexpected error: a required field is missing: 'chosen' (run again with "
+        "--traceback to see where)"
+    }

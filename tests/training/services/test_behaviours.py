@@ -187,3 +187,13 @@ def test_a_200_kb_note_on_an_edit_is_refused(people):
             user=people.bob, behaviour_id=behaviour.pk, spec=edited, note="n" * 204_800
         )
     assert behaviour.versions.count() == 1
+
+
+def test_a_note_holding_a_nul_character_is_refused(people):
+    behaviour = behaviour_create(user=people.bob, spec=SPEC)
+    edited = {**SPEC, "title": "Run one focused check"}
+    with pytest.raises(Invalid, match="note holds a NUL character"):
+        behaviour_version_create(
+            user=people.bob, behaviour_id=behaviour.pk, spec=edited, note="n\x00"
+        )
+    assert behaviour.versions.count() == 1

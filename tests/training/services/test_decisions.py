@@ -100,3 +100,12 @@ def test_a_200_kb_rationale_is_refused_in_words_not_stored_or_cut(people, behavi
             user=people.bob, behaviour_id=behaviour.pk, kind="prompt", rationale="r" * 204_800
         )
     assert not Decision.objects.exists()
+
+
+def test_a_rationale_holding_a_nul_character_is_refused_in_words_not_stored(people, behaviour):
+    # PostgreSQL stores no NUL in a text column: it was a 500 there.
+    with pytest.raises(Invalid, match="rationale holds a NUL character"):
+        decision_record(
+            user=people.bob, behaviour_id=behaviour.pk, kind="prompt", rationale="r\x00"
+        )
+    assert not Decision.objects.exists()

@@ -259,6 +259,18 @@ def test_a_200_kb_reason_to_retire_is_refused_but_a_kill_goes_through_whatever_i
     assert d.state == Deployment.State.KILLED
 
 
+def test_a_nul_character_in_a_reason_refuses_a_retire_but_a_kill_drops_it_and_goes_through(
+    people, world
+):
+    # PostgreSQL stores no NUL in a text column: the kill failed there with a 500.
+    d = live(world.adapter, people.bob, people.carol)
+    with pytest.raises(Invalid, match="reason holds a NUL character"):
+        deploy.deployment_retire(user=people.bob, deployment_id=d.pk, reason="done\x00")
+    deploy.deployment_kill(user=people.bob, deployment_id=d.pk, reason="wrong\x00 answers")
+    d.refresh_from_db()
+    assert (d.state, d.reason) == (Deployment.State.KILLED, "wrong answers")
+
+
 def test_a_killed_deployment_comes_back_only_through_a_new_approval(people, world):
     d = live(world.adapter, people.bob, people.carol)
     deploy.deployment_kill(user=people.bob, deployment_id=d.pk, reason="incident")

@@ -263,3 +263,11 @@ def test_a_folder_path_over_path_max_is_refused_in_words(people):
     with pytest.raises(Invalid, match="folder is 204,800 characters long; at most 4,096"):
         sandbox_task_import(user=people.bob, path="/" + "p" * 204_799)
     assert not SandboxTask.objects.exists()
+
+
+def test_a_folder_path_holding_a_nul_character_is_refused_in_words(people):
+    from groundwork.access.errors import Invalid
+
+    with pytest.raises(Invalid, match="folder holds a NUL character"):
+        sandbox_task_import(user=people.bob, path="/srv/task\x00")
+    assert not SandboxTask.objects.exists()

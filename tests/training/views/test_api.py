@@ -394,6 +394,28 @@ def test_a_kill_reason_that_is_not_text_is_ignored_and_the_kill_goes_through(api
     assert "reason" in response.json()["ignored"]
 
 
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        ('{"reason": "bad answers\\u0000"}', "application/json"),
+        ("reason=bad+answers%00", "application/x-www-form-urlencoded"),
+        ("reason=%00", "application/x-www-form-urlencoded"),
+    ],
+    ids=["json-escape", "form", "form-only-nul"],
+)
+def test_a_kill_reason_holding_a_nul_character_still_kills_and_stores_none(
+    api, serving, body, content_type
+):
+    # PostgreSQL stores no NUL in a text column: storing one failed the kill with a 500 there.
+    world, d = serving
+    response = api.post(f"/api/v1/deployments/{d.pk}/kill", body, content_type=content_type)
+    assert response.status_code == 200, response.content[:200]
+    d.refresh_from_db()
+    assert d.state == Deployment.State.KILLED and d.reason
+    assert "\x00" not in d.reason
+    assert "\x00" not in json.dumps(AuditEvent.objects.filter(verb="deployment.kill").get().after)
+
+
 @pytest.mark.parametrize("method", ["post", "put", "patch", "delete"])
 def test_the_route_answers_other_methods_405_in_json(api, serving, method):
     response = getattr(api, method)("/api/v1/route", {"behaviour": REPAIR})

@@ -101,8 +101,9 @@ def test_text_that_is_not_json_and_a_spec_with_no_expectations_are_refused(clien
         ),
         (spec_of(description=json.loads("[" * 200 + "]" * 200)), "deeper"),
         (spec_of(title="lone").replace('"lone"', '"\\ud800 lone"'), "surrogate"),
+        (spec_of(title="Read first\x00"), "NUL character"),
     ],
-    ids=["nan", "deep", "deep-for-the-validator", "surrogate"],
+    ids=["nan", "deep", "deep-for-the-validator", "surrogate", "nul"],
 )
 def test_json_no_column_can_store_is_refused_with_422_on_both_editors(client, people, text, why):
     make_behaviour()

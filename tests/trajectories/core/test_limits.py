@@ -27,3 +27,14 @@ def test_every_field_over_its_limit_is_named_at_once():
         "name": "name is 121 characters long; at most 120 are allowed",
         "base_model": "base model is 201 characters long; at most 200 are allowed",
     }
+
+
+def test_a_nul_character_is_refused_whatever_the_length_and_only_a_kill_drops_it():
+    assert limits.refusal("the comment", "ok\x00", limits.COMMENT) == (
+        "the comment holds a NUL character (code 0), which cannot be stored"
+    )
+    assert limits.refusal("the comment", "ok", limits.COMMENT) is None
+    assert limits.refusal("the note", "n" * 201, limits.TITLE) == limits.too_long(
+        "the note", "n" * 201, limits.TITLE
+    )
+    assert limits.storable("\x00stop\x00") == "stop"

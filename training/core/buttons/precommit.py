@@ -22,7 +22,7 @@ from typing import IO, Any
 from training.core.facts.model import Action
 from training.core.spec import ActionKind
 
-from .rules import HookConfig, forbidden_reasons
+from .rules import HookConfig, failure_said, forbidden_reasons
 
 
 def staged_action(name_status: str) -> Action:
@@ -64,7 +64,10 @@ def main(config: Mapping[str, Any], argv: Sequence[str], *, stderr: IO[str] | No
         action = staged_action(_git("diff", "--cached", "--name-status", "-z", "-M"))
         reasons = forbidden_reasons(hook, action, root=root)
     except Exception as error:  # noqa: BLE001 - a crashing hook must not let the commit through
-        print(f"The traj2env pre-commit hook failed ({error!r}); commit refused.", file=stderr)
+        print(
+            f"The traj2env pre-commit hook failed ({failure_said(error)}); commit refused.",
+            file=stderr,
+        )
         return 1
     if not reasons:
         return 0

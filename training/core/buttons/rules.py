@@ -13,6 +13,8 @@ files known to this session before it for ``edit_unread_file``.
 
 from __future__ import annotations
 
+import json
+import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -136,3 +138,30 @@ def _action_from(data: Mapping[str, Any]) -> ExpectedAction:
         command=data.get("command"),
         argv_prefix=tuple(prefix) if prefix is not None else None,
     )
+
+
+def failure_said(error: BaseException) -> str:
+    """Why a hook could not decide, in words for the person who reads its message in a session
+    or a terminal, never an exception's class name (``JSONDecodeError(...)``).
+
+    >>> failure_said(json.JSONDecodeError("Expecting value", "{not", 1))
+    'its input is not JSON (Expecting value, line 1 column 2)'
+    >>> failure_said(PermissionError(13, "Permission denied", "/state/s1.json"))
+    'Permission denied: /state/s1.json'
+    >>> failure_said(subprocess.CalledProcessError(128, ["git", "diff", "--cached"]))
+    '`git diff --cached` exited 128'
+    >>> failure_said(ValueError("this hook keeps session state and needs --state DIR"))
+    'this hook keeps session state and needs --state DIR'
+    >>> failure_said(KeyError("tool_input"))
+    "its input lacks 'tool_input'"
+    """
+    if isinstance(error, json.JSONDecodeError):
+        return f"its input is not JSON ({error.msg}, line {error.lineno} column {error.colno})"
+    if isinstance(error, subprocess.CalledProcessError):
+        command = error.cmd if isinstance(error.cmd, str) else " ".join(map(str, error.cmd))
+        return f"`{command}` exited {error.returncode}"
+    if isinstance(error, OSError) and error.strerror:
+        return f"{error.strerror}: {error.filename}" if error.filename else error.strerror
+    if isinstance(error, KeyError) and error.args:
+        return f"its input lacks {error.args[0]!r}"
+    return str(error).strip() or "an unexpected error inside the hook"

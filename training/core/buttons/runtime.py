@@ -64,7 +64,7 @@ from trajectories.core.replay import effects as fx
 from trajectories.core.replay.paths import Paths
 from trajectories.core.replay.tools import DeleteOp, ShellOp, WriteOp, classify
 
-from .rules import HookConfig, forbidden_reasons
+from .rules import HookConfig, failure_said, forbidden_reasons
 
 AGENT = "claude-code"
 # A file larger than this is not read to feed a command's input: only names matter here.
@@ -401,11 +401,11 @@ def main(
         return 0
     except Exception as error:  # noqa: BLE001 - a crashing hook must not let the call through
         if event_name != PRE:
-            print(f"traj2env hook for {hook.behaviour}: {error!r}", file=stderr)
+            print(f"traj2env hook for {hook.behaviour}: {failure_said(error)}", file=stderr)
             return 1
         print(
-            f"The traj2env hook for “{hook.title}” failed ({error!r}) and refuses the call to "
-            "be safe; fix or remove the hook.",
+            f"The traj2env hook for “{hook.title}” failed ({failure_said(error)}) and refuses "
+            "the call to be safe; fix or remove the hook.",
             file=stderr,
         )
         return 2

@@ -144,12 +144,14 @@ def version_key(version: str) -> tuple[int, int, int]:
 
 
 def _problems(a: AdapterVersion) -> list[tuple[str, str]]:
-    """Every field at fault, in the form's order; a field over its length is judged on that
-    alone (a 200 KB value is not matched against patterns)."""
+    """Every field at fault, in the form's order; a field over its length (or holding a NUL
+    character) is judged on that alone (a 200 KB value is not matched against patterns)."""
     found: dict[str, str] = {}
     for name, limit in LENGTHS.items():
         value = getattr(a, name)
-        if isinstance(value, str) and len(value) > limit:
+        if isinstance(value, str) and limits.NUL in value:
+            found[name] = "holds a NUL character (code 0), which cannot be stored"
+        elif isinstance(value, str) and len(value) > limit:
             found[name] = f"is {len(value):,} characters long; at most {limit:,} are allowed"
 
     def refuse(name: str, message: str) -> None:

@@ -64,6 +64,7 @@ from typing import Protocol
 from training.core.deploy.adapters import AdapterVersion
 from training.core.deploy.bucketing import check_basis_points, format_percentage
 from training.core.deploy.gate import GateVerdict
+from trajectories.core.words import with_article
 
 
 class State(StrEnum):
@@ -233,7 +234,7 @@ def approve(
     if d.pending_drill is not None:
         raise IllegalTransition("a kill drill is in progress; approve once it has finished")
     if d.state not in (State.PROPOSED, State.APPROVED, State.ACTIVE, State.KILLED):
-        raise IllegalTransition(f"a {_words(d.state)} deployment cannot be approved")
+        raise IllegalTransition(f"{_a(d.state)} deployment cannot be approved")
     if not approver:
         raise InvalidRequest("an approval needs its approver")
     if not is_approver:
@@ -273,7 +274,7 @@ def start_drill(d: Deployment, *, at: datetime) -> Deployment:
     ``restore_after_drill`` with the answer."""
     if d.state not in (State.APPROVED, State.ACTIVE) or d.approval is None:
         raise IllegalTransition(
-            f"only an approved or active deployment is drilled, not a {_words(d.state)} one"
+            f"only an approved or active deployment is drilled, not {_a(d.state)} one"
         )
     return replace(
         d,
@@ -318,7 +319,7 @@ def activate(
     route answers one deployment per behaviour."""
     if d.state is not State.APPROVED or d.approval is None:
         raise IllegalTransition(
-            f"only an approved deployment can be activated, not a {_words(d.state)} one"
+            f"only an approved deployment can be activated, not {_a(d.state)} one"
         )
     if not d.drilled:
         raise NeedsDrill(
@@ -351,7 +352,7 @@ def activate(
 def set_percentage(d: Deployment, *, behaviour: str, basis_points: int) -> Deployment:
     if d.state is not State.ACTIVE or d.approval is None:
         raise IllegalTransition(
-            f"only an active deployment has a rollout to change, not a {_words(d.state)} one"
+            f"only an active deployment has a rollout to change, not {_a(d.state)} one"
         )
     try:
         check_basis_points(basis_points)
@@ -371,7 +372,7 @@ def kill(d: Deployment, *, reason: str) -> Deployment:
         return replace(d, pending_drill=None, reason=reason)
     if d.state not in KILLABLE:
         raise IllegalTransition(
-            f"a {_words(d.state)} deployment serves nothing; there is nothing to kill"
+            f"{_a(d.state)} deployment serves nothing; there is nothing to kill"
         )
     return replace(d, state=State.KILLED, reason=reason)
 
@@ -395,7 +396,7 @@ def rollback(current: Deployment, *, previous: Deployment | None, reason: str) -
     replaced, at the percentages it last served (within its approval)."""
     if current.state not in (State.ACTIVE, State.KILLED) or current.pending_drill is not None:
         raise IllegalTransition(
-            f"only an active or killed deployment is rolled back, not a {_words(current.state)} one"
+            f"only an active or killed deployment is rolled back, not {_a(current.state)} one"
             + (" in a drill" if current.pending_drill else "")
         )
     if not reason:
@@ -461,3 +462,8 @@ def _within_ceiling(approval: Approval, target: Mapping[str, int]) -> None:
 
 def _words(state: State) -> str:
     return state.value.replace("_", " ")
+
+
+def _a(state: State) -> str:
+    """The state in words after its article: "an active", "a rolled back"."""
+    return with_article(_words(state))

@@ -177,7 +177,9 @@ def loads_strict(
     no UTF-8 encoder or database driver takes), and raises ``RecursionError``, not
     ``ValueError``, on deep nesting: each of those became a 500. Here each is a
     ``StrictJSONError`` saying why, and nesting past ``max_depth`` is refused too, so that
-    what validates the document next (jsonschema recurses) cannot run out of stack either.
+    what validates the document next (jsonschema recurses) cannot run out of stack either. A
+    NUL character (``\\u0000``) is refused as well: PostgreSQL stores it in neither a text nor
+    a JSON column.
     """
     if isinstance(text, bytes):
         try:
@@ -198,7 +200,27 @@ def loads_strict(
     _check_nesting(value, max_depth)
     if may_hold_surrogates(text) and replace_surrogates(value)[1]:
         raise StrictJSONError("a string holds a lone surrogate escape (\\ud800-\\udfff)")
+    if "\\u0000" in text and _holds_nul(value):
+        raise StrictJSONError(
+            "a string holds a NUL character (\\u0000), which PostgreSQL cannot store"
+        )
     return value
+
+
+def _holds_nul(value: Any) -> bool:
+    # Only through the \u0000 escape: the decoder refuses a raw control character in a string.
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def _check_nesting(value: Any, max_depth: int) -> None:

@@ -108,6 +108,26 @@ def test_an_environment_that_builds_on_an_image_of_the_repository_says_why_it_ha
     )
 
 
+@pytest.mark.parametrize(
+    ("dockerfile", "why"),
+    [
+        (b"FROM python:3.12\n\xff\xfe", "is not UTF-8 text"),
+        (None, "does not exist"),
+    ],
+    ids=["not-utf8", "missing"],
+)
+def test_a_dockerfile_that_cannot_be_read_says_why_in_words(tmp_path, dockerfile, why):
+    folder = task(tmp_path / "t", "FROM python:3.12\n", {})
+    path = folder / "environment" / "Dockerfile"
+    if dockerfile is None:
+        path.unlink()
+    else:
+        path.write_bytes(dockerfile)
+    overlay = task_overlay(folder, "/app", MemoryBlobs())
+    assert not overlay.applied
+    assert overlay.reason == f"{path} cannot be read: it {why}"
+
+
 def trial_folder(where: Path, task_path: str) -> Path:
     trial = where / "jobs" / "2026-04-13__04-01-12" / "calc__abc"
     (trial / "agent").mkdir(parents=True)

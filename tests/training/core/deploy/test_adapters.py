@@ -151,6 +151,14 @@ def test_a_field_over_its_length_is_refused_in_words(field, limit):
     assert error.value.field == field
 
 
+@pytest.mark.parametrize("field", ["base_model", "training_plan", "artifact_uri"])
+def test_a_field_holding_a_nul_character_is_refused_in_words(field):
+    value = "file:///srv/a\x00" if field == "artifact_uri" else "m\x00"
+    with pytest.raises(AdapterError, match="holds a NUL character") as error:
+        adapter(**{field: value})
+    assert error.value.field == field
+
+
 def test_a_refused_uri_is_quoted_short_however_long_it_is():
     with pytest.raises(AdapterError) as error:
         adapter(artifact_uri="ftp://" + "a" * 900)

@@ -498,3 +498,36 @@ def test_refusals_tell_views_which_status_to_answer():
     ):
         assert issubclass(conflict, Conflict)
     assert not issubclass(NotAllowed, Conflict) and not issubclass(InvalidRequest, Conflict)
+
+
+# -- words
+
+
+def _refusal_of(call):
+    with pytest.raises(IllegalTransition) as refused:
+        call()
+    return str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("state", "attempt", "words"),
+    [
+        (State.ACTIVE, lambda d: activate(d), "not an active one"),
+        (
+            State.APPROVED,
+            lambda d: set_percentage(d, behaviour=REPAIR, basis_points=1),
+            "not an approved one",
+        ),
+        (
+            State.APPROVED,
+            lambda d: rollback(d, previous=None, reason="worse"),
+            "not an approved one",
+        ),
+        (State.PROPOSED, lambda d: activate(d), "not a proposed one"),
+        (State.RETIRED, lambda d: start_drill(d, at=AT), "not a retired one"),
+    ],
+)
+def test_a_refused_transition_names_the_state_with_its_article(state, attempt, words):
+    message = _refusal_of(lambda: attempt(EVERY_STATE[state]()))
+    assert words in message
+    assert "a active" not in message and "a approved" not in message

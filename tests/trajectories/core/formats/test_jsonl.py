@@ -27,6 +27,8 @@ def test_standard_json_reads_as_json_loads_does():
         ('{"a": ' * 200 + "1" + "}" * 200, "nested deeper"),
         ('["\\ud800"]', "surrogate"),
         ('{"\\udfff": 1}', "surrogate"),
+        ('["read first\\u0000"]', "NUL character"),
+        ('{"\\u0000": 1}', "NUL character"),
         (b"\xff\xfe{}", "UTF-8"),
         ("{", "not JSON"),
     ],
@@ -41,6 +43,10 @@ def test_the_depth_limit_is_the_callers():
     assert loads_strict("[[[]]]", max_depth=3) == [[[]]]
     with pytest.raises(StrictJSONError, match="nested deeper than 2"):
         loads_strict("[[[]]]", max_depth=2)
+
+
+def test_an_escaped_backslash_before_u0000_is_text_and_kept():
+    assert loads_strict('["C:\\\\u0000"]') == ["C:\\u0000"]
 
 
 def test_a_surrogate_pair_is_one_character_and_kept():
