@@ -58,6 +58,7 @@ MAX_REPORT = probing.MAX_OUTPUT
 MAX_WRITABLE = 200
 MAX_DISCRIMINATING = 80
 GO_CALLS = f"{PROBE_DIR}/gocalls.json"
+SCAN_DIR = "/traj2env-scan"  # root's alone: the image's writable folders, listed in the background
 GO_CALLS_TIMEOUT = 300  # building the call finder (the standard library's go/parser) and running it
 MAX_OTHERS = 40
 _KIT = (
@@ -169,6 +170,7 @@ def probes_in_image(
     rng = rng or random.Random()  # a fresh draw per task: its inputs are its own secret
     image = prepared.image.image_id
     with engine.sandbox(image, run_id=run_id, limits=prepared.limits) as box:
+        _start_writable_scan(box)
         _install(box)
         _lay_reference(box, spec.project_dir, reference)
         paths: tuple[str, ...] = (".",)
@@ -254,14 +256,30 @@ def _go_calls(box: Sandbox, project: str) -> tuple[list[dict[str, Any]], str]:
     return read_calls(next(iter(report.files.values())).data)
 
 
+def _start_writable_scan(box: Sandbox) -> None:
+    """Start listing the image's folders anyone or a user other than root may write, in the
+    background, before anything else runs in the container: the walk over the whole filesystem
+    takes seconds on an overlay, and it overlaps with the traced check and the reference's runs.
+    Its list lands in a folder only root can read, complete or not at all."""
+    scan = (
+        "find / -xdev \\( -path /proc -o -path /sys \\) -prune -o -type d "
+        f"\\( -perm -0002 -o ! -user root \\) -print -prune > {SCAN_DIR}/part 2>/dev/null; "
+        f"mv {SCAN_DIR}/part {SCAN_DIR}/done"
+    )
+    started = _as_root(box, f"install -d -m 700 {SCAN_DIR} || exit 1\n({scan}) >/dev/null 2>&1 &")
+    if not started.ok:
+        raise InfraError(f"listing the image's writable folders failed: {started.stderr[-300:]}")
+
+
 def _writable(box: Sandbox, project: str) -> tuple[str, ...]:
     """The image's folders anyone or a user other than root may write (each one, not what is
-    inside it), besides the project and this module's own: where the grader sweeps."""
+    inside it), besides the project and this module's own: where the grader sweeps. The list
+    ``_start_writable_scan`` began, waited for."""
     found = _as_root(
-        box,
-        "find / -xdev \\( -path /proc -o -path /sys \\) -prune -o -type d "
-        "\\( -perm -0002 -o ! -user root \\) -print -prune 2>/dev/null",
+        box, f"while [ ! -e {SCAN_DIR}/done ]; do sleep 0.1; done; cat {SCAN_DIR}/done"
     )
+    if not found.ok:
+        raise InfraError("listing the image's writable folders did not finish in time")
     ours = (project, PROBE_DIR, STAGING)
     folders = [
         line
