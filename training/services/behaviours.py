@@ -115,7 +115,8 @@ def behaviour_catalogue_seed(*, user: AbstractBaseUser | None = None) -> list[Be
 def behaviour_tasks_add(
     *, user: AbstractBaseUser | None, behaviour_id: int, candidate_ids: Iterable[int]
 ) -> list[BehaviourTask]:
-    """Choose kept tasks for a behaviour; each gets its split now, once, by a stable hash."""
+    """Choose kept tasks for a behaviour; each gets its split now, once: the one the task
+    already has in another behaviour, else by a stable hash of its content key."""
     if user is not None:
         require(user, EDIT_BEHAVIOUR, "choose a behaviour's tasks")
     ids = sorted(set(candidate_ids))
@@ -132,12 +133,14 @@ def behaviour_tasks_add(
                 "trial matrix passed can serve a behaviour"
             )
         have = set(behaviour.tasks.values_list("candidate_id", flat=True))
+        known = _recorded_splits([c.key for c in candidates.values()])
         rows = [
             BehaviourTask(
                 behaviour=behaviour,
                 candidate=candidate,
                 task_key=candidate.key,
-                split=str(split_of(candidate.key, behaviour.slug, behaviour.held_out_fraction)),
+                split=known.get(candidate.key)
+                or str(split_of(candidate.key, behaviour.slug, behaviour.held_out_fraction)),
                 added_by=_who(user),
             )
             for pk, candidate in sorted(candidates.items())
@@ -153,6 +156,19 @@ def behaviour_tasks_add(
                 after={"added": {str(r.candidate_id): r.split for r in rows}},
             )
     return rows
+
+
+def _recorded_splits(keys: list[str]) -> dict[str, str]:
+    """The split each task already has in any behaviour, by content key: a split belongs to the
+    task, so a task held out once is held out everywhere (held-out wins over train where older
+    rows disagree)."""
+    splits: dict[str, str] = {}
+    for key, split in BehaviourTask.objects.filter(task_key__in=keys).values_list(
+        "task_key", "split"
+    ):
+        if splits.get(key) != BehaviourTask.Split.HELD_OUT:
+            splits[key] = split
+    return splits
 
 
 def behaviour_tasks_remove(

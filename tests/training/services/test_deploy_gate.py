@@ -7,6 +7,7 @@ import pytest
 
 from groundwork.access.errors import Conflict
 from groundwork.models import AuditEvent
+from tasks_review.models import Candidate
 from tests.tasks_review.factories import make_candidate
 from tests.training.factories_deploy import (
     BASE_MODEL,
@@ -117,3 +118,14 @@ def test_the_proposals_own_thresholds_decide_the_gate(people):
     assert lenient.state == Deployment.State.APPROVED
     assert gate_report(world.adapter, lenient.thresholds()).verdict.passed
     assert lenient.adapter.base_model == BASE_MODEL
+
+
+def test_held_out_tasks_not_accepted_on_the_desk_count_for_neither_side(people):
+    world = gated_world(people.bob, tasks=6)
+    Candidate.objects.filter(pk=world.tasks[0].pk).update(
+        review_status=Candidate.ReviewStatus.REJECTED
+    )
+    report = gate_report(world.adapter, DEFAULT_THRESHOLDS)
+    assert report.held_out_tasks == 5
+    assert report.rows[0].row.tasks == 5
+    assert world.tasks[0].task_name not in {r.task for r in report.rows[0].adapter}

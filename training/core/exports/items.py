@@ -91,6 +91,9 @@ class ExportRequest:
     # How the tasks' rewards are decided: the kinds used ("equivalence", "check-only" where the
     # behaviour opted in, "authored") and the check-only tasks left out; in the manifest.
     grading: Mapping[str, Any] = field(default_factory=dict)
+    # The provenance rule's inputs and what it left out, by reason (training.core.provenance):
+    # {"rule": {...}, "tasks_left_out": {reason: n}, "rollouts_left_out": {reason: n}}.
+    provenance: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
