@@ -217,19 +217,34 @@ def behaviour_check_only_set(
 ) -> Behaviour:
     """Let the behaviour's exports and gates use check-only tasks (graded by their recorded
     check alone), or stop them; audited."""
+    return _opt_in(user, behaviour_id, "allow_check_only", allow, "behaviour.check_only")
+
+
+def behaviour_unreviewed_set(
+    *, user: AbstractBaseUser, behaviour_id: int, allow: bool
+) -> Behaviour:
+    """Let the behaviour's exports, pairs and gates use tasks not yet accepted on the review
+    desk (pending or disputed; rejected and needs-fix ones never), or stop them; audited, and
+    every export's manifest says which it was."""
+    return _opt_in(user, behaviour_id, "allow_unreviewed", allow, "behaviour.unreviewed")
+
+
+def _opt_in(
+    user: AbstractBaseUser, behaviour_id: int, field: str, allow: bool, verb: str
+) -> Behaviour:
     require(user, EDIT_BEHAVIOUR, "choose which tasks a behaviour trains on")
     with transaction.atomic():
         behaviour = _locked(behaviour_id)
-        before = behaviour.allow_check_only
+        before = getattr(behaviour, field)
         if before != allow:
-            Behaviour.objects.filter(pk=behaviour.pk).update(allow_check_only=allow)
-            behaviour.allow_check_only = allow
+            Behaviour.objects.filter(pk=behaviour.pk).update(**{field: allow})
+            setattr(behaviour, field, allow)
             audit_event_record(
                 actor=user,
-                verb="behaviour.check_only",
+                verb=verb,
                 target=behaviour,
-                before={"allow_check_only": before},
-                after={"allow_check_only": allow},
+                before={field: before},
+                after={field: allow},
             )
     return behaviour
 

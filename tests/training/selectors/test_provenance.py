@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from groundwork.access.errors import NotPermitted
+from groundwork.models import AuditEvent
 from tasks_review.models import Candidate
 from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail, tasks_of
 from training.models import BehaviourTask, Rollout, TrainingExport
 from training.selectors.provenance import held_out_anywhere
-from training.services.behaviours import behaviour_tasks_add
+from training.services.behaviours import behaviour_tasks_add, behaviour_unreviewed_set
 from training.services.exports import training_export_create, training_export_execute
 from training.services.pairs import pairs_build
 
@@ -60,16 +62,23 @@ def test_a_task_not_accepted_on_the_desk_is_left_out_and_counted(loop, tmp_path,
     assert done.manifest["provenance"]["rule"]["review"] == "accepted only"
 
 
-def test_pending_tasks_enter_only_where_the_behaviour_opted_in(loop, tmp_path):
+def test_pending_tasks_enter_only_where_the_behaviour_opted_in(people, loop, tmp_path):
     behaviour, _ = loop
-    first = tasks_of(behaviour)[0]
+    first, second = tasks_of(behaviour)[:2]
     Candidate.objects.filter(pk=first.candidate_id).update(
         review_status=Candidate.ReviewStatus.PENDING
     )
-    behaviour.allow_unreviewed = True
-    behaviour.save(update_fields=["allow_unreviewed"])
+    Candidate.objects.filter(pk=second.candidate_id).update(
+        review_status=Candidate.ReviewStatus.REJECTED
+    )
+    with pytest.raises(NotPermitted):
+        behaviour_unreviewed_set(user=people.alice, behaviour_id=behaviour.pk, allow=True)
+    behaviour_unreviewed_set(user=people.bob, behaviour_id=behaviour.pk, allow=True)
+    event = AuditEvent.objects.get(verb="behaviour.unreviewed")
+    assert event.after == {"allow_unreviewed": True}
     done = export(behaviour, "kto", tmp_path / "kto")
-    assert done.rows == 6 and done.manifest["provenance"]["tasks_left_out"] == {}
+    assert done.rows == 4  # the pending task's rollouts enter; the rejected one's never
+    assert done.manifest["provenance"]["tasks_left_out"] == {"review_rejected": 1}
     assert done.manifest["provenance"]["rule"]["review"] == "accepted or pending"
 
 
