@@ -11,6 +11,7 @@ themselves. The core decides what is refused and why; nothing here filters a ref
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -196,10 +197,17 @@ def export_request(export: TrainingExport) -> ExportRequest:
             "no pairs were built for its tasks (build them on the preference labels page)",
             *request["absent"],
         )
+    from_rewards = export.behaviour.reward_preferences
+    bases: Counter[str] = Counter()
     for pair in rows.prefetch_related("labels").order_by("id"):
-        chosen = preference(pair, list(pair.labels.all()))
-        if chosen is None or chosen.chosen not in items or chosen.rejected not in items:
+        chosen = preference(pair, list(pair.labels.all()), from_rewards=from_rewards)
+        if chosen.chosen is None or chosen.rejected is None:
+            bases[chosen.basis] += 1
             continue
+        if chosen.chosen not in items or chosen.rejected not in items:
+            bases["rollout_left_out"] += 1
+            continue
+        bases[chosen.basis] += 1
         pairs.append(
             PreferencePair(
                 pair_id=str(pair.pk),
@@ -210,6 +218,11 @@ def export_request(export: TrainingExport) -> ExportRequest:
             )
         )
     request["pairs"] = tuple(pairs)
+    # Whose word each pair's sides follow, and why the others were left out.
+    request["provenance"] = {
+        **request["provenance"],
+        "preferences": {"from_rewards": from_rewards, "pairs": dict(sorted(bases.items()))},
+    }
     request["agreement"] = agreement_summary(export.behaviour_id)
     return ExportRequest(**request)
 

@@ -229,6 +229,14 @@ def behaviour_unreviewed_set(
     return _opt_in(user, behaviour_id, "allow_unreviewed", allow, "behaviour.unreviewed")
 
 
+def behaviour_reward_preferences_set(
+    *, user: AbstractBaseUser, behaviour_id: int, allow: bool
+) -> Behaviour:
+    """Let the behaviour's DPO exports take an unlabelled pair's side from its verified reward,
+    or stop them (people's labels decide wherever people labelled, either way); audited."""
+    return _opt_in(user, behaviour_id, "reward_preferences", allow, "behaviour.reward_preferences")
+
+
 def _opt_in(
     user: AbstractBaseUser, behaviour_id: int, field: str, allow: bool, verb: str
 ) -> Behaviour:
