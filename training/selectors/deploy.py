@@ -212,6 +212,16 @@ def gate_outcomes(adapter: Adapter) -> tuple[list[RolloutOutcome], dict[int, dic
     return outcomes, seen, rollouts.count() - len(seen)
 
 
+def gate_floor() -> GateThresholds:
+    """The gate's floors from settings: the loosest thresholds a proposal may ask for."""
+    conf = settings.TRAJ2ENV
+    return GateThresholds(
+        min_rollouts=int(conf["GATE_MIN_ROLLOUTS"]),
+        min_pass_rate=float(conf["GATE_MIN_PASS_RATE"]),
+        tolerance=float(conf["GATE_MAX_TOLERANCE"]),
+    )
+
+
 def gate_tasks(adapter: Adapter) -> list[int]:
     """The held-out tasks the gate measures: the behaviour's, through the provenance rule
     (accepted on the desk, kept by the current verifier)."""

@@ -194,7 +194,8 @@ def test_approving_during_a_drill_is_refused():
 
 
 def test_a_new_approval_raises_an_active_deployments_ceiling_without_stopping_it():
-    d = active()
+    first = approve_as(proposed(bp={REPAIR: 5000}), percentages={REPAIR: 1000})
+    d = active(first)
     again = approve_as(d, "erin", percentages={REPAIR: 5000})
     assert again.state is State.ACTIVE
     assert dict(again.percentages) == {REPAIR: 1000}
@@ -498,3 +499,12 @@ def test_refusals_tell_views_which_status_to_answer():
     ):
         assert issubclass(conflict, Conflict)
     assert not issubclass(NotAllowed, Conflict) and not issubclass(InvalidRequest, Conflict)
+
+
+def test_an_approval_covers_at_most_what_was_proposed():
+    d = proposed(bp={REPAIR: 1000})
+    with pytest.raises(NotAllowed, match="at most what was proposed, not failing-test-repair at"):
+        approve_as(d, percentages={REPAIR: 5000})
+    with pytest.raises(NotAllowed, match="at most what was proposed"):
+        approve_as(d, percentages={REPAIR: 1000, "read-before-edit": 100})
+    assert dict(approve_as(d, percentages={REPAIR: 500}).approval.ceiling) == {REPAIR: 500}
