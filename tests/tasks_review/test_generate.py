@@ -200,11 +200,12 @@ def test_drops_are_recorded_with_stage_and_reason_code(tmp_path):
     assert report["drops"][0]["stage"] == "mine" and report["drops"][0]["candidate"]
 
 
-def test_a_second_run_on_the_same_files_mines_them_again(tmp_path):
+def test_a_second_run_on_the_same_files_mines_them_again_and_reuses_their_tasks(tmp_path):
     assert generate(config(tmp_path, SAMPLES)) == 0
     assert generate(config(tmp_path, SAMPLES)) == 0
     second = PipelineRun.objects.order_by("-id").first()
-    assert second.counts["trajectories"] == 4 and second.counts["written"] == 4
+    assert second.counts["trajectories"] == 4 and second.counts["reused"] == 4
+    assert second.counts["written"] == 0  # the same tasks: no pending copies
 
 
 def test_a_pytest_candidate_whose_wheels_cannot_be_had_offline_drops_at_write(tmp_path, settings):
