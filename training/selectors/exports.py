@@ -10,8 +10,10 @@ themselves. The core decides what is refused and why; nothing here filters a ref
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -126,7 +128,7 @@ def _explicit_held_out(export: TrainingExport, task: BehaviourTask, why: tuple) 
     )
 
 
-def export_request(export: TrainingExport) -> ExportRequest:
+def _export_request(export: TrainingExport) -> ExportRequest:
     usable = {t.candidate_id: t for t in export_tasks(export)}
     admission = Admission(export.behaviour, Use.TRAIN, (t.candidate for t in usable.values()))
     tasks = {
@@ -225,6 +227,57 @@ def export_request(export: TrainingExport) -> ExportRequest:
     }
     request["agreement"] = agreement_summary(export.behaviour_id)
     return ExportRequest(**request)
+
+
+def export_request(export: TrainingExport) -> ExportRequest:
+    """The export's request as the rows are now, its provenance naming a hash of every input
+    the rule decided on, so a written export can tell when it has gone stale."""
+    request = _export_request(export)
+    fingerprint = inputs_sha256(request)
+    return replace(request, provenance={**request.provenance, "inputs_sha256": fingerprint})
+
+
+def _item_inputs(item: ExportItem) -> list[Any]:
+    result = item.eval
+    verdict = None if result is None else [result.passed, result.reward, result.eval_run_id]
+    return [item.trajectory_id, item.task_id, item.split.value, item.source_sha256, verdict]
+
+
+def inputs_sha256(request: ExportRequest) -> str:
+    """A hash of what the export is made of and why: its rollouts with their eval verdicts, its
+    pairs with whose word they follow, its tasks, and the rule's inputs and left-out counts."""
+    document = {
+        "spec_version": request.spec_version,
+        "items": [_item_inputs(i) for i in request.items],
+        "pairs": [
+            [p.pair_id, _item_inputs(p.chosen), _item_inputs(p.rejected), p.labels]
+            for p in request.pairs
+        ],
+        "tasks": [[t.task_id, t.split.value, list(t.eval_run_ids)] for t in request.tasks],
+        "provenance": {k: v for k, v in request.provenance.items() if k != "inputs_sha256"},
+    }
+    text = json.dumps(document, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def export_staleness(export: TrainingExport) -> str | None:
+    """Why a written export no longer says what the rows say (a re-grade, a review verdict, a
+    label, a split, an eval run or a new behaviour version since), or None while it still does."""
+    if export.status != TrainingExport.Status.DONE:
+        return None
+    latest = export.behaviour.latest_version()
+    if latest is not None and latest.pk != export.version_id:
+        was = export.version.number
+        return f"{export.behaviour.slug} has version {latest.number} since (it was v{was})"
+    stored = ((export.manifest or {}).get("provenance") or {}).get("inputs_sha256")
+    if not stored:
+        return "it was written before exports recorded their inputs"
+    if export_request(export).provenance["inputs_sha256"] != stored:
+        return (
+            "its inputs changed since it was written (a re-grade, a review verdict, a label, a "
+            "split or an eval run)"
+        )
+    return None
 
 
 def agreement_summary(behaviour_id: int) -> dict[str, Any]:
