@@ -188,6 +188,9 @@ def _export_request(export: TrainingExport) -> ExportRequest:
             items[r.pk] = _item(r, tasks[r.candidate_id], export, result)
     request["absent"] = admission.words() + (_absent(export, list(tasks)) if tasks else ())
     request["provenance"] = admission.manifest()
+    if export.kind == TrainingExport.Kind.KTO:
+        request["items"], request["provenance"] = _people_labelled(export, items, request)
+        return ExportRequest(**request)
     if export.kind != TrainingExport.Kind.DPO:
         request["items"] = tuple(items.values())
         return ExportRequest(**request)
@@ -229,6 +232,30 @@ def _export_request(export: TrainingExport) -> ExportRequest:
     return ExportRequest(**request)
 
 
+def _people_labelled(
+    export: TrainingExport, items: dict[int, ExportItem], request: dict[str, Any]
+) -> tuple[tuple[ExportItem, ...], dict[str, Any]]:
+    """KTO's items with people's verdicts where labellers decided a complete pair they were in
+    (chosen: desirable, the other side: undesirable); a rollout people both chose and rejected
+    in different pairs is left out, counted."""
+    verdicts: dict[int, set[bool]] = {}
+    pairs = PairRow.objects.filter(behaviour=export.behaviour, rollout_a_id__in=items)
+    for pair in pairs.filter(status=PairRow.Status.COMPLETE).prefetch_related("labels"):
+        said = preference(pair, list(pair.labels.all()))
+        if said.basis == "labels" and said.chosen is not None and said.rejected is not None:
+            verdicts.setdefault(said.chosen, set()).add(True)
+            verdicts.setdefault(said.rejected, set()).add(False)
+    chosen, disagree = [], 0
+    for pk, item in items.items():
+        seen = verdicts.get(pk, set())
+        if len(seen) > 1:
+            disagree += 1
+            continue
+        chosen.append(replace(item, label=next(iter(seen))) if seen else item)
+    provenance = {**request["provenance"], "kto": {"labels_disagree": disagree}}
+    return tuple(chosen), provenance
+
+
 def export_request(export: TrainingExport) -> ExportRequest:
     """The export's request as the rows are now, its provenance naming a hash of every input
     the rule decided on, so a written export can tell when it has gone stale."""
@@ -240,7 +267,14 @@ def export_request(export: TrainingExport) -> ExportRequest:
 def _item_inputs(item: ExportItem) -> list[Any]:
     result = item.eval
     verdict = None if result is None else [result.passed, result.reward, result.eval_run_id]
-    return [item.trajectory_id, item.task_id, item.split.value, item.source_sha256, verdict]
+    return [
+        item.trajectory_id,
+        item.task_id,
+        item.split.value,
+        item.source_sha256,
+        verdict,
+        item.label,
+    ]
 
 
 def inputs_sha256(request: ExportRequest) -> str:

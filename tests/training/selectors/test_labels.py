@@ -1,12 +1,14 @@
-"""DPO follows the people who labelled: the majority's side even against the reward, ties and
-split votes left out (never filled in from the reward), unlabelled pairs from rewards only where
-the behaviour chose that; the manifest counts the labels and whose word each pair followed."""
+"""DPO and KTO follow the people who labelled: the majority's side even against the reward,
+ties and split votes left out (never filled in from the reward), unlabelled pairs from rewards
+only where the behaviour chose that; the manifest counts the labels and whose word each
+followed."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from datasets import Dataset
 
 from groundwork.access.errors import NotPermitted
 from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail, tasks_of
@@ -99,3 +101,24 @@ def test_a_pair_still_being_labelled_waits_for_its_labels(people, world, tmp_pat
     done = dpo(behaviour, tmp_path / "dpo")
     assert done.manifest["provenance"]["preferences"]["pairs"] == {"labelling": 1, "reward": 2}
     assert str(first.pk) not in {p["pair_id"] for p in done.manifest["labels"]["pairs"]}
+
+
+def test_kto_labels_follow_people_where_they_labelled_and_the_harness_elsewhere(
+    people, world, tmp_path
+):
+    behaviour, (against, *_rest) = world
+    for user in (people.alice, people.bob):  # both prefer the failing side of one pair
+        vote(user, against, other(against))
+    row = training_export_create(
+        user=None, behaviour_id=behaviour.pk, kind="kto", out_dir=tmp_path / "kto"
+    )
+    done = training_export_execute(export_id=row.pk)
+    assert done.status == TrainingExport.Status.DONE, done.refusal or done.error
+    assert done.manifest["labels"] == {"label_from": {"harness": 4, "people": 2}}
+    by_rollout = {s["trajectory_id"]: s["rows"][0] for s in done.manifest["sources"] if s["rows"]}
+    data = Dataset.from_parquet(
+        str(tmp_path / "kto" / "data" / "train-00000-of-00001.parquet"),
+        cache_dir=str(tmp_path / "cache"),
+    )
+    assert data["label"][by_rollout[str(other(against))]] is True  # people chose it
+    assert data["label"][by_rollout[str(against.preferred_id)]] is False

@@ -47,6 +47,9 @@ class ExportItem:
     behaviour: str
     spec_version: int
     eval: EvalResult | None  # None: the harness has not run on it, which refuses the export
+    # People's verdict on it, where labellers decided a pair it was in (KTO's label then): True
+    # when their majority chose it, False when they chose the other side; None: nobody did.
+    label: bool | None = None
 
 
 @dataclass(frozen=True)
