@@ -408,7 +408,9 @@ def test_report_and_summary_split_product_drops_from_environment_limits(tmp_path
     def java(story):  # no image runs Maven
         story.write("pom.xml", "<project/>\n").write("src/A.java", "class A {}\n")
         story.run("mvn test", fail=True, output="BUILD FAILURE")
-        story.edit("src/A.java", "class A {}", "class A { }").run("mvn test", output="BUILD SUCCESS")
+        story.edit("src/A.java", "class A {}", "class A { }").run(
+            "mvn test", output="BUILD SUCCESS"
+        )
 
     def unseen_mise(story):  # the log never shows mise.toml, and there is no clone
         story.write("calc.py", CALC_BUGGY).write("tests/test_calc.py", TEST_CALC)
