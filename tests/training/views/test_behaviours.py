@@ -279,3 +279,26 @@ def test_run_eval_refuses_a_bad_k_with_422_and_an_approver_with_403(client, peop
     client.force_login(people.carol)
     assert client.post(url, {"version": "1", "k": "1"}).status_code == 403
     assert not EvalRun.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("path", "field", "verb"),
+    [
+        ("unreviewed", "allow_unreviewed", "behaviour.unreviewed"),
+        ("reward-preferences", "reward_preferences", "behaviour.reward_preferences"),
+    ],
+)
+def test_an_editor_opts_the_behaviour_in_and_out_audited(client, people, path, field, verb):
+    behaviour = make_behaviour()
+    url = f"/training/behaviours/{behaviour.slug}/{path}/"
+    client.force_login(people.alice)
+    assert client.post(url, {"allow": "1"}).status_code == 403
+    client.force_login(people.bob)
+    page = html(client.get(f"/training/behaviours/{behaviour.slug}/"))
+    assert f'action="{url}"' in page
+    response = client.post(url, {"allow": "1"})
+    assert response.status_code == 302
+    assert getattr(Behaviour.objects.get(pk=behaviour.pk), field) is True
+    client.post(url, {"allow": "0"})
+    assert getattr(Behaviour.objects.get(pk=behaviour.pk), field) is False
+    assert [e.after[field] for e in audit_events(verb)] == [True, False]
