@@ -44,6 +44,21 @@ def env_int(name: str, default: int, *, minimum: int = 0) -> int:
     return value
 
 
+def env_fraction(name: str, default: float) -> float:
+    """A share within 0..1, written as a decimal (0.05) or a percentage (5%)."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    text = raw.strip()
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from None
+    if not 0 <= value <= 1:
+        raise ImproperlyConfigured(f"{name}={raw!r} must be within 0..1 (or 0%..100%)")
+    return value
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
@@ -276,6 +291,12 @@ TRAJ2ENV = {
     "REVIEWS_PER_CANDIDATE": env_int("TRAJ2ENV_REVIEWS_PER_CANDIDATE", 1, minimum=1),
     # How many labellers' verdicts a preference pair needs before theirs are shown and count.
     "LABELS_PER_PAIR": env_int("TRAJ2ENV_LABELS_PER_PAIR", 2, minimum=1),
+    # The deployment gate's floors: a proposal may only tighten them (more rollouts a side, a
+    # higher pass rate, a narrower tolerance below the base agent), and an approval applies the
+    # stricter of the proposal and the floors as they are then.
+    "GATE_MIN_ROLLOUTS": env_int("TRAJ2ENV_GATE_MIN_ROLLOUTS", 5, minimum=1),
+    "GATE_MIN_PASS_RATE": env_fraction("TRAJ2ENV_GATE_MIN_PASS_RATE", 0.5),
+    "GATE_MAX_TOLERANCE": env_fraction("TRAJ2ENV_GATE_MAX_TOLERANCE", 0.05),
     # How long opening a candidate (or a preference pair) holds it for that person. The page
     # renews the hold every quarter of this while it is visible and in use, and gives it back
     # when left, so an abandoned tab frees its item within this long.

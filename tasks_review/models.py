@@ -27,6 +27,7 @@ def empty_counts() -> dict[str, int]:
             "blocked",
             "replayed",
             "candidates",
+            "reused",  # found again by content key: the earlier candidate, its verdicts kept
             "dropped",
             "prepared",
             "written",

@@ -19,6 +19,16 @@ urlpatterns = [
         name="check_only",
     ),
     path(
+        "behaviours/<slug:slug>/unreviewed/",
+        behaviours.behaviour_unreviewed,
+        name="unreviewed",
+    ),
+    path(
+        "behaviours/<slug:slug>/reward-preferences/",
+        behaviours.behaviour_reward_preferences,
+        name="reward_preferences",
+    ),
+    path(
         "behaviours/<slug:slug>/sandbox/",
         behaviours.behaviour_sandbox_import,
         name="sandbox_import",

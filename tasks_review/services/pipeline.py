@@ -310,9 +310,16 @@ def _stage_mine(run: _Run, ids: list[int]) -> list[Candidate]:
                 run.row.clones = overlays
                 PipelineRun.objects.filter(id=run.row.id).update(clones=overlays)
             seen = set(Candidate.objects.filter(run=run.row).values_list("key", flat=True))
+            earlier = _earlier_keys([c.key for c in found], run.row)
             for candidate in found:
                 if candidate.key in seen:
                     continue  # the same fix recorded twice (a session and its Harbor export)
+                if candidate.key in earlier:
+                    # A re-run finds the task it made before: that candidate stays the task,
+                    # with its verdicts, reviews, splits and rollouts; no pending copy.
+                    seen.add(candidate.key)
+                    run.counts["reused"] = run.counts.get("reused", 0) + 1
+                    continue
                 if options.limit is not None and len(proposed) >= options.limit:
                     break
                 seen.add(candidate.key)
@@ -323,6 +330,13 @@ def _stage_mine(run: _Run, ids: list[int]) -> list[Candidate]:
             run.counts["dropped"] += len(drops)
             run.step()
     return proposed
+
+
+def _earlier_keys(keys: list[str], run: PipelineRun) -> set[str]:
+    """Which of these content keys an earlier run already made a candidate of (dropped ones
+    aside): a candidate is its content key, so a re-run reuses it instead of copying it."""
+    earlier = Candidate.objects.filter(key__in=keys).exclude(run=run)
+    return set(earlier.exclude(status=Candidate.Status.DROPPED).values_list("key", flat=True))
 
 
 def _mine_one(
@@ -571,10 +585,13 @@ def pipeline_exit_code(run: PipelineRun) -> int:
     """0 when the run produced what it was asked for, 1 when nothing usable.
 
     propose_only asks for candidates; otherwise tasks: kept ones when Docker verified them,
-    written ones when verification is switched off.
+    written ones when verification is switched off; or, on a re-run, the tasks it made before
+    and found again.
     """
     if run.status != PipelineRun.Status.DONE:
         return 1
+    if run.counts.get("reused", 0) > 0:
+        return 0
     if run.config["pipeline"]["options"].get("propose_only"):
         usable = Candidate.objects.filter(run=run, status=Candidate.Status.PROPOSED).exists()
     elif "verify" in run.timings:

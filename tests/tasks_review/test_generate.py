@@ -37,9 +37,9 @@ def config(tmp_path: Path, source: Path, **options) -> Path:
     return path
 
 
-def generate(path: Path) -> int:
+def generate(path: Path, **streams) -> int:
     try:
-        call_command("generate", config=str(path))
+        call_command("generate", config=str(path), **streams)
     except SystemExit as exit_:
         return int(exit_.code)
     return 0
@@ -200,11 +200,14 @@ def test_drops_are_recorded_with_stage_and_reason_code(tmp_path):
     assert report["drops"][0]["stage"] == "mine" and report["drops"][0]["candidate"]
 
 
-def test_a_second_run_on_the_same_files_mines_them_again(tmp_path):
+def test_a_second_run_on_the_same_files_mines_them_again_and_reuses_their_tasks(tmp_path):
     assert generate(config(tmp_path, SAMPLES)) == 0
-    assert generate(config(tmp_path, SAMPLES)) == 0
+    out = StringIO()
+    assert generate(config(tmp_path, SAMPLES), stdout=out) == 0
+    assert "4 found again by content key" in out.getvalue()
     second = PipelineRun.objects.order_by("-id").first()
-    assert second.counts["trajectories"] == 4 and second.counts["written"] == 4
+    assert second.counts["trajectories"] == 4 and second.counts["reused"] == 4
+    assert second.counts["written"] == 0  # the same tasks: no pending copies
 
 
 def test_a_pytest_candidate_whose_wheels_cannot_be_had_offline_drops_at_write(tmp_path, settings):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+from tasks_review.core.trials.version import VERIFIER_VERSION
 from tasks_review.models import Candidate
 from tests.tasks_review.factories import make_candidate
 from tests.training.core.helpers import Session
@@ -14,10 +15,17 @@ from training.services.behaviours import behaviour_create, behaviour_tasks_add
 _seq = itertools.count(1)
 
 
+def loop_candidate(**fields) -> Candidate:
+    """A kept task the loop may use: kept by the current verifier and accepted on the desk."""
+    fields.setdefault("review_status", Candidate.ReviewStatus.ACCEPTED)
+    fields.setdefault("verifier_version", VERIFIER_VERSION)
+    return make_candidate(trials=False, **fields)
+
+
 def make_behaviour(slug: str = "failing-test-repair", tasks: int = 0) -> Behaviour:
     behaviour = behaviour_create(user=None, spec=catalogue()[slug].to_dict())
     if tasks:
-        candidates = [make_candidate(trials=False) for _ in range(tasks)]
+        candidates = [loop_candidate() for _ in range(tasks)]
         behaviour_tasks_add(
             user=None, behaviour_id=behaviour.pk, candidate_ids=[c.pk for c in candidates]
         )

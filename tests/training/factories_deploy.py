@@ -13,9 +13,8 @@ from django.contrib.auth.models import Group, User
 
 from groundwork.access.roles import APPROVER, REVIEWER
 from tasks_review.models import Candidate
-from tests.tasks_review.factories import make_candidate
 from tests.training.core.helpers import Session
-from tests.training.factories import claimed_only, repaired
+from tests.training.factories import claimed_only, loop_candidate, repaired
 from training.core.catalogue import catalogue
 from training.models import Adapter, Behaviour, Deployment, Rollout
 from training.services import deploy
@@ -57,7 +56,7 @@ def held_out_behaviour(
     behaviour = behaviour_create(user=None, spec=catalogue()[slug].to_dict(), base_model=BASE_MODEL)
     behaviour.held_out_fraction = 1.0
     behaviour.save(update_fields=["held_out_fraction"])
-    chosen = list(candidates) or [make_candidate(trials=False) for _ in range(tasks)]
+    chosen = list(candidates) or [loop_candidate() for _ in range(tasks)]
     behaviour_tasks_add(user=None, behaviour_id=behaviour.pk, candidate_ids=[c.pk for c in chosen])
     return behaviour
 

@@ -7,9 +7,9 @@ import itertools
 from dataclasses import replace
 
 from tasks_review.models import Candidate
-from tests.tasks_review.factories import START, make_candidate
+from tests.tasks_review.factories import START
 from tests.training.core.helpers import Session
-from tests.training.factories import make_behaviour
+from tests.training.factories import loop_candidate, make_behaviour
 from tests.trajectories.factories import make_trajectory
 from training.core.facts import with_world
 from training.core.stats import split_of
@@ -87,7 +87,7 @@ def behaviour_with(
     wanted = {BehaviourTask.Split.TRAIN: train, BehaviourTask.Split.HELD_OUT: held_out}
     chosen = []
     while any(wanted.values()):
-        candidate = make_candidate(trials=False)
+        candidate = loop_candidate()
         split = split_of(candidate.key, behaviour.slug, behaviour.held_out_fraction)
         if wanted[split]:
             wanted[split] -= 1

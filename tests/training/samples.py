@@ -9,7 +9,7 @@ from tasks_review.core.taskfiles import SourceTrace, write_task
 from tasks_review.models import Candidate
 from tasks_review.services.taskwriting import candidate_payload
 from tests.tasks_review.core.mining.test_repair_samples import SAMPLES, STORIES, mine_sample
-from tests.tasks_review.factories import make_candidate
+from tests.training.factories import loop_candidate
 from trajectories.models import Trajectory
 from trajectories.services.ingest import ingest_run_create, ingest_run_execute
 
@@ -20,7 +20,8 @@ UNBUILT = "traj2env/base@sha256:" + "0" * 64
 def kept_sample(
     fmt: str, dataset: Path, *, base_image: str = UNBUILT, check_timeout: int = 600
 ) -> Candidate:
-    """The ``fmt`` sample's kept task, written under ``dataset`` as ``<fmt>``."""
+    """The ``fmt`` sample's kept task (accepted on the desk, kept by the current verifier),
+    written under ``dataset`` as ``<fmt>``."""
     run = ingest_run_create(paths=[SAMPLES / STORIES[fmt].sample])
     summary = ingest_run_execute(run_id=run.pk)
     assert summary is not None and summary.usable, summary
@@ -38,9 +39,8 @@ def kept_sample(
         task_name=task_name,
         check_timeout=check_timeout,
     )
-    return make_candidate(
+    return loop_candidate(
         trajectory=trajectory,
-        trials=False,
         key=mined.key,
         task_name=task_name,
         task_dir=str(task_dir),

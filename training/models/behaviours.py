@@ -28,6 +28,13 @@ class Behaviour(models.Model):
     # enter this behaviour's exports and gates only when someone opted in (training.selectors
     # .grading says which kinds count).
     allow_check_only = models.BooleanField(default=False)
+    # Tasks not yet accepted on the review desk (pending or disputed) enter this behaviour's
+    # exports, pairs and gates only when someone opted in (training.core.provenance); rejected
+    # and needs-fix tasks never do.
+    allow_unreviewed = models.BooleanField(default=False)
+    # DPO and KTO follow people's labels; an unlabelled pair follows its verified reward only
+    # where someone chose that for the behaviour (the manifest says which it was).
+    reward_preferences = models.BooleanField(default=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

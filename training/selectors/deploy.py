@@ -55,6 +55,7 @@ from ..models import (
     Rollout,
 )
 from .grading import allowed
+from .provenance import Admission, Use
 
 log = logging.getLogger(__name__)
 TOKEN_PREFIX = "t2e"
@@ -172,13 +173,7 @@ class GateReport:
 def gate_outcomes(adapter: Adapter) -> tuple[list[RolloutOutcome], dict[int, dict[str, Any]], int]:
     """The gate's input: one outcome per (graded rollout, behaviour scoring its task), the
     rollouts by id, and how many rollouts of either side are still waiting for a grade."""
-    held = list(
-        BehaviourTask.objects.filter(
-            allowed(adapter.behaviour),
-            behaviour_id=adapter.behaviour_id,
-            split=BehaviourTask.Split.HELD_OUT,
-        ).values_list("candidate_id", flat=True)
-    )
+    held = gate_tasks(adapter)
     scoring: dict[int, list[tuple[str, BehaviourSpec]]] = defaultdict(list)
     specs = _latest_specs(
         BehaviourTask.objects.filter(candidate_id__in=held).values_list("behaviour_id", flat=True)
@@ -215,6 +210,28 @@ def gate_outcomes(adapter: Adapter) -> tuple[list[RolloutOutcome], dict[int, dic
                 )
             )
     return outcomes, seen, rollouts.count() - len(seen)
+
+
+def gate_floor() -> GateThresholds:
+    """The gate's floors from settings: the loosest thresholds a proposal may ask for."""
+    conf = settings.TRAJ2ENV
+    return GateThresholds(
+        min_rollouts=int(conf["GATE_MIN_ROLLOUTS"]),
+        min_pass_rate=float(conf["GATE_MIN_PASS_RATE"]),
+        tolerance=float(conf["GATE_MAX_TOLERANCE"]),
+    )
+
+
+def gate_tasks(adapter: Adapter) -> list[int]:
+    """The held-out tasks the gate measures: the behaviour's, through the provenance rule
+    (accepted on the desk, kept by the current verifier)."""
+    tasks = BehaviourTask.objects.filter(
+        allowed(adapter.behaviour),
+        behaviour_id=adapter.behaviour_id,
+        split=BehaviourTask.Split.HELD_OUT,
+    ).select_related("candidate")
+    admission = Admission(adapter.behaviour, Use.GATE, (t.candidate for t in tasks))
+    return admission.admitted_tasks
 
 
 def _latest_specs(behaviour_ids: Any) -> dict[int, tuple[str, BehaviourSpec]]:
@@ -259,11 +276,7 @@ def gate_report(adapter: Adapter, thresholds: GateThresholds) -> GateReport:
         )
         for row in verdict.rows
     )
-    held = BehaviourTask.objects.filter(
-        allowed(adapter.behaviour),
-        behaviour_id=adapter.behaviour_id,
-        split=BehaviourTask.Split.HELD_OUT,
-    ).count()
+    held = len(gate_tasks(adapter))
     return GateReport(verdict=verdict, rows=rows, held_out_tasks=held, not_graded=not_graded)
 
 

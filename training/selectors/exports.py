@@ -1,15 +1,19 @@
 """What a training export is made of, read from the database into the core's frozen request.
 
-The rollouts are the graded ones of the export's tasks (by default the behaviour's train split)
-that have a trajectory; each carries its result from the latest finished eval run of the
-exported version, or none, which the core refuses. DPO takes the behaviour's preference pairs
-with what their labels (or, unlabelled, the verified reward) prefer; RFT takes the tasks
+The provenance rule (``selectors.provenance``) decides which of the chosen tasks (by default the
+train split) and which of their rollouts may enter: kept by the current verifier, accepted on the
+desk, held out nowhere, graded, with each rollout's latest eval result of the exported version
+computed on its current reward. What it leaves out is counted in the manifest by reason. DPO
+takes the behaviour's preference pairs with what their labels prefer; RFT takes the tasks
 themselves. The core decides what is refused and why; nothing here filters a refusal away.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,24 +29,19 @@ from training.core.exports import (
     Split,
     TaskRef,
 )
+from training.core.provenance import Reason
 
 from ..models import BehaviourTask, EvalRun, Rollout, TrainingExport
+from ..models import EvalResult as EvalResultRow
 from ..models import PreferencePair as PairRow
 from .grading import grading_summary, usable_tasks
 from .labels import label_agreement, preference
+from .provenance import Admission, RolloutState, Use
 
 
 def task_id_of(candidate: Candidate) -> str:
     """A kept task's id in exports, manifests and plans: its Harbor name, else its key."""
     return candidate.task_name or candidate.key
-
-
-def latest_done_run(version_id: int) -> EvalRun | None:
-    return (
-        EvalRun.objects.filter(version_id=version_id, status=EvalRun.Status.DONE)
-        .order_by("-id")
-        .first()
-    )
 
 
 def chosen_tasks(export: TrainingExport) -> QuerySet[BehaviourTask]:
@@ -104,14 +103,42 @@ def _absent(export: TrainingExport, candidate_ids: list[int]) -> tuple[str, ...]
     return tuple(said)
 
 
-def export_request(export: TrainingExport) -> ExportRequest:
-    tasks = {t.candidate_id: t for t in export_tasks(export)}
+def latest_results(version_id: int) -> dict[int, tuple[EvalResult, float | None]]:
+    """Each rollout's latest result among the version's finished eval runs, with the verified
+    reward it was computed on (None for a result from before that was recorded)."""
+    results: dict[int, tuple[EvalResult, float | None]] = {}
+    rows = EvalResultRow.objects.filter(
+        run__version_id=version_id, run__status=EvalRun.Status.DONE
+    ).order_by("run_id", "id")
+    for rollout_id, run_id, passed, reward, detail in rows.values_list(
+        "rollout_id", "run_id", "passed", "reward", "detail"
+    ):
+        verified = (detail or {}).get("verified_reward")
+        results[rollout_id] = (EvalResult(passed, reward, str(run_id)), verified)
+    return results
+
+
+def _explicit_held_out(export: TrainingExport, task: BehaviourTask, why: tuple) -> bool:
+    """A held-out task of this behaviour named for the export goes to the core, which refuses
+    the whole export for it: naming one is a mistake to say, not to drop quietly."""
+    return (
+        bool(export.task_ids)
+        and task.split == BehaviourTask.Split.HELD_OUT
+        and why == (Reason.HELD_OUT,)
+    )
+
+
+def _export_request(export: TrainingExport) -> ExportRequest:
+    usable = {t.candidate_id: t for t in export_tasks(export)}
+    admission = Admission(export.behaviour, Use.TRAIN, (t.candidate for t in usable.values()))
+    tasks = {
+        cid: t
+        for cid, t in usable.items()
+        if admission.task_ok(cid)
+        or _explicit_held_out(export, t, admission.tasks_left_out.get(cid, ()))
+    }
     grading = grading_summary(export.behaviour, list(chosen_tasks(export)))
-    run = latest_done_run(export.version_id)
-    results: dict[int, EvalResult] = {}
-    if run is not None:
-        for rollout_id, passed, reward in run.results.values_list("rollout_id", "passed", "reward"):
-            results[rollout_id] = EvalResult(passed=passed, reward=reward, eval_run_id=str(run.pk))
+    results = latest_results(export.version_id)
     request: dict[str, Any] = {
         "kind": ExportKind(export.kind),
         "behaviour": export.behaviour.slug,
@@ -121,9 +148,11 @@ def export_request(export: TrainingExport) -> ExportRequest:
         "grading": grading,
     }
     if export.kind == TrainingExport.Kind.RFT:
-        evaluated = set()
-        if run is not None:
-            evaluated = set(run.results.values_list("task__candidate_id", flat=True))
+        evaluated: dict[int, set[str]] = {}
+        for rollout_id, cid in Rollout.objects.filter(
+            pk__in=results, candidate_id__in=tasks
+        ).values_list("pk", "candidate_id"):
+            evaluated.setdefault(cid, set()).add(results[rollout_id][0].eval_run_id)
         request["tasks"] = tuple(
             TaskRef(
                 task_id=task_id_of(task.candidate),
@@ -131,20 +160,37 @@ def export_request(export: TrainingExport) -> ExportRequest:
                 split=Split(task.split),
                 behaviour=export.behaviour.slug,
                 spec_version=export.version.number,
-                eval_run_ids=(str(run.pk),) if run is not None and cid in evaluated else (),
+                eval_run_ids=tuple(sorted(evaluated.get(cid, ()), key=int)),
             )
             for cid, task in tasks.items()
         )
+        request["provenance"] = admission.manifest()
+        request["absent"] = admission.words()
         return ExportRequest(**request)
 
     rollouts = Rollout.objects.filter(
-        candidate_id__in=tasks, grade=Rollout.Grade.GRADED, trajectory__isnull=False
+        candidate_id__in=usable, trajectory__isnull=False
     ).select_related("trajectory__source", "trajectory__atif")
-    items = {
-        r.pk: _item(r, tasks[r.candidate_id], export, results.get(r.pk))
-        for r in rollouts.order_by("id")
-    }
-    request["absent"] = _absent(export, list(tasks))
+    items = {}
+    for r in rollouts.order_by("id"):
+        result, verified = results.get(r.pk, (None, None))
+        if r.candidate_id in admission.tasks_left_out:
+            if r.candidate_id in tasks and r.grade == Rollout.Grade.GRADED:  # named, held out
+                items[r.pk] = _item(r, tasks[r.candidate_id], export, result)
+                continue
+        state = RolloutState(
+            graded=r.grade == Rollout.Grade.GRADED,
+            reward=r.reward,
+            evaluated=result is not None,
+            eval_reward=verified,
+        )
+        if admission.rollout_ok(r.candidate_id, state):  # a refused one is counted, with why
+            items[r.pk] = _item(r, tasks[r.candidate_id], export, result)
+    request["absent"] = admission.words() + (_absent(export, list(tasks)) if tasks else ())
+    request["provenance"] = admission.manifest()
+    if export.kind == TrainingExport.Kind.KTO:
+        request["items"], request["provenance"] = _people_labelled(export, items, request)
+        return ExportRequest(**request)
     if export.kind != TrainingExport.Kind.DPO:
         request["items"] = tuple(items.values())
         return ExportRequest(**request)
@@ -156,10 +202,17 @@ def export_request(export: TrainingExport) -> ExportRequest:
             "no pairs were built for its tasks (build them on the preference labels page)",
             *request["absent"],
         )
+    from_rewards = export.behaviour.reward_preferences
+    bases: Counter[str] = Counter()
     for pair in rows.prefetch_related("labels").order_by("id"):
-        chosen = preference(pair, list(pair.labels.all()))
-        if chosen is None or chosen.chosen not in items or chosen.rejected not in items:
+        chosen = preference(pair, list(pair.labels.all()), from_rewards=from_rewards)
+        if chosen.chosen is None or chosen.rejected is None:
+            bases[chosen.basis] += 1
             continue
+        if chosen.chosen not in items or chosen.rejected not in items:
+            bases["rollout_left_out"] += 1
+            continue
+        bases[chosen.basis] += 1
         pairs.append(
             PreferencePair(
                 pair_id=str(pair.pk),
@@ -170,8 +223,95 @@ def export_request(export: TrainingExport) -> ExportRequest:
             )
         )
     request["pairs"] = tuple(pairs)
+    # Whose word each pair's sides follow, and why the others were left out.
+    request["provenance"] = {
+        **request["provenance"],
+        "preferences": {"from_rewards": from_rewards, "pairs": dict(sorted(bases.items()))},
+    }
     request["agreement"] = agreement_summary(export.behaviour_id)
     return ExportRequest(**request)
+
+
+def _people_labelled(
+    export: TrainingExport, items: dict[int, ExportItem], request: dict[str, Any]
+) -> tuple[tuple[ExportItem, ...], dict[str, Any]]:
+    """KTO's items with people's verdicts where labellers decided a complete pair they were in
+    (chosen: desirable, the other side: undesirable); a rollout people both chose and rejected
+    in different pairs is left out, counted."""
+    verdicts: dict[int, set[bool]] = {}
+    pairs = PairRow.objects.filter(behaviour=export.behaviour, rollout_a_id__in=items)
+    for pair in pairs.filter(status=PairRow.Status.COMPLETE).prefetch_related("labels"):
+        said = preference(pair, list(pair.labels.all()))
+        if said.basis == "labels" and said.chosen is not None and said.rejected is not None:
+            verdicts.setdefault(said.chosen, set()).add(True)
+            verdicts.setdefault(said.rejected, set()).add(False)
+    chosen, disagree = [], 0
+    for pk, item in items.items():
+        seen = verdicts.get(pk, set())
+        if len(seen) > 1:
+            disagree += 1
+            continue
+        chosen.append(replace(item, label=next(iter(seen))) if seen else item)
+    provenance = {**request["provenance"], "kto": {"labels_disagree": disagree}}
+    return tuple(chosen), provenance
+
+
+def export_request(export: TrainingExport) -> ExportRequest:
+    """The export's request as the rows are now, its provenance naming a hash of every input
+    the rule decided on, so a written export can tell when it has gone stale."""
+    request = _export_request(export)
+    fingerprint = inputs_sha256(request)
+    return replace(request, provenance={**request.provenance, "inputs_sha256": fingerprint})
+
+
+def _item_inputs(item: ExportItem) -> list[Any]:
+    result = item.eval
+    verdict = None if result is None else [result.passed, result.reward, result.eval_run_id]
+    return [
+        item.trajectory_id,
+        item.task_id,
+        item.split.value,
+        item.source_sha256,
+        verdict,
+        item.label,
+    ]
+
+
+def inputs_sha256(request: ExportRequest) -> str:
+    """A hash of what the export is made of and why: its rollouts with their eval verdicts, its
+    pairs with whose word they follow, its tasks, and the rule's inputs and left-out counts."""
+    document = {
+        "spec_version": request.spec_version,
+        "items": [_item_inputs(i) for i in request.items],
+        "pairs": [
+            [p.pair_id, _item_inputs(p.chosen), _item_inputs(p.rejected), p.labels]
+            for p in request.pairs
+        ],
+        "tasks": [[t.task_id, t.split.value, list(t.eval_run_ids)] for t in request.tasks],
+        "provenance": {k: v for k, v in request.provenance.items() if k != "inputs_sha256"},
+    }
+    text = json.dumps(document, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def export_staleness(export: TrainingExport) -> str | None:
+    """Why a written export no longer says what the rows say (a re-grade, a review verdict, a
+    label, a split, an eval run or a new behaviour version since), or None while it still does."""
+    if export.status != TrainingExport.Status.DONE:
+        return None
+    latest = export.behaviour.latest_version()
+    if latest is not None and latest.pk != export.version_id:
+        was = export.version.number
+        return f"{export.behaviour.slug} has version {latest.number} since (it was v{was})"
+    stored = ((export.manifest or {}).get("provenance") or {}).get("inputs_sha256")
+    if not stored:
+        return "it was written before exports recorded their inputs"
+    if export_request(export).provenance["inputs_sha256"] != stored:
+        return (
+            "its inputs changed since it was written (a re-grade, a review verdict, a label, a "
+            "split or an eval run)"
+        )
+    return None
 
 
 def agreement_summary(behaviour_id: int) -> dict[str, Any]:

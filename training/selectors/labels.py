@@ -120,28 +120,42 @@ def label_agreement(behaviour_id: int | None = None) -> Agreement:
 
 @dataclass(frozen=True)
 class Preference:
-    """Which rollout of a pair is preferred, and on whose word."""
+    """Which rollout of a pair is preferred and on whose word, or why none is."""
 
-    chosen: int
-    rejected: int
+    chosen: int | None
+    rejected: int | None
     labels: int  # labellers who decided it; 0 when the verified reward did
     agreement: float | None  # the majority's share of the labels
+    # "labels" or "reward" when one is chosen; otherwise why not: "tie" (the majority said
+    # tie, or both bad), "no_majority", "labelling" (fewer labels than a pair needs yet),
+    # "unlabelled" (the behaviour does not take the reward's word), "no_reward_preference".
+    basis: str
 
 
-def preference(pair: PreferencePair, labels: list[PairLabel]) -> Preference | None:
-    """The labellers' strict majority once the pair is complete; otherwise (or when they tie)
-    the verified reward's preference where it has one; None when neither says."""
+def preference(
+    pair: PreferencePair, labels: list[PairLabel], *, from_rewards: bool = False
+) -> Preference:
+    """People's word where people labelled: the strict majority of a complete pair's labels, a
+    tie or a split vote leaving the pair out (never the reward's side instead). An unlabelled
+    pair follows its verified reward only where the behaviour chose that (``from_rewards``)."""
     a, b = pair.rollout_a_id, pair.rollout_b_id
-    if pair.status == PreferencePair.Status.COMPLETE and labels:
+    if labels:
+        if pair.status != PreferencePair.Status.COMPLETE:
+            return Preference(None, None, len(labels), None, "labelling")
         votes = Counter(label.chosen_id for label in labels)
         top, n = votes.most_common(1)[0]
-        if top is not None and n * 2 > len(labels):
-            rejected = b if top == a else a
-            return Preference(top, rejected, len(labels), round(n / len(labels), 6))
-    if pair.preferred_id is not None:
-        rejected = b if pair.preferred_id == a else a
-        return Preference(pair.preferred_id, rejected, 0, None)
-    return None
+        share = round(n / len(labels), 6)
+        if n * 2 <= len(labels):
+            return Preference(None, None, len(labels), share, "no_majority")
+        if top is None:
+            return Preference(None, None, len(labels), share, "tie")
+        return Preference(top, b if top == a else a, len(labels), share, "labels")
+    if not from_rewards:
+        return Preference(None, None, 0, None, "unlabelled")
+    if pair.preferred_id is None:
+        return Preference(None, None, 0, None, "no_reward_preference")
+    rejected = b if pair.preferred_id == a else a
+    return Preference(pair.preferred_id, rejected, 0, None, "reward")
 
 
 @dataclass(frozen=True)

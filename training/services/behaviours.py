@@ -115,7 +115,8 @@ def behaviour_catalogue_seed(*, user: AbstractBaseUser | None = None) -> list[Be
 def behaviour_tasks_add(
     *, user: AbstractBaseUser | None, behaviour_id: int, candidate_ids: Iterable[int]
 ) -> list[BehaviourTask]:
-    """Choose kept tasks for a behaviour; each gets its split now, once, by a stable hash."""
+    """Choose kept tasks for a behaviour; each gets its split now, once: the one the task
+    already has in another behaviour, else by a stable hash of its content key."""
     if user is not None:
         require(user, EDIT_BEHAVIOUR, "choose a behaviour's tasks")
     ids = sorted(set(candidate_ids))
@@ -132,12 +133,14 @@ def behaviour_tasks_add(
                 "trial matrix passed can serve a behaviour"
             )
         have = set(behaviour.tasks.values_list("candidate_id", flat=True))
+        known = _recorded_splits([c.key for c in candidates.values()])
         rows = [
             BehaviourTask(
                 behaviour=behaviour,
                 candidate=candidate,
                 task_key=candidate.key,
-                split=str(split_of(candidate.key, behaviour.slug, behaviour.held_out_fraction)),
+                split=known.get(candidate.key)
+                or str(split_of(candidate.key, behaviour.slug, behaviour.held_out_fraction)),
                 added_by=_who(user),
             )
             for pk, candidate in sorted(candidates.items())
@@ -153,6 +156,19 @@ def behaviour_tasks_add(
                 after={"added": {str(r.candidate_id): r.split for r in rows}},
             )
     return rows
+
+
+def _recorded_splits(keys: list[str]) -> dict[str, str]:
+    """The split each task already has in any behaviour, by content key: a split belongs to the
+    task, so a task held out once is held out everywhere (held-out wins over train where older
+    rows disagree)."""
+    splits: dict[str, str] = {}
+    for key, split in BehaviourTask.objects.filter(task_key__in=keys).values_list(
+        "task_key", "split"
+    ):
+        if splits.get(key) != BehaviourTask.Split.HELD_OUT:
+            splits[key] = split
+    return splits
 
 
 def behaviour_tasks_remove(
@@ -201,19 +217,42 @@ def behaviour_check_only_set(
 ) -> Behaviour:
     """Let the behaviour's exports and gates use check-only tasks (graded by their recorded
     check alone), or stop them; audited."""
+    return _opt_in(user, behaviour_id, "allow_check_only", allow, "behaviour.check_only")
+
+
+def behaviour_unreviewed_set(
+    *, user: AbstractBaseUser, behaviour_id: int, allow: bool
+) -> Behaviour:
+    """Let the behaviour's exports, pairs and gates use tasks not yet accepted on the review
+    desk (pending or disputed; rejected and needs-fix ones never), or stop them; audited, and
+    every export's manifest says which it was."""
+    return _opt_in(user, behaviour_id, "allow_unreviewed", allow, "behaviour.unreviewed")
+
+
+def behaviour_reward_preferences_set(
+    *, user: AbstractBaseUser, behaviour_id: int, allow: bool
+) -> Behaviour:
+    """Let the behaviour's DPO exports take an unlabelled pair's side from its verified reward,
+    or stop them (people's labels decide wherever people labelled, either way); audited."""
+    return _opt_in(user, behaviour_id, "reward_preferences", allow, "behaviour.reward_preferences")
+
+
+def _opt_in(
+    user: AbstractBaseUser, behaviour_id: int, field: str, allow: bool, verb: str
+) -> Behaviour:
     require(user, EDIT_BEHAVIOUR, "choose which tasks a behaviour trains on")
     with transaction.atomic():
         behaviour = _locked(behaviour_id)
-        before = behaviour.allow_check_only
+        before = getattr(behaviour, field)
         if before != allow:
-            Behaviour.objects.filter(pk=behaviour.pk).update(allow_check_only=allow)
-            behaviour.allow_check_only = allow
+            Behaviour.objects.filter(pk=behaviour.pk).update(**{field: allow})
+            setattr(behaviour, field, allow)
             audit_event_record(
                 actor=user,
-                verb="behaviour.check_only",
+                verb=verb,
                 target=behaviour,
-                before={"allow_check_only": before},
-                after={"allow_check_only": allow},
+                before={field: before},
+                after={field: allow},
             )
     return behaviour
 

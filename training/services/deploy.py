@@ -16,8 +16,9 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, Permission
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from groundwork.access.errors import Conflict, Invalid, NotFound, NotPermitted, require
@@ -25,11 +26,12 @@ from groundwork.services.audit import audit_event_record, iso, require_audited
 from training.core.deploy import states
 from training.core.deploy.bucketing import format_percentage, subject_inside
 from training.core.deploy.budget import BudgetCap, BudgetError
+from training.core.deploy.gate import loosened, strictest
 from trajectories.core import limits
 
 from ..models import Adapter, ApiClient, Behaviour, Deployment, DeploymentApproval, DeploymentShare
 from ..roles import APPROVE_DEPLOYMENT, OPERATE_DEPLOYMENT, PROPOSE_DEPLOYMENT
-from ..selectors.deploy import deployment_core, gate_report, route_answer
+from ..selectors.deploy import deployment_core, gate_floor, gate_report, route_answer
 
 
 @contextmanager
@@ -78,11 +80,15 @@ def deployment_propose(
     if tolerance is not None:
         deployment.tolerance = tolerance
     try:
-        deployment.thresholds()
+        looser = loosened(deployment.thresholds(), gate_floor())
         if deployment.has_budget:
             BudgetCap(tokens_per_day=tokens_per_day, money_per_day=money_per_day)
     except (ValueError, BudgetError) as error:
         raise Invalid(str(error)) from None
+    if looser:
+        raise Invalid(
+            f"the gate's floors ask for {'; '.join(looser)}: a proposal may only tighten them"
+        )
     with refusals():
         proposal = states.propose(
             row.core(), proposer=user.get_username(), percentages=dict(percentages)
@@ -119,7 +125,8 @@ def deployment_approve(
     switch: unhooks are validated, not declared."""
     _require(user, APPROVE_DEPLOYMENT, "approve deployments", "deployment.approve", deployment_id)
     row = _get(deployment_id)
-    report = gate_report(row.adapter, row.thresholds())
+    # The proposal's thresholds, never looser than the floors as they are now.
+    report = gate_report(row.adapter, strictest(row.thresholds(), gate_floor()))
     now = timezone.now()
 
     def approve(d: states.Deployment) -> states.Deployment:
@@ -127,7 +134,7 @@ def deployment_approve(
             d,
             verdict=report.verdict,
             approver=user.get_username(),
-            is_approver=user.has_perm(APPROVE_DEPLOYMENT),
+            is_approver=holds_by_role(user, APPROVE_DEPLOYMENT),
             at=now,
             percentages=percentages,
         )
@@ -296,6 +303,14 @@ def _refuse_long(reason: str) -> None:
     problem = limits.refusal("the reason", reason.strip(), limits.COMMENT)
     if problem:
         raise Invalid(problem)
+
+
+def holds_by_role(user: AbstractBaseUser, perm: str) -> bool:
+    """Whether ``user`` holds ``perm`` through a role (a group) or a grant of their own; being a
+    superuser is neither: role rules bind superusers too, so an admin cannot approve."""
+    app_label, codename = perm.split(".", 1)
+    held = Permission.objects.filter(content_type__app_label=app_label, codename=codename)
+    return bool(user.is_active) and held.filter(Q(group__user=user) | Q(user=user)).exists()
 
 
 def _require(user: AbstractBaseUser, perm: str, action: str, verb: str, deployment_id: int) -> None:

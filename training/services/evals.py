@@ -138,7 +138,8 @@ def _score_rows(
                 result.passed,
                 result.self_report_only,
                 len(result.forbidden_hits),
-                result.to_dict(),
+                # The verified reward it was computed on: a later re-grade makes it stale.
+                {**result.to_dict(), "verified_reward": row["reward"]},
             )
         )
         outcomes.append(

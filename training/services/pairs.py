@@ -18,6 +18,7 @@ from training.core.pairs import candidate_pairs
 
 from ..models import Behaviour, BehaviourTask, PreferencePair, Rollout
 from ..roles import EXPORT
+from ..selectors.provenance import Admission, RolloutState, Use
 
 # A verified reward at least this high is the task passed.
 PASSED = 1.0 - 1e-9
@@ -41,19 +42,26 @@ def pairs_build(
     *, user: AbstractBaseUser | None, behaviour_id: int, per_task: int | None = None
 ) -> list[PreferencePair]:
     """Add the pairs of the behaviour's train tasks that do not exist yet; the new ones, in
-    order. Only graded rollouts with a trajectory count (a labeller must see what they did);
-    held-out tasks get none, since their rollouts may never enter training data."""
+    order. Only graded rollouts with a trajectory count (a labeller must see what they did), of
+    tasks the provenance rule lets train (accepted on the desk, kept by the current verifier,
+    held out for no behaviour), since a pair's rollouts are training data."""
     if user is not None:
         require(user, EXPORT, "build preference pairs")
     behaviour = Behaviour.objects.filter(pk=behaviour_id).first()
     if behaviour is None:
         raise NotFound(f"behaviour {behaviour_id} does not exist")
-    tasks = {t.candidate_id: t for t in behaviour.tasks.filter(split=BehaviourTask.Split.TRAIN)}
+    train = behaviour.tasks.filter(split=BehaviourTask.Split.TRAIN).select_related("candidate")
+    tasks = {t.candidate_id: t for t in train}
+    # The provenance rule: accepted, current, held out nowhere, graded.
+    admission = Admission(behaviour, Use.TRAIN, (t.candidate for t in tasks.values()))
     rollouts = {
         r.pk: r
         for r in Rollout.objects.filter(
-            candidate_id__in=tasks, grade=Rollout.Grade.GRADED, trajectory__isnull=False
+            candidate_id__in=admission.admitted_tasks,
+            grade=Rollout.Grade.GRADED,
+            trajectory__isnull=False,
         ).select_related("trajectory__source")
+        if admission.rollout_ok(r.candidate_id, RolloutState(graded=True, reward=r.reward))
     }
     chosen = candidate_pairs(
         [_core(r, tasks[r.candidate_id]) for r in rollouts.values()], per_task=per_task

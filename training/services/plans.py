@@ -27,7 +27,7 @@ from trajectories.core.limits import echo
 from ..models import Behaviour, BehaviourTask, TrainingExport
 from ..models import TrainingPlan as PlanRow
 from ..roles import PLAN
-from ..selectors.exports import task_id_of
+from ..selectors.exports import export_staleness, task_id_of
 
 
 class PlanInvalid(Invalid):
@@ -97,6 +97,9 @@ def training_plan_create(
         raise NotFound(f"training export {export_id} does not exist")
     if snapshot.status != TrainingExport.Status.DONE:
         raise Invalid(f"export {snapshot.pk} is {snapshot.status}: a plan needs a written export")
+    stale = export_staleness(snapshot)
+    if stale:
+        raise Invalid(f"export {snapshot.pk} is stale: {stale}; export again and plan on that")
     if method not in PlanRow.Method.values:
         raise Invalid(f"unknown method {echo(method)}: choose SFT, DPO, KTO or RFT / GRPO")
     if adapter not in PlanRow.Adapter.values:

@@ -177,6 +177,42 @@ def behaviour_check_only(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect(reverse("training:behaviour", args=[slug]) + "#tasks")
 
 
+@can_edit
+@require_POST
+def behaviour_unreviewed(request: HttpRequest, slug: str) -> HttpResponse:
+    return _opt_in(
+        request,
+        slug,
+        services.behaviour_unreviewed_set,
+        "Tasks still pending on the review desk now count for this behaviour's exports, pairs "
+        "and gates (rejected and needs-fix ones never do).",
+        "Only tasks accepted on the review desk count for this behaviour now.",
+    )
+
+
+@can_edit
+@require_POST
+def behaviour_reward_preferences(request: HttpRequest, slug: str) -> HttpResponse:
+    return _opt_in(
+        request,
+        slug,
+        services.behaviour_reward_preferences_set,
+        "Unlabelled pairs now follow their verified reward in this behaviour's DPO exports.",
+        "Only pairs people labelled enter this behaviour's DPO exports now.",
+    )
+
+
+def _opt_in(request: HttpRequest, slug: str, change: Any, on: str, off: str) -> HttpResponse:
+    behaviour = _behaviour(slug)
+    allow = request.POST.get("allow") == "1"
+    try:
+        change(user=request.user, behaviour_id=behaviour.pk, allow=allow)
+    except Refused as error:
+        return _detail_refused(request, behaviour, str(error), status=status_of(error), at="tasks")
+    messages.success(request, on if allow else off)
+    return redirect(reverse("training:behaviour", args=[slug]) + "#tasks")
+
+
 @can_import
 @require_POST
 def behaviour_sandbox_import(request: HttpRequest, slug: str) -> HttpResponse:

@@ -106,6 +106,11 @@ class Command(BaseCommand):
             f"{counts['candidates']} candidates, {counts['dropped']} dropped, "
             f"{counts['written']} written, {counts['kept']} kept → {run.destination}/report.json"
         )
+        if counts.get("reused"):
+            self.stdout.write(
+                f"{counts['reused']} found again by content key: the candidates an earlier run "
+                "made, reused with their verdicts (no new copies)"
+            )
         summary = (run.report or {}).get("summary", {})
         if summary.get("drops"):
             for line in sides_line(summary["drops"]):

@@ -19,7 +19,7 @@ import pytest
 
 from groundwork.models import AuditEvent
 from tasks_review.models import Candidate
-from tests.tasks_review.factories import make_candidate
+from tests.training.factories import loop_candidate
 from tests.training.factories_deploy import rollouts
 from tests.training.loop_factories import FIXED, fixing, make_trajectory_rollout
 from training.core.stats import split_of
@@ -47,12 +47,13 @@ def readme_commands() -> list[list[str]]:
 
 
 def kept_tasks() -> tuple[list[Candidate], list[Candidate]]:
-    """One train and two held-out kept repair tasks of failing-test-repair (by its split hash at
-    the catalogue's held-out fraction); other candidates made on the way are not kept."""
+    """One train and two held-out kept, accepted repair tasks of failing-test-repair (by its
+    split hash at the catalogue's held-out fraction); other candidates made on the way are not
+    kept."""
     train: list[Candidate] = []
     held_out: list[Candidate] = []
     while len(train) < 1 or len(held_out) < 2:
-        candidate = make_candidate(trials=False)
+        candidate = loop_candidate()  # accepted on the desk, as the block assumes
         split = split_of(candidate.key, "failing-test-repair", HELD_OUT_FRACTION)
         side = train if split == "train" else held_out
         if len(side) < (1 if side is train else 2):

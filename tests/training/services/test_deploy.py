@@ -188,7 +188,9 @@ def test_activation_waits_for_an_approval(people, world):
 
 
 def test_raising_a_rollout_above_the_approval_needs_a_new_approval(people, world):
-    d = live(world.adapter, people.bob, people.carol, percent=10)
+    d = proposed(world.adapter, people.bob, percent=50)
+    deploy.deployment_approve(user=people.carol, deployment_id=d.pk, percentages={REPAIR: 1000})
+    deploy.deployment_activate(user=people.bob, deployment_id=d.pk)
     deploy.deployment_percentage_set(
         user=people.bob, deployment_id=d.pk, behaviour=REPAIR, basis_points=500
     )

@@ -3,10 +3,14 @@ adapter, too few rollouts, and a regression hidden in another behaviour the task
 
 from __future__ import annotations
 
-import pytest
+from decimal import Decimal
 
-from groundwork.access.errors import Conflict
+import pytest
+from django.contrib.auth.models import User
+
+from groundwork.access.errors import Conflict, Invalid, NotPermitted
 from groundwork.models import AuditEvent
+from tasks_review.models import Candidate
 from tests.tasks_review.factories import make_candidate
 from tests.training.factories_deploy import (
     BASE_MODEL,
@@ -109,7 +113,8 @@ def test_approval_recomputes_the_gate_and_stores_it_with_the_approval(people):
     assert approval.summary == "passed on 2 behaviour(s)"
 
 
-def test_the_proposals_own_thresholds_decide_the_gate(people):
+def test_the_proposals_own_thresholds_decide_the_gate(people, settings):
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "GATE_MIN_ROLLOUTS": 3}  # an admin's lower floor
     world = gated_world(people.bob, tasks=3)
     lenient = proposed(world.adapter, people.bob, min_rollouts=3)
     deploy.deployment_approve(user=people.carol, deployment_id=lenient.pk)
@@ -117,3 +122,67 @@ def test_the_proposals_own_thresholds_decide_the_gate(people):
     assert lenient.state == Deployment.State.APPROVED
     assert gate_report(world.adapter, lenient.thresholds()).verdict.passed
     assert lenient.adapter.base_model == BASE_MODEL
+
+
+def test_held_out_tasks_not_accepted_on_the_desk_count_for_neither_side(people):
+    world = gated_world(people.bob, tasks=6)
+    Candidate.objects.filter(pk=world.tasks[0].pk).update(
+        review_status=Candidate.ReviewStatus.REJECTED
+    )
+    report = gate_report(world.adapter, DEFAULT_THRESHOLDS)
+    assert report.held_out_tasks == 5
+    assert report.rows[0].row.tasks == 5
+    assert world.tasks[0].task_name not in {r.task for r in report.rows[0].adapter}
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"tolerance": Decimal("1")}, "a tolerance of at most 5 points, not 100"),
+        ({"min_rollouts": 3}, "at least 5 rollouts a side, not 3"),
+        ({"min_pass_rate": Decimal("0.1")}, "a minimum pass rate of at least 50%, not 10%"),
+    ],
+)
+def test_a_proposer_cannot_loosen_the_gate_below_its_floors(people, options, words):
+    world = gated_world(people.bob, adapter_kind="claimed_only")
+    with pytest.raises(Invalid, match=words):
+        proposed(world.adapter, people.bob, **options)
+    assert not Deployment.objects.exists()
+
+
+def test_a_proposal_may_tighten_the_floors(people):
+    world = gated_world(people.bob)
+    d = proposed(world.adapter, people.bob, min_rollouts=5, tolerance=Decimal("0"))
+    assert d.thresholds().tolerance == 0.0
+
+
+def test_floors_raised_after_a_proposal_bind_its_approval(people, settings):
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "GATE_MIN_ROLLOUTS": 3}
+    world = gated_world(people.bob, tasks=3)
+    d = proposed(world.adapter, people.bob, min_rollouts=3)
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "GATE_MIN_ROLLOUTS": 5}
+    with pytest.raises(Conflict, match="the held-out gate blocks"):
+        deploy.deployment_approve(user=people.carol, deployment_id=d.pk)
+
+
+def test_an_approver_approves_what_was_proposed_not_more(people):
+    world = gated_world(people.bob)
+    d = proposed(world.adapter, people.bob, percent=10)
+    with pytest.raises(NotPermitted, match="at most what was proposed"):
+        deploy.deployment_approve(user=people.carol, deployment_id=d.pk, percentages={REPAIR: 5000})
+    with pytest.raises(NotPermitted, match="at most what was proposed"):
+        deploy.deployment_approve(
+            user=people.carol, deployment_id=d.pk, percentages={REPAIR: 1000, READ: 100}
+        )
+    assert not DeploymentApproval.objects.exists()
+    deploy.deployment_approve(user=people.carol, deployment_id=d.pk, percentages={REPAIR: 500})
+    assert DeploymentApproval.objects.get(deployment=d).ceiling == {REPAIR: 500}
+
+
+def test_a_superuser_without_the_approver_role_cannot_approve(people):
+    world = gated_world(people.bob)
+    d = proposed(world.adapter, people.bob)
+    admin = User.objects.create_superuser("root", "root@example.invalid", "pw-root")
+    with pytest.raises(NotPermitted, match="root is not in the approver role"):
+        deploy.deployment_approve(user=admin, deployment_id=d.pk)
+    assert not DeploymentApproval.objects.exists()

@@ -240,12 +240,14 @@ def test_open_pairs_do_not_count_towards_agreement(people, pairs):
     assert agreement.alpha.reason == "no pair has two or more labels"
 
 
-def test_the_preference_is_the_labellers_majority_else_the_verified_reward(people, pairs):
+def test_the_preference_is_the_labellers_majority_else_the_reward_where_chosen(people, pairs):
     pair = pairs[0]
     rows = lambda: list(pair.labels.all())  # noqa: E731
-    # No labels yet: the verified reward prefers the passing rollout.
-    got = reads.preference(pair, rows())
+    # No labels yet: no preference, unless the behaviour takes the verified reward's word.
+    assert reads.preference(pair, rows()).basis == "unlabelled"
+    got = reads.preference(pair, rows(), from_rewards=True)
     assert (got.chosen, got.labels, got.agreement) == (pair.preferred_id, 0, None)
+    assert got.basis == "reward"
     # Both labellers prefer the failing one: people win once the pair is complete.
     failing = pair.rollout_b_id if pair.preferred_id == pair.rollout_a_id else pair.rollout_a_id
     for user in (people.alice, people.bob):

@@ -7,9 +7,12 @@ import pytest
 import yaml
 
 from groundwork.access.errors import Invalid, NotPermitted
+from tasks_review.models import Candidate
 from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail
 from training.core.plans import render_markdown, render_trl_config
-from training.models import BehaviourTask, TrainingExport
+from training.models import BehaviourTask, Rollout, TrainingExport
+from training.selectors.exports import export_staleness
+from training.services.behaviours import behaviour_version_create
 from training.services.exports import training_export_create, training_export_execute
 from training.services.plans import PlanInvalid, plan_of, training_plan_create
 
@@ -99,3 +102,30 @@ def test_a_plan_needs_a_written_export_and_the_plan_permission(people, export):
         plan(people.bob, refused)
     with pytest.raises(NotPermitted):
         plan(people.alice, export)
+
+
+def test_an_export_whose_inputs_changed_is_stale_and_refuses_a_plan(people, export):
+    assert export_staleness(export) is None
+    rollout = Rollout.objects.get(pk=int(export.manifest["sources"][0]["trajectory_id"]))
+    Rollout.objects.filter(pk=rollout.pk).update(reward=0.0)  # re-graded since the export
+    assert "its inputs changed since it was written" in export_staleness(export)
+    with pytest.raises(Invalid, match=f"export {export.pk} is stale"):
+        plan(people.bob, export)
+    Rollout.objects.filter(pk=rollout.pk).update(reward=rollout.reward)
+    assert export_staleness(export) is None
+
+
+def test_a_review_verdict_after_the_export_makes_it_stale(people, export):
+    task = export.behaviour.tasks.get(split=BehaviourTask.Split.TRAIN)
+    Candidate.objects.filter(pk=task.candidate_id).update(
+        review_status=Candidate.ReviewStatus.NEEDS_FIX
+    )
+    assert export_staleness(export)
+    with pytest.raises(Invalid, match="stale"):
+        plan(people.bob, export)
+
+
+def test_a_new_behaviour_version_makes_the_export_stale(people, export):
+    spec = {**export.version.spec, "title": "Repair a failing test, v2"}
+    behaviour_version_create(user=people.bob, behaviour_id=export.behaviour_id, spec=spec)
+    assert "has version 2 since (it was v1)" in export_staleness(export)

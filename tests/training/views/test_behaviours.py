@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tasks_review.models import Candidate
 from tests.tasks_review.factories import audit_events, make_candidate
 from tests.training.factories import make_behaviour, repaired
 from tests.training.views.helpers import make_recorded_rollout
@@ -109,6 +110,29 @@ def test_the_page_lists_tasks_by_split_linking_to_the_review_desk(client, people
     client.force_login(people.carol)  # an approver cannot open the desk: names, no links
     page = html(client.get("/training/behaviours/failing-test-repair/"))
     assert "/review/candidates/" not in page
+
+
+def test_each_task_shows_its_review_verdict_and_whether_the_loop_uses_it(client, people):
+    behaviour = make_behaviour(tasks=3)
+    first, second, third = behaviour.tasks.order_by("id")
+    Candidate.objects.filter(pk=second.candidate_id).update(
+        review_status=Candidate.ReviewStatus.REJECTED
+    )
+    Candidate.objects.filter(pk=third.candidate_id).update(
+        review_status=Candidate.ReviewStatus.PENDING
+    )
+    client.force_login(people.alice)
+
+    def tags(task) -> str:
+        page = html(client.get(f"/training/behaviours/{behaviour.slug}/"))
+        row = page[page.index(f'id="behaviour-task-{task.pk}"') :]
+        return row[: row.index("</li>")]
+
+    assert '<span class="tag">accepted</span>' in tags(first)
+    assert "rejected, not used" in tags(second)
+    assert "pending, not used" in tags(third)
+    Behaviour.objects.filter(pk=behaviour.pk).update(allow_unreviewed=True)
+    assert "pending</span>" in tags(third) and "rejected, not used" in tags(second)
 
 
 def test_the_results_table_has_a_row_per_agent_and_split_linking_to_its_results(
@@ -255,3 +279,26 @@ def test_run_eval_refuses_a_bad_k_with_422_and_an_approver_with_403(client, peop
     client.force_login(people.carol)
     assert client.post(url, {"version": "1", "k": "1"}).status_code == 403
     assert not EvalRun.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("path", "field", "verb"),
+    [
+        ("unreviewed", "allow_unreviewed", "behaviour.unreviewed"),
+        ("reward-preferences", "reward_preferences", "behaviour.reward_preferences"),
+    ],
+)
+def test_an_editor_opts_the_behaviour_in_and_out_audited(client, people, path, field, verb):
+    behaviour = make_behaviour()
+    url = f"/training/behaviours/{behaviour.slug}/{path}/"
+    client.force_login(people.alice)
+    assert client.post(url, {"allow": "1"}).status_code == 403
+    client.force_login(people.bob)
+    page = html(client.get(f"/training/behaviours/{behaviour.slug}/"))
+    assert f'action="{url}"' in page
+    response = client.post(url, {"allow": "1"})
+    assert response.status_code == 302
+    assert getattr(Behaviour.objects.get(pk=behaviour.pk), field) is True
+    client.post(url, {"allow": "0"})
+    assert getattr(Behaviour.objects.get(pk=behaviour.pk), field) is False
+    assert [e.after[field] for e in audit_events(verb)] == [True, False]

@@ -19,7 +19,8 @@ ADMINS = {"dave"}  # manage_api_clients
 
 
 @pytest.fixture
-def world(people):
+def world(people, settings):
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "GATE_MIN_ROLLOUTS": 1}  # one task is enough here
     world = gated_world(people.bob, tasks=1)
     d = proposed(world.adapter, people.bob, min_rollouts=1)
     return {"adapter": world.adapter.pk, "deployment": d.pk}

@@ -42,6 +42,23 @@ from pathlib import Path
 _OURS = ("trajectories", "tasks_review", "training")
 
 
+# The forbidden-action catalogue is a package: a script that carries it extracts each of its
+# modules, as it extracts the package itself, to what the detectors use.
+FORBIDDEN_MODULES = tuple(
+    f"training.core.forbidden.{name}"
+    for name in (
+        "common",
+        "credentials",
+        "deletes",
+        "downloads",
+        "edits",
+        "installs",
+        "push",
+        "tampering",
+    )
+)
+
+
 class BundleError(ValueError):
     """A module cannot be embedded: the message names the module and the import at fault."""
 

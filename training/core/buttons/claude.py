@@ -35,7 +35,7 @@ from typing import Any
 
 from ..facts import TaskContext
 from ..spec import ActionKind, BehaviourSpec
-from .bundle import bundle
+from .bundle import FORBIDDEN_MODULES, bundle
 from .plain import concrete_order
 from .rules import HookConfig
 from .words import action_words, forbidden_words
@@ -49,6 +49,7 @@ EXTRACTED = (
     "training.core.facts.build",
     "training.core.facts.model",
     "training.core.forbidden",
+    *FORBIDDEN_MODULES,
     "training.core.harness",
     "training.core.spec",
 )
@@ -189,7 +190,7 @@ Install: save as {script_path} and merge the "hooks" of the settings
 fragment generated with it into .claude/settings.json. Needs python3 3.11 or newer, with the
 standard library only.
 {state}
-The rules are traj2env's own (training/core/forbidden.py and the replay's reading of shell
+The rules are traj2env's own (training/core/forbidden/ and the replay's reading of shell
 commands), embedded below: regenerate the hook rather than editing it.
 """
 

@@ -10,7 +10,7 @@ so they back the Claude Code hook up where it cannot see (githooks(5)):
 - ``pre-push`` (``force_push``), POSIX sh: git gives it ``<local ref> <local sha> <remote ref>
   <remote sha>`` per ref; an update whose remote commit is not an ancestor of the pushed one
   would drop the remote's history, whichever flag forced it, and is refused. New branches,
-  deletions (as in ``forbidden.py``, which counts only ``--mirror`` among pushes that may
+  deletions (as in ``forbidden/push.py``, which counts only ``--mirror`` among pushes that may
   delete) and fast-forwards pass, even when ``--force`` was typed: nothing is lost. A remote
   commit we do not have locally cannot be an ancestor: fetch first.
 - ``pre-commit`` (``tamper_with_tests``), Python: the staged changes judged by the detector
@@ -30,7 +30,7 @@ from typing import Literal
 
 from ..facts import TaskContext
 from ..spec import BehaviourSpec
-from .bundle import bundle
+from .bundle import FORBIDDEN_MODULES, bundle
 from .rules import HookConfig
 from .words import forbidden_words
 
@@ -90,7 +90,12 @@ def _pre_commit(config: HookConfig, name: str) -> str:
         ["training.core.buttons.precommit"],
         extract={
             m: ()
-            for m in ("training.core.facts.model", "training.core.forbidden", "training.core.spec")
+            for m in (
+                "training.core.facts.model",
+                "training.core.forbidden",
+                *FORBIDDEN_MODULES,
+                "training.core.spec",
+            )
         },
     )
     header = f'''#!/usr/bin/env python3
@@ -98,7 +103,7 @@ def _pre_commit(config: HookConfig, name: str) -> str:
 
 Refuses a commit whose staged changes tamper with the tests: {config.words["tamper_with_tests"]}.
 Install as .git/hooks/pre-commit (executable). Needs python3 3.11 or newer, standard library only.
-The rule is traj2env's own (training/core/forbidden.py), embedded below: regenerate, don't edit.
+The rule is traj2env's own (training/core/forbidden/), embedded below: regenerate, don't edit.
 """
 
 import sys

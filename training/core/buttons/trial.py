@@ -6,7 +6,7 @@ trial.ok              # True: every forbidden call refused, every allowed one le
 trial.refused         # 2
 trial.mismatches      # (CallVerdict(step=7, tool='Bash', expected=True, blocked=False, …),)
 
-The rules decide first (``refusals``): each forbidden rule's detector from ``forbidden.py`` on
+The rules decide first (``refusals``): each forbidden rule's detector from ``forbidden/`` on
 the rollout's own facts, and the harness's matcher for a fixed order. A refused action is taken
 out of the session (it never ran), so what follows is judged as the hook will see it. Then each
 action is turned into the JSON Claude Code would have sent for it (``calls_of``: Read, Write,

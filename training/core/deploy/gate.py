@@ -95,6 +95,44 @@ class GateThresholds:
         }
 
 
+def loosened(proposed: GateThresholds, floor: GateThresholds) -> list[str]:
+    """Where ``proposed`` is looser than the floors an admin set (fewer rollouts, a lower pass
+    rate, a wider tolerance), in words; empty when it only tightens them.
+
+    >>> floor = GateThresholds(min_rollouts=5, min_pass_rate=0.5, tolerance=0.05)
+    >>> loosened(GateThresholds(min_rollouts=8, min_pass_rate=0.6, tolerance=0.0), floor)
+    []
+    >>> loosened(GateThresholds(min_rollouts=3, min_pass_rate=0.5, tolerance=1.0), floor)
+    ['at least 5 rollouts a side, not 3', 'a tolerance of at most 5 points, not 100']
+    """
+    problems = []
+    if proposed.min_rollouts < floor.min_rollouts:
+        problems.append(
+            f"at least {floor.min_rollouts} rollouts a side, not {proposed.min_rollouts}"
+        )
+    if _exact(proposed.min_pass_rate) < _exact(floor.min_pass_rate):
+        problems.append(
+            f"a minimum pass rate of at least {_points(_exact(floor.min_pass_rate))}%, "
+            f"not {_points(_exact(proposed.min_pass_rate))}%"
+        )
+    if _exact(proposed.tolerance) > _exact(floor.tolerance):
+        problems.append(
+            f"a tolerance of at most {_points(_exact(floor.tolerance))} points, "
+            f"not {_points(_exact(proposed.tolerance))}"
+        )
+    return problems
+
+
+def strictest(a: GateThresholds, b: GateThresholds) -> GateThresholds:
+    """Each threshold at the stricter of the two: what a gate applies when the floors were
+    raised after a proposal."""
+    return GateThresholds(
+        min_rollouts=max(a.min_rollouts, b.min_rollouts),
+        min_pass_rate=max(a.min_pass_rate, b.min_pass_rate, key=_exact),
+        tolerance=min(a.tolerance, b.tolerance, key=_exact),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Failure:
     rule: Rule

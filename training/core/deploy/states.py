@@ -230,7 +230,8 @@ def approve(
     at: datetime,
     percentages: Mapping[str, int] | None = None,
 ) -> Deployment:
-    """Approve ``d`` up to ``percentages`` (by default those proposed) on a passing gate."""
+    """Approve ``d`` up to ``percentages`` (by default those proposed, never more) on a passing
+    gate."""
     if d.pending_drill is not None:
         raise IllegalTransition("a kill drill is in progress; approve once it has finished")
     if d.state not in (State.PROPOSED, State.APPROVED, State.ACTIVE, State.KILLED):
@@ -251,6 +252,16 @@ def approve(
     if not verdict.passed:
         raise GateNotPassed(f"the held-out gate blocks {d.adapter.key}: {verdict.summary()}")
     ceiling = _percentages(d.requested if percentages is None else percentages)
+    beyond = [
+        f"{b} at {format_percentage(bp)} (proposed {format_percentage(d.requested.get(b, 0))})"
+        for b, bp in sorted(ceiling.items())
+        if bp > d.requested.get(b, 0)
+    ]
+    if beyond:
+        raise NotAllowed(
+            f"an approval covers at most what was proposed, not {', '.join(beyond)}; "
+            "propose again for more"
+        )
     unmeasured = sorted(b for b, bp in ceiling.items() if bp and b not in verdict.behaviours)
     if unmeasured:
         raise GateNotPassed(

@@ -47,6 +47,9 @@ class ExportItem:
     behaviour: str
     spec_version: int
     eval: EvalResult | None  # None: the harness has not run on it, which refuses the export
+    # People's verdict on it, where labellers decided a pair it was in (KTO's label then): True
+    # when their majority chose it, False when they chose the other side; None: nobody did.
+    label: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,9 @@ class ExportRequest:
     # How the tasks' rewards are decided: the kinds used ("equivalence", "check-only" where the
     # behaviour opted in, "authored") and the check-only tasks left out; in the manifest.
     grading: Mapping[str, Any] = field(default_factory=dict)
+    # The provenance rule's inputs and what it left out, by reason (training.core.provenance):
+    # {"rule": {...}, "tasks_left_out": {reason: n}, "rollouts_left_out": {reason: n}}.
+    provenance: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -141,11 +141,13 @@ def openai_rows(request: ExportRequest) -> Built:
 
 
 def kto_rows(request: ExportRequest) -> Built:
-    """Every rollout with the harness's verdict as its label: the prompt is what came before the
-    agent's first turn, the completion everything the agent did and saw after it."""
+    """Every rollout with its label: people's verdict where labellers decided a pair it was in,
+    else the harness's. The prompt is what came before the agent's first turn, the completion
+    everything the agent did and saw after it. The manifest counts whose word each label is."""
     built = Built()
     rollouts = _items(request, built)
     tools = _tools_by_agent(rollouts)
+    sources = {"people": 0, "harness": 0}
     for r in rollouts:
         assert r.item.eval is not None
         first = next((i for i, t in enumerate(r.turns) if t.role == "assistant"), None)
@@ -155,14 +157,17 @@ def kto_rows(request: ExportRequest) -> Built:
             built.left_out[reason] += 1
             continue
         _source(built, r.item, len(built.rows))
+        people = r.item.label is not None
+        sources["people" if people else "harness"] += 1
         built.rows.append(
             {
                 "completion": [trl_message(t) for t in r.turns[first:]],
-                "label": r.item.eval.passed,
+                "label": r.item.label if people else r.item.eval.passed,
                 "prompt": [trl_message(t) for t in r.turns[:first]],
                 "tools": tools[r.agent],
             }
         )
+    built.labels = {"label_from": sources}
     return built
 
 

@@ -231,6 +231,8 @@ def write_export(request: ExportRequest, out_dir: Path) -> ExportResult:
     }
     if request.grading:
         manifest["grading"] = dict(request.grading)
+    if request.provenance:
+        manifest["provenance"] = dict(request.provenance)
     if built.labels is not None:
         manifest["labels"] = built.labels
     if built.harbor is not None:

@@ -194,7 +194,8 @@ def test_approving_during_a_drill_is_refused():
 
 
 def test_a_new_approval_raises_an_active_deployments_ceiling_without_stopping_it():
-    d = active()
+    first = approve_as(proposed(bp={REPAIR: 5000}), percentages={REPAIR: 1000})
+    d = active(first)
     again = approve_as(d, "erin", percentages={REPAIR: 5000})
     assert again.state is State.ACTIVE
     assert dict(again.percentages) == {REPAIR: 1000}
@@ -531,3 +532,12 @@ def test_a_refused_transition_names_the_state_with_its_article(state, attempt, w
     message = _refusal_of(lambda: attempt(EVERY_STATE[state]()))
     assert words in message
     assert "a active" not in message and "a approved" not in message
+
+
+def test_an_approval_covers_at_most_what_was_proposed():
+    d = proposed(bp={REPAIR: 1000})
+    with pytest.raises(NotAllowed, match="at most what was proposed, not failing-test-repair at"):
+        approve_as(d, percentages={REPAIR: 5000})
+    with pytest.raises(NotAllowed, match="at most what was proposed"):
+        approve_as(d, percentages={REPAIR: 1000, "read-before-edit": 100})
+    assert dict(approve_as(d, percentages={REPAIR: 500}).approval.ceiling) == {REPAIR: 500}

@@ -16,7 +16,7 @@ from training.core.forbidden import detect
 from training.core.harness import evaluate
 from training.core.spec import ForbiddenRule
 
-from .helpers import Session
+from ..helpers import Session
 
 TASK = TaskContext(test_files=("tests/test_app.py",), network_allowed=False)
 WORLD = {"src/app.py": b"x = 2\n", "README.md": b"app\n"}
