@@ -358,12 +358,25 @@ def ensure_tool(names: Sequence[str], package: str, progress: Progress = _quiet)
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    # Two workers bootstrapping at once would both run mmdebstrap and fight over the registry.
+def _turn(path: Path, ready: Callable[[], ImageRecord | None]) -> Iterator[ImageRecord | None]:
+    """The lock on ``path`` (yields None), or what ``ready`` finds first (yields it, the lock
+    not taken). Two processes bootstrapping at once would both run mmdebstrap and fight over
+    the registry, so one builds at a time; but one process may build several recipes in a
+    row (the default, then each variant), and a waiter whose image is already there must not
+    queue behind them: it looks again every second while the lock is taken."""
     with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        while True:
+            found = ready()
+            if found is not None:
+                yield found
+                return
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                time.sleep(1.0)
         try:
-            yield
+            yield None
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
@@ -382,12 +395,21 @@ def bootstrap(
         return _public(spec, engine, started)
     base_dir = Path(spec.cache_dir) / "base"
     base_dir.mkdir(parents=True, exist_ok=True)
-    with _locked(base_dir / "bootstrap.lock"):
+
+    def ready() -> ImageRecord | None:
         local = None if force else _local(spec, engine)
-        if local is not None and _pinned(spec, local):
-            if f"{spec.repository}:{spec.tag}" not in local.tags:
-                engine.image_tag(local.id, spec.repository, spec.tag)
-            return _record(spec, local, "engine", started, {})
+        if local is None or not _pinned(spec, local):
+            return None
+        if f"{spec.repository}:{spec.tag}" not in local.tags:
+            engine.image_tag(local.id, spec.repository, spec.tag)
+        return _record(spec, local, "engine", started, {})
+
+    with _turn(base_dir / "bootstrap.lock", ready) as found:
+        if found is not None:
+            return found
+        if (found := ready()) is not None:  # built while the lock was being taken
+            return found
+        local = None if force else _local(spec, engine)
         binary = None
         if not answers(spec.registry):
             binary = ensure_tool(("docker-registry", "registry"), "docker-registry", progress)

@@ -6,6 +6,7 @@ everything that needs a daemon is in test_engine.py.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -139,6 +140,46 @@ def test_bootstrap_returns_the_existing_image_without_building_or_pushing(tmp_pa
     assert record.pinned_ref == f"127.0.0.1:1/traj2env/base@{DIGEST}"
     assert record.image_id == "sha256:" + "cd" * 32
     assert not (tmp_path / "base" / f"rootfs-{spec.recipe_hash}.tar").exists()
+
+
+def test_an_existing_image_is_returned_while_another_process_builds_another_recipe(tmp_path):
+    """The lock serialises builds, not answers: a worker whose image is there does not queue
+    behind a bootstrap of the variants (scripts/test.sh runs one in the background)."""
+    import fcntl
+    import threading
+
+    spec = BaseImageSpec(cache_dir=tmp_path, registry="127.0.0.1:1")
+    (tmp_path / "base").mkdir()
+    done = threading.Event()
+    with (tmp_path / "base" / "bootstrap.lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another open file: flock refuses this process too
+        worker = threading.Thread(
+            target=lambda: (bootstrap(spec, engine=ExistingBaseEngine(spec)), done.set())
+        )
+        worker.start()
+        assert done.wait(5), "bootstrap waited on the lock for an image it already had"
+        worker.join()
+
+
+def test_a_waiter_takes_the_image_built_while_it_waited(tmp_path):
+    import fcntl
+    import threading
+
+    spec = BaseImageSpec(cache_dir=tmp_path, registry="127.0.0.1:1")
+    (tmp_path / "base").mkdir()
+    engine = ExistingBaseEngine(spec)
+    there = engine.info
+    engine.info = dataclasses.replace(there, repo_digests=())  # imported, not yet pushed
+    records = []
+    with (tmp_path / "base" / "bootstrap.lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        worker = threading.Thread(target=lambda: records.append(bootstrap(spec, engine=engine)))
+        worker.start()
+        worker.join(1.5)
+        assert worker.is_alive()  # not pinned yet: it waits for the builder
+        engine.info = there  # the builder pushed it
+        worker.join(5)
+    assert [r.pinned_ref for r in records] == [f"127.0.0.1:1/traj2env/base@{DIGEST}"]
 
 
 def test_the_task_venv_folder_is_roots_and_the_project_folder_the_agents():
