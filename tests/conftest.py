@@ -22,6 +22,27 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if item.get_closest_marker("docker") and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    if getattr(config.option, "loadgroup", False):
+        _group_ids(items)
+
+
+def _group_ids(items) -> None:
+    """Give each grouped test the ``@group`` id suffix LoadGroupScheduling reads. xdist 3.8
+    sets it through ``item._nodeid``, which pytest 9.2 no longer reads (a node's id is its
+    ``_id``): without this, every group was scattered over both workers."""
+    from _pytest.nodeid import NodeId
+
+    for item in items:
+        group = "_".join(
+            sorted(
+                {
+                    str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                    for mark in item.iter_markers("xdist_group")
+                }
+            )
+        )
+        if group and not item.nodeid.endswith("@" + group):
+            item._id = NodeId.parse(f"{item.nodeid}@{group}")
 
 
 @pytest.fixture(scope="session")
