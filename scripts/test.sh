@@ -31,15 +31,17 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-# The Docker tests' base images (the default and the variants they use), built in the
-# background from here on, beside the checks and the tests that need none: a test that needs
-# one waits for it on bootstrap's lock instead of building it while its worker sits idle.
+# The Docker tests' default base image, built in the background from here on, beside the
+# checks: the first Docker tests find it ready (or wait for it on bootstrap's lock) instead of
+# building it while their worker sits idle. Not the variants: a bootstrap of several holds the
+# lock for minutes, and a test that must rebuild the default (the prune test) would wait behind
+# them; the tests that need a variant build it when they come.
 images_pid=""
 if [[ "$marker" != *"not docker"* ]]; then
   mkdir -p var
-  say "building the base images in the background (log: var/test-images.log)"
+  say "building the base image in the background (log: var/test-images.log)"
   DJANGO_SETTINGS_MODULE=tests.settings "$PY" manage.py images bootstrap \
-    --variant go --variant services --variant rust >var/test-images.log 2>&1 &
+    >var/test-images.log 2>&1 &
   images_pid=$!
 fi
 
@@ -69,7 +71,7 @@ if [[ "${DATABASE_URL:-}" != postgres* || -z "${Q_REDIS_URL:-}" ]]; then
 fi
 run_pytest -m "$(markers_and "scaleout")" "${args[@]}" || scaleout=$?
 if [ -n "$images_pid" ] && ! wait "$images_pid"; then
-  say "building the base images in the background failed (the Docker tests built what they needed):"
+  say "building the base image in the background failed (the Docker tests built it when needed):"
   tail -n 20 var/test-images.log >&2
 fi
 [ "$main" = 0 ] || exit "$main"

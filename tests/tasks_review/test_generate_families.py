@@ -112,10 +112,18 @@ def test_a_qa_candidate_becomes_a_linted_task_and_report_json_shows_its_llm_cost
     assert qa["llm"]["models"] == [MODEL] and "llm" not in report["yield"].get("repair", {})
     assert report["skipped_families"] == {}
 
-    # A second run over the same sessions asks the model nothing: the cache answers.
+    # A second run over the same sessions reuses the candidate, verdicts and all: nothing is
+    # mined again, so the model is not asked.
     assert generate(config(tmp_path, sessions, ["qa"], out="again")) == 0
+    rerun = json.loads((tmp_path / "again" / "report.json").read_text())
+    assert rerun["counts"]["reused"] == 1 and "qa" not in rerun["yield"]
     assert len(model.of("qa_question")) == 1
-    again = json.loads((tmp_path / "again" / "report.json").read_text())["yield"]["qa"]["llm"]
+
+    # On a desk without the candidate (another database), the cache answers instead.
+    Candidate.objects.all().delete()
+    assert generate(config(tmp_path, sessions, ["qa"], out="fresh")) == 0
+    assert len(model.of("qa_question")) == 1
+    again = json.loads((tmp_path / "fresh" / "report.json").read_text())["yield"]["qa"]["llm"]
     assert (again["calls"], again["cache_hits"], again["cost_usd"]) == (0, 1, 0.0)
     assert again["cost_usd_saved"] == qa["llm"]["cost_usd"]
 
