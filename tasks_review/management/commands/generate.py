@@ -15,10 +15,10 @@ from tasks_review.core.config import ConfigError, load_config
 from tasks_review.core.dropsides import sides_line
 from tasks_review.core.families import needs_llm
 from tasks_review.selectors import runs
+from tasks_review.selectors.pipeline_runs import pipeline_exit_code
 from tasks_review.services.images import NoBaseImage, base_image_ref
 from tasks_review.services.pipeline import (
     StageProgress,
-    pipeline_exit_code,
     pipeline_run_create,
     pipeline_run_execute,
 )

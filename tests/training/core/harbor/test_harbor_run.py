@@ -20,7 +20,7 @@ from harbor.models.task.task import Task
 from harbor.models.trial.paths import TrialPaths
 from harbor.models.trial.result import TrialResult
 
-from groundwork.core.docker import BaseImageSpec, Engine, InfraError, bootstrap
+from groundwork.core.docker import Engine
 from tasks_review.core.trials import TrialStatus, read_task
 from tests.training.conftest import HARBOR_GROUP
 from training.core.harbor.environment import OfflineDockerEnvironment
@@ -40,21 +40,15 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow, HARBOR_GROUP]
 
 
 @pytest.fixture(scope="module")
-def engine() -> Engine:
-    try:
-        return Engine.from_env(timeout=60)
-    except InfraError as exc:
-        pytest.skip(f"no Docker engine: {exc}")
+def engine(harbor_engine) -> Engine:
+    return (
+        harbor_engine  # the session's (tests/training/conftest.py), for the modules that import it
+    )
 
 
 @pytest.fixture(scope="module")
-def base_ref(engine) -> str:
-    from django.conf import settings
-
-    # Built when missing (a fresh CI machine), as the trial tests do; a lock makes the workers
-    # that ask at once build it once.
-    spec = BaseImageSpec(cache_dir=settings.VAR_DIR / "cache")
-    return bootstrap(spec, engine=engine).pinned_ref
+def base_ref(harbor_base_ref) -> str:
+    return harbor_base_ref
 
 
 def by_task(runs, kept) -> dict[tuple[str, str], object]:
