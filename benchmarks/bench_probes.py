@@ -73,6 +73,9 @@ def main() -> None:
             baseline, facts=dataclasses.replace(baseline.facts, probes=None)
         )
         walls: dict[str, list[float]] = {"v2": [], "v3": []}
+        # Per graded trial of the probed matrices: the probe phase (grade.py's own clock in the
+        # container) and the whole trial, so the probes' share holds whatever the load.
+        phases: list[tuple[float, float]] = []
         for i in range(options.rounds):
             order = [("v3", baseline), ("v2", without)]
             for label, chosen in order if i % 2 == 0 else order[::-1]:
@@ -80,19 +83,30 @@ def main() -> None:
                 result = run_matrix(prepared, engine=engine, run_id=run_id, baseline=chosen)
                 walls[label].append(time.monotonic() - started)
                 assert result.kept, (fmt, label, result.reasons)
+                if label == "v3":
+                    phases += [
+                        (float(t.detail.get("probe_seconds") or 0.0), t.seconds)
+                        for t in result.trials
+                        if t.detail.get("probe_seconds") is not None
+                    ]
                 print(f"  {fmt} {label}: {walls[label][-1]:.1f} s", flush=True)
-        rows.append((fmt, probes, check, spent[0] if spent else 0.0, walls))
+        rows.append((fmt, probes, check, spent[0] if spent else 0.0, walls, phases))
     print(
         f"\n{'sample':<12} {'grading':<12} {'probes':>6} {'discr.':>6} {'check s':>8}"
         f" {'probes s':>8} {'v2 s':>7} {'v3 s':>7} {'v3/v2':>6}"
+        f" {'trials':>6} {'probe/grading s':>15} {'trial s':>7} {'share':>6}"
     )
     kinds = []
-    for fmt, probes, check, making, walls in rows:
+    for fmt, probes, check, making, walls, phases in rows:
         v2, v3 = statistics.median(walls["v2"]), statistics.median(walls["v3"])
         kinds.append(probes.kind)
+        probe_s = statistics.median(p for p, _ in phases) if phases else 0.0
+        trial_s = statistics.median(t for _, t in phases) if phases else 0.0
+        part = sum(p for p, _ in phases) / max(sum(t for _, t in phases), 1e-9)
         print(
             f"{fmt:<12} {probes.kind:<12} {len(probes.probes):>6} {probes.discriminating:>6}"
             f" {check:>8.1f} {making:>8.1f} {v2:>7.1f} {v3:>7.1f} {v3 / v2:>6.2f}"
+            f" {len(phases):>6} {probe_s:>15.2f} {trial_s:>7.1f} {part:>6.1%}"
         )
     share = sum(k == "equivalence" for k in kinds)
     print(f"\nequivalence-graded: {share} of {len(kinds)} sample tasks")

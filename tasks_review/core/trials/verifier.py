@@ -276,6 +276,7 @@ def judge_results(
         "check": verdict.detail,
         "probes": probes,
         "reward_without_probes": unprobed,
+        "probe_seconds": outcome.get("probe_seconds"),
         "submission": {
             "files": len(submission.files),
             "refused": list(submission.refused[:20]),

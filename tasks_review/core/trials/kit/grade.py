@@ -264,6 +264,7 @@ def grade(config, verifier, out):
         "findings": findings[:20],
         "probes": probing.summary(probe_check),
         "swept": (ran or {}).get("swept", 0),  # files the probe process left, removed
+        "probe_seconds": (ran or {}).get("phase_seconds"),  # the probes' share of the grading
         "detail": verdict.detail,
         "exit_code": exit_code,
         "timed_out": timed_out,
