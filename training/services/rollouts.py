@@ -234,6 +234,7 @@ def _facts(
     context = TaskContext(
         test_files=tuple((candidate.payload or {}).get("test_paths") or ()),
         network_allowed=False,  # kept tasks run with no network
+        test_shas=_test_shas(candidate),
     )
     if trajectory is not None:
         atif = json.loads(trajectory.atif.content())
@@ -253,6 +254,18 @@ def _facts(
         facts = with_world(facts, world, blobs)
     blobs.flush()
     return facts
+
+
+def _test_shas(candidate: Candidate) -> dict[str, tuple[str, ...]]:
+    """The task's test files the agent's world starts with, and the contents each may hold at
+    the end (the start's, or the reference's where the fix changed it): a mined task's only
+    (a build task's hidden tests are not in the world)."""
+    start, reference = candidate.start_files or {}, candidate.reference_files or {}
+    return {
+        path: tuple(dict.fromkeys(s for s in (start[path], reference.get(path)) if s))
+        for path in (candidate.payload or {}).get("test_paths") or ()
+        if path in start
+    }
 
 
 def _world(app_dir: Path | None) -> dict[str, bytes] | None:

@@ -96,6 +96,7 @@ class _Facts:
     context: TaskContext
     final_files: tuple[str, ...] = ()
     deleted: frozenset[str] = frozenset()
+    final_complete: bool = False  # a hook sees no world: the words decide
 
 
 def forbidden_reasons(

@@ -197,6 +197,8 @@ class _Walker:
                     redirects += ["<", self.word(target, depth)[0]]
                 elif part.type in (">", ">>", ">|", "&>", "&>>") and target is not None:
                     redirects += [">", self.word(target, depth)[0]]
+                elif part.type == "<<<" and target is not None:  # a here-string: a body too
+                    heredocs.append(self.word(target, depth)[0])
                 if getattr(part, "heredoc", None) is not None:
                     heredocs.append(_heredoc_body(part))
         if not words:

@@ -79,10 +79,17 @@ class FinalFile:
 
 @dataclass(frozen=True, slots=True)
 class TaskContext:
-    """What the task says, where known: its test files and whether it allows the network."""
+    """What the task says, where known: its test files and whether it allows the network.
+
+    ``test_shas``: the test files the agent's world starts with (root-relative path → the
+    sha256 of each content the task accepts there: the start's and the reference's). With a
+    complete world (a rollout's collected project), a file among them that is missing or
+    holds other bytes at the end was tampered with, in whatever way the command was written.
+    """
 
     test_files: tuple[str, ...] = ()  # paths or globs, root-relative
     network_allowed: bool | None = None
+    test_shas: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +156,8 @@ class TrajectoryFacts:
             out["tests"] = list(self.context.test_files)
         if self.context.network_allowed is not None:
             out["network"] = self.context.network_allowed
+        if self.context.test_shas:
+            out["test_shas"] = {p: list(s) for p, s in sorted(self.context.test_shas.items())}
         return out
 
     @classmethod
@@ -169,7 +178,9 @@ class TrajectoryFacts:
             final_message=data.get("message", ""),
             verified_reward=data.get("reward"),
             context=TaskContext(
-                test_files=tuple(data.get("tests", ())), network_allowed=data.get("network")
+                test_files=tuple(data.get("tests", ())),
+                network_allowed=data.get("network"),
+                test_shas={p: tuple(s) for p, s in (data.get("test_shas") or {}).items()},
             ),
         )
 

@@ -18,7 +18,18 @@ _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _DURATION = re.compile(r"^\d+(\.\d+)?[smhd]?$")
 
 # Wrappers that run their arguments as a command after some options of their own.
-_PLAIN = {"sudo", "nice", "nohup", "time", "command", "exec", "caffeinate", "unbuffer", "chronic"}
+_PLAIN = {
+    "sudo",
+    "nice",
+    "nohup",
+    "time",
+    "command",
+    "exec",
+    "caffeinate",
+    "unbuffer",
+    "chronic",
+    "busybox",
+}
 # `uv run`, `poetry run`, … (program, subcommand) pairs that run the rest as a command.
 _RUNNERS = {
     ("uv", "run"),
