@@ -16,13 +16,13 @@ reads its settings from a baseline) plus what it misses or stops short on: newer
 (OpenAI ``sk-proj-``, Anthropic, GitHub ``github_pat_``, Hugging Face, npm, Google, Stripe keys
 longer than its 24 characters), whole JWTs (its pattern ends before the signature), bearer
 headers, private-key blocks (it matches only the BEGIN line; here also quoted, commented,
-numbered by a file viewer or cut at either end), AWS secret keys it needs quotes for (named or
-bare beside their key id, and the columns of the console's credential CSVs), database clients'
-passwords (``mysql -pSECRET``, ``PGPASSWORD=``) and other programs' password arguments
-(``sshpass -p``, ``docker login -p``, ``redis-cli -a``, ``.netrc``), authenticating curl headers,
-passwords in URLs and ``curl -u``,
-``.env``-style assignments and e-mail addresses (but not those at the domains reserved for
-examples, which fill test fixtures). Its entropy and keyword plugins are left out on
+numbered by a file viewer or cut at either end), PuTTY key files and age identities, AWS secret
+keys it needs quotes for (named or bare beside their key id, and the columns of the console's
+credential CSVs), database clients' passwords (``mysql -pSECRET``, ``PGPASSWORD=``) and other
+programs' password arguments (``sshpass -p``, ``docker login -p``, ``redis-cli -a``, ``.netrc``),
+authenticating curl headers, passwords in URLs and ``curl -u``, ``.env``-style assignments and
+e-mail addresses (but not those at the domains reserved for examples, which fill test fixtures).
+Its entropy and keyword plugins are left out on
 purpose: they flag every git sha and much ordinary code, and a redactor that rewrites code in
 training data teaches the wrong thing. Overlapping findings merge into one replacement typed by
 the most specific rule, so no fragment of a secret survives between two partial matches.

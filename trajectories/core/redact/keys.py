@@ -1,5 +1,6 @@
-"""Private keys as logs carry them: PEM, OpenSSH and PGP blocks whole, quoted, commented, numbered
-by a file viewer, JSON-escaped or cut at either end; and the line breaks such text has."""
+"""Private keys as logs carry them: PEM, OpenSSH and PGP blocks and PuTTY key files, whole, quoted,
+commented, numbered by a file viewer, JSON-escaped or cut at either end; and the line breaks such
+text has."""
 
 from __future__ import annotations
 
@@ -14,11 +15,8 @@ _KEY_END_MARK = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----
 # JSON-escaped), quote, comment and string decoration, at most one base64 run, and the string
 # decoration that may follow it (`"...\n",`, `'...' +`).
 _KEY_DECOR = r"[ \t>#/*;|\"'+\\,]*"
-_KEY_LINE = re.compile(
-    r"[ \t]*(?:\d{1,7}(?:\u2192|\\u2192|\t|\\t))?"
-    + _KEY_DECOR
-    + r"(?:(?P<run>[A-Za-z0-9+/=]{1,1024})[ \t\"',+\\;)]*)?"
-)
+_LINE_START = r"[ \t]*(?:\d{1,7}(?:\u2192|\\u2192|\t|\\t))?" + _KEY_DECOR
+_KEY_LINE = re.compile(_LINE_START + r"(?:(?P<run>[A-Za-z0-9+/=]{1,1024})[ \t\"',+\\;)]*)?")
 _KEY_HEADER = re.compile(_KEY_DECOR + r"[A-Za-z][A-Za-z\-]{1,30}:[ \t][^\r\n]{0,256}")
 _KEY_END = re.compile(_KEY_DECOR + r"(?P<run>[A-Za-z0-9+/=]{0,1024})" + _KEY_END_MARK.pattern)
 # A body pasted on one line with its breaks turned into spaces: a first chunk longer than any
@@ -123,8 +121,48 @@ def _key_before_end(text: str, m: re.Match[str]) -> Sequence[tuple[int, int]]:
     return [(start, m.end())] if body >= _KEY_MIN_BODY else []
 
 
+# PuTTY's key files (.ppk): a first line naming the format, `Name: value` headers, the base64
+# lines that `Public-Lines: N` and `Private-Lines: N` announce, and the MAC. The file goes whole,
+# as a PEM block does, from its first line to its MAC (or to its last private line when it was
+# cut); a file cut before its private lines holds nothing secret and stays.
+_PUTTY_BEGIN = re.compile(r"PuTTY-User-Key-File-[1-9]:[ \t]")
+_PUTTY_HEADER = re.compile(
+    _LINE_START + r"(?P<name>[A-Za-z][A-Za-z0-9\-]{1,30}):[ \t][^\r\n]{0,256}"
+)
+_PUTTY_MAC = re.compile(_LINE_START + r"Private-(?:MAC|Hash):[ \t](?P<mac>[0-9a-fA-F]{16,128})")
+
+
+def _putty_file(text: str, m: re.Match[str]) -> Sequence[tuple[int, int]]:
+    """From a PuTTY key file's first line over its headers and lines to its MAC."""
+    limit = min(len(text), m.end() + _KEY_REACH)
+    private, last, in_private = 0, m.end(), False
+    brk = next_break(text, m.end(), limit)  # the rest of the first line is the key's algorithm
+    while brk is not None:
+        pos = brk[1]
+        brk = next_break(text, pos, limit)
+        stop = brk[0] if brk else min(limit, pos + LINE_MAX)
+        mac = _PUTTY_MAC.match(text, pos, stop)
+        if mac is not None:
+            return [(m.start(), mac.end("mac"))] if private >= _KEY_MIN_BODY else []
+        header = _PUTTY_HEADER.fullmatch(text, pos, stop)
+        if header is not None:
+            if private or header.group("name").startswith("PuTTY-User-Key-File-"):
+                # After the private lines only the MAC belongs to the key; a first line is the
+                # next file's (and stopping there keeps walks over many markers linear).
+                break
+            in_private = header.group("name") == "Private-Lines"
+            continue
+        line = _KEY_LINE.fullmatch(text, pos, stop)
+        if line is None:
+            break
+        if in_private and line.group("run"):
+            private += len(line.group("run"))
+            last = line.end("run")
+    return [(m.start(), last)] if private >= _KEY_MIN_BODY else []
+
+
 def rules() -> list[Rule]:
-    """A private-key block, from its markers."""
+    """A private-key block, from its markers; a PuTTY key file, from its first line."""
     return [
         # A whole PEM / OpenSSH / PGP block with its headers, on one line or several; escaped
         # newlines (a key inside a JSON string) count as newlines.
@@ -140,4 +178,5 @@ def rules() -> list[Rule]:
         # keeps the head and tail of long text. Walked line by line from either marker.
         Rule("private_key", _KEY_BEGIN, widen=_key_after_begin),
         Rule("private_key", _KEY_END_MARK, widen=_key_before_end),
+        Rule("private_key", _PUTTY_BEGIN, widen=_putty_file),
     ]

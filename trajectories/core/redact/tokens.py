@@ -102,6 +102,13 @@ def shape_rules() -> list[Rule]:
             c(r"x(?:ox[abposre]|app)-[A-Za-z0-9\-]{10,255}"),
             not_after=TOKEN_CHARS,
         ),
+        # age's X25519 identity: bech32 (its own alphabet) of 32 bytes and a checksum, printed in
+        # capitals by age-keygen; the `age1...` recipient beside it is public.
+        Rule(
+            "age_secret_key",
+            c(r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}(?![A-Za-z0-9])"),
+            not_after=TOKEN_CHARS,
+        ),
         Rule(
             "jwt",
             c(r"eyJ[A-Za-z0-9_\-]{8,4096}\.eyJ[A-Za-z0-9_\-]{8,8192}\.[A-Za-z0-9_\-]{0,2048}"),

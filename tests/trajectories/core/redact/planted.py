@@ -29,6 +29,34 @@ def pem(kind: str, lines: int = 6, width: int = 64) -> str:
     return f"-----BEGIN {kind}PRIVATE KEY-----\n{body}\n-----END {kind}PRIVATE KEY-----"
 
 
+def ppk(algorithm: str = "ssh-ed25519", public: int = 2, private: int = 1) -> str:
+    """A PuTTY key file (.ppk, format 3): headers, the public lines, the private lines, the MAC."""
+
+    def lines(n: int) -> list[str]:
+        return [rand(64 if i < n - 1 else 44, ALNUM + "+/") for i in range(n)]
+
+    return "\n".join(
+        [
+            f"PuTTY-User-Key-File-3: {algorithm}",
+            "Encryption: none",
+            "Comment: " + algorithm.removeprefix("ssh-") + "-key-20261201",
+            f"Public-Lines: {public}",
+            *lines(public),
+            f"Private-Lines: {private}",
+            *lines(private),
+            "Private-MAC: " + rand(64, "0123456789abcdef"),
+        ]
+    )
+
+
+BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+
+
+def age_identity() -> str:
+    """An age X25519 identity: prefix, bech32 separator, 52 data and 6 checksum characters."""
+    return "AGE-SECRET-KEY-1" + rand(58, BECH32.upper())
+
+
 # (type, secret, the text it is planted in: {s} marks the secret)
 PLANTED: list[tuple[str, str, str]] = [
     (
@@ -76,6 +104,14 @@ PLANTED: list[tuple[str, str, str]] = [
     ("private_key", pem("RSA "), "key file:\n{s}\nend"),
     ("private_key", pem("OPENSSH ", lines=4, width=70), "{s}"),
     ("private_key", pem("EC "), "{s}"),
+    ("private_key", ppk(), "saved to id.ppk:\n{s}\n$ ls"),
+    ("private_key", ppk("ssh-rsa", public=6, private=14), "{s}"),
+    (
+        "age_secret_key",
+        age_identity(),
+        "# created: 2026-12-01T10:00:00Z\n# public key: age1" + rand(58, BECH32) + "\n{s}\n",
+    ),
+    ("age_secret_key", age_identity(), "export SOPS_AGE_KEY={s}"),
     ("url_password", "S3cr3t-P4ss", "DATABASE_URL=postgres://app:{s}@db.internal:5432/app"),
     ("url_password", "hunter2hunter2", "curl -u admin:{s} https://ci.example.com"),
     ("secret_assignment", "correct-horse-9", "DB_PASSWORD={s}\n"),

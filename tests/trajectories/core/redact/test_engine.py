@@ -91,6 +91,16 @@ PATHOLOGICAL = {
     "key ids among base64": ("AKIA" + "C" * 16 + " " + "aB3/" * 10 + " ") * 3000,
     "a credentials header over many rows": "Access key ID,Secret access key\n" + "a,b\n" * 100_000,
     "netrc words without values": "machine m login l password " * 20_000,
+    "putty first lines alone": "PuTTY-User-Key-File-3: ssh-rsa\n" * 20_000,
+    "putty public lines and many first lines": (
+        "PuTTY-User-Key-File-3: ssh-rsa\nPublic-Lines: 9\n" + ("A" * 64 + "\n") * 9
+    )
+    * 500,
+    "putty private lines without a mac": (
+        "PuTTY-User-Key-File-2: ssh-rsa\nPrivate-Lines: 99\n" + ("B" * 64 + "\n") * 20
+    )
+    * 300,
+    "age prefixes": "AGE-SECRET-KEY-1" * 20_000,
 }
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from trajectories.core.redact import redact, still_has_secrets
 
-from .planted import pem
+from .planted import pem, ppk
 
 
 def test_a_private_key_inside_json_escaped_text_is_found():
@@ -105,5 +105,50 @@ KEY_NEAR_MISSES = [
 
 @pytest.mark.parametrize("text", KEY_NEAR_MISSES)
 def test_code_and_prose_naming_the_key_markers_stay_as_they_are(text):
+    result = redact(text)
+    assert (result.value, result.counts) == (text, {})
+
+
+# A PuTTY key file as logs carry it; each takes (the file, its lines).
+PPK_SHAPES = {
+    "bare": lambda k, ls: k,
+    "quoted": lambda k, ls: "".join(f"> {line}\n" for line in ls),
+    "read tool gutter": lambda k, ls: _gutter(ls),
+    "read tool gutter in json": lambda k, ls: json.dumps({"content": _gutter(ls)}),
+    "python string pieces": lambda k, ls: "K = (\n" + "".join(f'    "{x}\\n"\n' for x in ls) + ")",
+    "cut before its mac": lambda k, ls: "\n".join(ls[:-2]) + "\n[... 2 lines omitted ...]",
+    "crlf": lambda k, ls: "\r\n".join(ls),
+}
+
+
+@pytest.mark.parametrize("shape", PPK_SHAPES)
+def test_a_putty_key_file_as_logs_carry_it_loses_its_private_lines(shape):
+    key = ppk("ssh-rsa", public=6, private=14)
+    lines = key.splitlines()
+    private = lines[lines.index("Private-Lines: 14") + 1 : -1]
+    text = f"$ cat ~/.ssh/id.ppk\n{PPK_SHAPES[shape](key, lines)}\nThanks!"
+    result = redact(text)
+    for line in private:
+        for piece in (line[:12], line[-12:]):
+            assert piece not in result.value, (shape, result.value)
+    assert result.counts == {"private_key": 1}
+    assert result.value.startswith("$ cat ~/.ssh/id.ppk\n") and result.value.endswith("Thanks!")
+    assert result.value.count("\n") == text.count("\n")
+    assert still_has_secrets(result.value) == ()
+
+
+PPK_NEAR_MISSES = [
+    'if first_line.startswith("PuTTY-User-Key-File-"):\n    return "ppk"',
+    "A .ppk file starts with a line such as PuTTY-User-Key-File-3: ssh-ed25519",
+    "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: k\nPublic-Lines: 2\n"
+    "AAAAC3NzaC1lZDI1NTE5AAAAIHc2ZW1lIHB1YmxpYyBrZXkgYnl0ZXMgaGVyZQ\n"
+    "AAAA\n[... the rest of the file omitted ...]",
+    "PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nComment: k\nPublic-Lines: 1\nAAAA\n"
+    "Private-Lines: 1\n<your private key>\nPrivate-MAC: <mac>",
+]
+
+
+@pytest.mark.parametrize("text", PPK_NEAR_MISSES)
+def test_code_and_prose_naming_the_putty_header_and_a_file_without_private_lines_stay(text):
     result = redact(text)
     assert (result.value, result.counts) == (text, {})
