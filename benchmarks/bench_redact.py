@@ -40,8 +40,7 @@ def corpus_text(corpus: Path, limit: int) -> str:
 
 
 def generated_text(limit: int) -> str:
-    sys.path.insert(0, str(REPO / "tests" / "trajectories" / "core"))
-    from test_redact import realistic_trajectory_text
+    from tests.trajectories.core.redact.planted import realistic_trajectory_text
 
     return realistic_trajectory_text(limit)
 

@@ -6,7 +6,7 @@ shows (messages, tool arguments and outputs, trial logs, the opened file) with t
 What they show comes from trajectories and is untrusted: the only markup marked safe is Pygments
 output, which escapes every character of its input, and Django's `escape` of plain text. Nothing
 shown may carry a secret: every text is redacted whole (`shown_text`, the one redactor of
-`core/redact.py`) before it is diffed, cut or sliced, so a secret across a slice's edge cannot
+`core/redact/`) before it is diffed, cut or sliced, so a secret across a slice's edge cannot
 leak half by half; the stored bytes stay as they were.
 
 >>> view = bytes_diff("a.py", "modified", b"x = 1\\n", b"x = 2\\n")

@@ -1,26 +1,17 @@
-// Keyboard for preference labelling, and the learning loop's pages' refusals. Every key clicks
-// or focuses a visible control, so the controls (real forms with hx-post) stay the one way to act.
+// Keyboard for preference labelling: a/1 and b/2 choose a side, t a tie, s skips, j/k walk the
+// aligned rows; the rest is the desks' (static/js/desk.js). Every key clicks or focuses a visible
+// control, so the controls (real forms with hx-post) stay the one way to act.
 (function () {
   "use strict";
   if (window.traj2envLabels) return; // once per document, even across history restores
   window.traj2envLabels = true;
 
   const CHOICES = { a: "a", 1: "a", b: "b", 2: "b", t: "t" };
-
-  function desk() {
-    return document.querySelector(".pairdesk[data-pair]");
-  }
-
   const keys = window.traj2envKeys; // static/js/keys.js
-  const wired = keys.wired;
-  const typing = keys.typing;
-  const press = keys.press;
-  const keysDialog = () => document.getElementById("label-keys");
-  const toggleKeys = () => keys.toggleDialog("label-keys");
 
   function click(button) {
     if (!button || button.disabled) return false;
-    if (button.form) wired(button.form);
+    if (button.form) keys.wired(button.form);
     button.click();
     return true;
   }
@@ -38,64 +29,23 @@
     rows[index].scrollIntoView({ block: "center" });
   }
 
-  document.addEventListener("keydown", function (event) {
-    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
-    const key = event.key;
-    if (typing(event.target)) {
-      if (key === "Escape") event.target.blur();
-      return;
-    }
-    const dialog = keysDialog();
-    if (dialog && dialog.open) {
-      if (key === "?") press(event, () => dialog.close());
-      return; // Escape closes the dialog natively
-    }
-    const here = desk();
-    if (!here) {
-      const next = document.querySelector('button[data-key="n"]');
-      if (key === "n" && next && !next.disabled) press(event, () => next.click());
-      return;
-    }
-    if (key === "?") return press(event, toggleKeys);
-    if (key in CHOICES) {
-      const button = here.querySelector('#label-form button[data-key="' + CHOICES[key] + '"]');
-      if (button) press(event, () => click(button));
-    } else if (key === "s") {
-      const skip = here.querySelector('button[data-key="s"]');
-      if (skip) press(event, () => click(skip));
-    } else if (key === "j" || key === "k") {
-      press(event, () => move(here, key === "j" ? 1 : -1));
-    }
-  });
-
-  document.addEventListener("click", function (event) {
-    const button = event.target instanceof Element && event.target.closest('button[data-key="?"]');
-    if (button) toggleKeys();
-  });
-
-  // A refusal (409 held or already labelled, 422 a bad choice or a missing rationale) comes back
-  // as the region with the message in it: show it rather than drop it as an error.
-  document.addEventListener("htmx:beforeSwap", function (event) {
-    const status = event.detail.xhr.status;
-    if ((status === 409 || status === 422) && event.detail.target.hasAttribute("data-swap-errors")) {
-      event.detail.shouldSwap = true;
-      event.detail.isError = false;
-    }
-  });
-
-  // A new pair starts at the top of the page; a re-rendered one (a refusal) stays put.
-  let shown = null;
-  function remember() {
-    const here = desk();
-    const id = here ? here.dataset.pair : null;
-    if (shown !== null && id !== shown) window.scrollTo({ top: 0 });
-    shown = id;
-  }
-  document.addEventListener("DOMContentLoaded", remember);
-  document.addEventListener("htmx:afterSettle", remember);
-
-  document.addEventListener("htmx:historyRestore", function () {
-    const dialog = keysDialog();
-    if (dialog && dialog.open) dialog.close();
+  window.traj2envDesk({
+    desk: ".pairdesk[data-pair]",
+    item: "pair",
+    dialog: "label-keys",
+    next: 'button[data-key="n"]',
+    // 409 held or already labelled, 422 a bad choice or a missing rationale
+    refusals: "[data-swap-errors]",
+    onKey: function (event, key, here) {
+      if (key in CHOICES) {
+        const button = here.querySelector('#label-form button[data-key="' + CHOICES[key] + '"]');
+        if (button) keys.press(event, () => click(button));
+      } else if (key === "s") {
+        const skip = here.querySelector('button[data-key="s"]');
+        if (skip) keys.press(event, () => click(skip));
+      } else if (key === "j" || key === "k") {
+        keys.press(event, () => move(here, key === "j" ? 1 : -1));
+      }
+    },
   });
 })();

@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from tests.training.factories_deploy import (
+from tests.training.factories.deploy import (
     READ,
     REPAIR,
     approver_who_reviews,

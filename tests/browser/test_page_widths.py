@@ -14,7 +14,7 @@ import pytest
 from tasks_review.models import Candidate, TrialRun
 from tests.tasks_review.factories import make_candidate, make_trials
 from tests.tasks_review.test_views_runs import make_run
-from tests.training.loop_factories import (
+from tests.training.factories.loop import (
     FIXED,
     behaviour_with,
     evaluated,

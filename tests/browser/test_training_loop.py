@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.test_review_desk import screenshot_page
-from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail, tasks_of
+from tests.training.factories.loop import behaviour_with, evaluated, pass_and_fail, tasks_of
 from training.models import Decision, PairLabel, PreferencePair, TrainingExport, TrainingPlan
 from training.services.exports import training_export_execute
 from training.services.pairs import pairs_build

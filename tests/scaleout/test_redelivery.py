@@ -9,7 +9,7 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail
+from tests.training.factories.loop import behaviour_with, evaluated, pass_and_fail
 from tests.trajectories.factories import make_trajectory
 from training.models import EvalRun
 from training.services.evals import eval_run_create

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from tests.tasks_review.factories import make_candidate
 from tests.training.factories import make_rollout, repaired
-from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail
+from tests.training.factories.loop import behaviour_with, evaluated, pass_and_fail
 from training import tasks
 from training.models import EvalRun, RolloutImport, SandboxTask, TrainingExport
 from training.services.evals import eval_run_create

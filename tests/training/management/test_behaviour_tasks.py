@@ -10,7 +10,7 @@ from groundwork.models import AuditEvent
 from tasks_review.models import Candidate
 from tests.tasks_review.factories import make_candidate
 from tests.training.factories import make_behaviour
-from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail, tasks_of
+from tests.training.factories.loop import behaviour_with, evaluated, pass_and_fail, tasks_of
 
 pytestmark = pytest.mark.django_db
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 
 from groundwork.models import AuditEvent
-from tests.training.factories_deploy import (
+from tests.training.factories.deploy import (
     BASE_MODEL,
     approver_who_reviews,
     gated_world,
     held_out_behaviour,
 )
-from tests.training.loop_factories import written_export
+from tests.training.factories.loop import written_export
 from training.models import Adapter, Deployment
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail, tasks_of
+from tests.training.factories.loop import behaviour_with, evaluated, pass_and_fail, tasks_of
 from training.models import TrainingExport
 
 pytestmark = pytest.mark.django_db

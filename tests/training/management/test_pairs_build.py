@@ -7,8 +7,8 @@ import pytest
 from django.db import OperationalError
 
 from groundwork.models import AuditEvent
-from tests.training.factories_deploy import rollouts
-from tests.training.loop_factories import behaviour_with, pass_and_fail, tasks_of
+from tests.training.factories.deploy import rollouts
+from tests.training.factories.loop import behaviour_with, pass_and_fail, tasks_of
 from training.models import PreferencePair
 
 pytestmark = pytest.mark.django_db

@@ -20,8 +20,8 @@ import pytest
 from groundwork.models import AuditEvent
 from tasks_review.models import Candidate
 from tests.training.factories import loop_candidate
-from tests.training.factories_deploy import rollouts
-from tests.training.loop_factories import FIXED, fixing, make_trajectory_rollout
+from tests.training.factories.deploy import rollouts
+from tests.training.factories.loop import FIXED, fixing, make_trajectory_rollout
 from training.core.stats import split_of
 from training.models import Adapter, Behaviour, Deployment, PreferencePair, TrainingPlan
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from tests.training.factories_deploy import gated_world, live
+from tests.training.factories.deploy import gated_world, live
 
 pytestmark = pytest.mark.django_db
 ENDPOINTS = {"base": "http://gpu-0:8100/v1", "qwen-coder": "http://gpu-1:8100/v1"}

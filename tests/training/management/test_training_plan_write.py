@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from tests.training.loop_factories import written_export
+from tests.training.factories.loop import written_export
 from training.models import TrainingPlan
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.urls import reverse
 from groundwork.access.errors import NotPermitted
 from groundwork.models import AuditEvent
 from tasks_review.models import Candidate
-from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail, tasks_of
+from tests.training.factories.loop import behaviour_with, evaluated, pass_and_fail, tasks_of
 from training.models import TrainingExport
 from training.selectors.grading import grading_of
 from training.services.behaviours import behaviour_check_only_set

@@ -11,7 +11,7 @@ import pytest
 from datasets import Dataset
 
 from groundwork.access.errors import NotPermitted
-from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail, tasks_of
+from tests.training.factories.loop import behaviour_with, evaluated, pass_and_fail, tasks_of
 from training.models import TrainingExport
 from training.selectors import labels as reads
 from training.services import labels

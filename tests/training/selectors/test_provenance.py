@@ -10,7 +10,7 @@ import pytest
 from groundwork.access.errors import NotPermitted
 from groundwork.models import AuditEvent
 from tasks_review.models import Candidate
-from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail, tasks_of
+from tests.training.factories.loop import behaviour_with, evaluated, pass_and_fail, tasks_of
 from training.models import BehaviourTask, Rollout, TrainingExport
 from training.selectors.provenance import held_out_anywhere
 from training.services.behaviours import behaviour_tasks_add, behaviour_unreviewed_set

@@ -7,7 +7,7 @@ import pytest
 
 from groundwork.access.errors import Invalid, NotPermitted
 from groundwork.models import AuditEvent
-from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail, tasks_of
+from tests.training.factories.loop import behaviour_with, evaluated, pass_and_fail, tasks_of
 from training.models import Decision, EvalRun
 from training.services.decisions import decision_record
 from training.services.evals import eval_run_create

@@ -7,7 +7,7 @@ import pytest
 
 from groundwork.access.errors import Conflict, Invalid, NotPermitted
 from groundwork.models import AuditEvent
-from tests.training.factories_deploy import (
+from tests.training.factories.deploy import (
     REPAIR,
     approver_who_reviews,
     gated_world,

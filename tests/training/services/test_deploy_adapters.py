@@ -9,7 +9,7 @@ import pytest
 
 from groundwork.access.errors import Conflict, Invalid, NotFound, NotPermitted
 from groundwork.models import AuditEvent
-from tests.training.factories_deploy import REPAIR, held_out_behaviour, register
+from tests.training.factories.deploy import REPAIR, held_out_behaviour, register
 from training.models import Adapter
 from training.services.deploy_adapters import adapter_register
 

@@ -12,7 +12,7 @@ from groundwork.access.errors import Conflict, Invalid, NotPermitted
 from groundwork.models import AuditEvent
 from tasks_review.models import Candidate
 from tests.tasks_review.factories import make_candidate
-from tests.training.factories_deploy import (
+from tests.training.factories.deploy import (
     BASE_MODEL,
     READ,
     REPAIR,

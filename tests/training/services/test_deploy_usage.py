@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from groundwork.access.errors import Invalid, NotFound
 from groundwork.models import AuditEvent
-from tests.training.factories_deploy import REPAIR, gated_world, live
+from tests.training.factories.deploy import REPAIR, gated_world, live
 from training.core.deploy.bucketing import subject_inside
 from training.models import Deployment, DeploymentUsage
 from training.selectors.deploy import route_answer

@@ -15,7 +15,7 @@ from groundwork.models import AuditEvent
 from tasks_review.models import Candidate
 from tests.tasks_review.factories import make_task_dir
 from tests.training.factories import make_rollout
-from tests.training.loop_factories import (
+from tests.training.factories.loop import (
     FIXED,
     behaviour_with,
     evaluated,

@@ -16,7 +16,7 @@ from groundwork.access.roles import ANNOTATOR
 from groundwork.models import AuditEvent
 from groundwork.services import holds
 from tasks_review.core.agreement import cohen_kappa, krippendorff_alpha_nominal
-from tests.training.loop_factories import behaviour_with, pass_and_fail, tasks_of
+from tests.training.factories.loop import behaviour_with, pass_and_fail, tasks_of
 from training.models import PairLabel, PreferencePair
 from training.selectors import labels as reads
 from training.services import labels

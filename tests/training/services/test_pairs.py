@@ -7,7 +7,7 @@ import pytest
 
 from groundwork.access.errors import NotPermitted
 from groundwork.models import AuditEvent
-from tests.training.loop_factories import (
+from tests.training.factories.loop import (
     FIXED,
     behaviour_with,
     fixing,

@@ -8,7 +8,7 @@ import yaml
 
 from groundwork.access.errors import Invalid, NotPermitted
 from tasks_review.models import Candidate
-from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail
+from tests.training.factories.loop import behaviour_with, evaluated, pass_and_fail
 from training.core.plans import render_markdown, render_trl_config
 from training.models import BehaviourTask, Rollout, TrainingExport
 from training.selectors.exports import export_staleness

@@ -11,7 +11,7 @@ from groundwork.models import AuditEvent
 from tasks_review.services import reviews
 from tests.tasks_review.factories import make_candidate
 from tests.training.factories import make_behaviour
-from tests.training.factories_deploy import gated_world, live, next_version, proposed
+from tests.training.factories.deploy import gated_world, live, next_version, proposed
 from training.services import deploy
 from training.services.decisions import decision_record
 

@@ -13,7 +13,7 @@ from django.db import OperationalError, connection
 from django.test import Client
 
 from groundwork.models import AuditEvent
-from tests.training.factories_deploy import (
+from tests.training.factories.deploy import (
     REPAIR,
     gated_world,
     live,

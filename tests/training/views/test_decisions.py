@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.training.loop_factories import (
+from tests.training.factories.loop import (
     FIXED,
     behaviour_with,
     evaluated,

@@ -8,7 +8,7 @@ import re
 import pytest
 import yaml
 
-from tests.training.factories_deploy import (
+from tests.training.factories.deploy import (
     REPAIR,
     approver_who_reviews,
     gated_world,

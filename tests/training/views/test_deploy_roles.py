@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.training.factories_deploy import gated_world, proposed
+from tests.training.factories.deploy import gated_world, proposed
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.training.loop_factories import (
+from tests.training.factories.loop import (
     FIXED,
     behaviour_with,
     evaluated,

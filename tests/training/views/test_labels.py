@@ -12,7 +12,7 @@ import pytest
 from groundwork.models import AuditEvent
 from groundwork.services import holds
 from tests.training.core.helpers import Session
-from tests.training.loop_factories import (
+from tests.training.factories.loop import (
     FIXED,
     GUESSED,
     behaviour_with,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from tests.training.loop_factories import behaviour_with, evaluated, pass_and_fail
+from tests.training.factories.loop import behaviour_with, evaluated, pass_and_fail
 from training.models import TrainingExport, TrainingPlan
 from training.services.exports import training_export_create, training_export_execute
 

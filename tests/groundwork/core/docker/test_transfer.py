@@ -9,24 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from groundwork.core.docker.engine import Engine
 from groundwork.core.docker.errors import SetupError
 from groundwork.core.docker.transfer import load_images
+from tests.groundwork.core.docker.fakes import NoEngine
 
 DIGEST = "sha256:" + "ab" * 32
 
 
 # -- images export / load: what a file may hold
-
-
-class NoEngine(Engine):
-    """The engine seam, never to be reached: the file is refused before any Docker call."""
-
-    def __init__(self) -> None:
-        pass
-
-    def __getattr__(self, name):
-        raise AssertionError(f"load_images should not have called Engine.{name}")
 
 
 def export_file(tmp_path, members: dict[str, bytes], index: object) -> Path:

@@ -6,6 +6,7 @@ import pytest
 
 from tasks_review.core.trials import MatrixStatus, TrialDropReason, plan_check, prepare, run_matrix
 from tasks_review.core.trials.image import probe
+from tests.groundwork.core.docker.fakes import NoEngine
 
 from .helpers import (
     FAKE_BASE,
@@ -21,10 +22,6 @@ from .helpers import (
 
 
 def test_declared_dependencies_without_an_offline_source_drop_before_building(tmp_path):
-    class NoEngine:
-        def build(self, *_args, **_kwargs):
-            raise AssertionError("a dropped task must not be built")
-
     start = {**PYTHON_START, "requirements.txt": b"requests==2.31.0\n"}
     task = write(
         tmp_path / "deps",
@@ -44,10 +41,6 @@ def test_declared_dependencies_without_an_offline_source_drop_before_building(tm
 
 
 def test_a_go_module_that_needs_downloads_drops_before_its_image_is_built(tmp_path):
-    class NoEngine:
-        def build(self, *_args, **_kwargs):
-            raise AssertionError("a dropped task must not be built")
-
     go_mod = b"module example.com/calc\n\ngo 1.22\n\nrequire golang.org/x/text v0.14.0\n"
     start = {**GO_START, "go.mod": go_mod}
     task = write(

@@ -2,7 +2,7 @@ from dataclasses import replace
 
 import pytest
 
-from tests.training.core.deploy.factories import adapter
+from tests.training.factories.deploy_states import adapter
 from training.core.deploy.adapters import AdapterError, registration_conflicts, version_key
 
 

@@ -3,7 +3,7 @@ from dataclasses import replace
 
 import pytest
 
-from tests.training.core.deploy.factories import PLAN, REPAIR, TAMPER, runs
+from tests.training.factories.deploy_states import PLAN, REPAIR, TAMPER, runs
 from training.core.deploy.gate import (
     GateThresholds,
     RolloutOutcome,

@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from tests.training.core.deploy.factories import (
+from tests.training.factories.deploy_states import (
     AT,
     REPAIR,
     TAMPER,

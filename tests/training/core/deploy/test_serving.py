@@ -6,7 +6,7 @@ from urllib.parse import quote, urlsplit
 import pytest
 import yaml
 
-from tests.training.core.deploy.factories import (
+from tests.training.factories.deploy_states import (
     BASE_MODEL,
     REPAIR,
     active,

@@ -3,7 +3,7 @@ from datetime import timedelta
 
 import pytest
 
-from tests.training.core.deploy.factories import (
+from tests.training.factories.deploy_states import (
     AT,
     BASE_MODEL,
     PLAN,

@@ -1,4 +1,9 @@
-"""Rows for the training floor's tests: behaviours on kept tasks and rollouts with their facts."""
+"""Rows for the training floor's tests: behaviours on kept tasks and rollouts with their facts.
+
+The rest of the floor's factories, by subject: ``loop`` (rollouts with real trajectories, evals,
+exports), ``deploy`` (held-out behaviours, adapters, gated worlds, deployments) and
+``deploy_states`` (the deploy core's plain dataclasses in a given state, no rows).
+"""
 
 from __future__ import annotations
 

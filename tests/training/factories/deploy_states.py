@@ -1,4 +1,5 @@
-"""Adapters, rollouts, verdicts and deployments in a given state, for the deploy core's tests."""
+"""Adapters, rollouts, verdicts and deployments in a given state, for the deploy core's tests:
+plain dataclasses of ``training.core.deploy``, no rows."""
 
 from __future__ import annotations
 
