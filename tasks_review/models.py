@@ -97,10 +97,16 @@ class Candidate(Holdable, Beating):
     STARTED = "verify_started_at"
     QUEUE = DOCKER
 
-    # A task a user authored and imported (training.services.sandbox), kept by its own trial
-    # matrix: no pipeline run, no trajectory, and not for the review desk (its author stands
-    # where a reviewer would). Everything above the desk uses it as any kept task.
-    SANDBOX = "sandbox"
+    # A task a user wrote and imported (training.services.authored), kept by its own trial
+    # matrix. Such a candidate is no desk item: it is the kept-task row that training's
+    # AuthoredTask points to through its one-to-one relation (AuthoredTask.candidate), made when
+    # the task is kept so that behaviours, rollouts, re-grading, exports and gates use it as any
+    # kept task. No pipeline run, no trajectory; never reviewed (its author stands where a
+    # reviewer would) nor re-verified (its own tests grade it, whatever our grader's version).
+    AUTHORED = "authored"
+    # The candidates the pipeline mined: the only ones the desk and reverify work on (``mined``
+    # says it of one row).
+    MINED = ~Q(family=AUTHORED)
 
     run = models.ForeignKey(
         PipelineRun, null=True, blank=True, on_delete=models.CASCADE, related_name="candidates"
@@ -182,9 +188,14 @@ class Candidate(Holdable, Beating):
         """Kept by a grader older than the current one: to be verified again (reverify)."""
         from tasks_review.core.trials.version import VERIFIER_VERSION
 
-        if self.status != self.Status.KEPT or self.family == self.SANDBOX:
-            return False  # a sandbox task is kept by its own tests, which no grader version changes
+        if self.status != self.Status.KEPT or not self.mined:
+            return False  # an authored task is kept by its own tests, which no grader changes
         return (self.verifier_version or 1) < VERIFIER_VERSION
+
+    @property
+    def mined(self) -> bool:
+        """Mined by the pipeline, not authored (``MINED`` for querysets)."""
+        return self.family != self.AUTHORED
 
     @property
     def ungraded_reasons(self) -> tuple[ReasonCount, ...]:

@@ -13,7 +13,7 @@ DECIDE = "training.decide_behaviour"
 EXPORT = "training.export_training"
 PLAN = "training.plan_training"
 # Importing a task folder from a server path and running its trial matrix in Docker.
-IMPORT_SANDBOX = "training.import_sandbox_task"
+IMPORT_AUTHORED = "training.import_authored_task"
 
 # Deployments (training.models.deploy).
 REGISTER_ADAPTER = "training.register_adapter"
@@ -27,7 +27,7 @@ MANAGE_API_CLIENTS = "training.manage_api_clients"
 # Deployments: reviewers and admins register adapters and propose; approvers approve (the service
 # also refuses the registrar and the proposer); all three operate (a kill needs no approval);
 # admins hold the API clients serving infrastructure uses.
-_TRAIN = [EDIT_BEHAVIOUR, RUN_EVAL, IMPORT_SANDBOX]
+_TRAIN = [EDIT_BEHAVIOUR, RUN_EVAL, IMPORT_AUTHORED]
 _LOOP = [DECIDE, EXPORT, PLAN]
 _PROPOSE = [REGISTER_ADAPTER, PROPOSE_DEPLOYMENT]
 

@@ -1,7 +1,7 @@
 """django-q2 jobs of the training app, and the only module here that enqueues.
 
 Jobs take ids, call services and queue what comes next; services never enqueue. Grading
-rollouts and verifying sandbox tasks is Docker work and runs on the docker cluster; reading a
+rollouts and verifying authored tasks is Docker work and runs on the docker cluster; reading a
 jobs folder, scoring an eval run and writing a training export are light and run on the
 default one.
 """
@@ -12,11 +12,11 @@ from groundwork.jobs.queue import DOCKER, enqueue_on_commit, unless_gone
 from groundwork.jobs.redelivery import Lost, each, redeliver, summary
 from tasks_review.models import Candidate
 
-from .models import EvalRun, Rollout, RolloutImport, SandboxTask, TrainingExport
+from .models import AuthoredTask, EvalRun, Rollout, RolloutImport, TrainingExport
+from .services.authored import authored_task_verify
 from .services.evals import eval_run_execute
 from .services.exports import training_export_execute
 from .services.rollouts import rollout_import_execute, rollouts_pending_by_task, rollouts_regrade
-from .services.sandbox import sandbox_task_verify
 
 
 def rollout_import_enqueue(import_id: int) -> None:
@@ -88,21 +88,21 @@ def training_export_job(export_id: int) -> str:
     return unless_gone(TrainingExport, export_id, write)
 
 
-def sandbox_task_enqueue(task_id: int) -> None:
+def authored_task_enqueue(task_id: int) -> None:
     enqueue_on_commit(
-        "training.tasks.sandbox_task_job",
+        "training.tasks.authored_task_job",
         task_id,
-        group="sandbox",
+        group="authored",
         queue=DOCKER,
     )
 
 
-def sandbox_task_job(task_id: int) -> str:
+def authored_task_job(task_id: int) -> str:
     def verify() -> str:
-        row = sandbox_task_verify(task_id=task_id)
+        row = authored_task_verify(task_id=task_id)
         return "not claimed" if row is None else row.status
 
-    return unless_gone(SandboxTask, task_id, verify)
+    return unless_gone(AuthoredTask, task_id, verify)
 
 
 def _lost() -> list[Lost]:
@@ -110,7 +110,7 @@ def _lost() -> list[Lost]:
         RolloutImport.lost("rollout imports", enqueue=each(rollout_import_enqueue)),
         EvalRun.lost("eval runs", enqueue=each(eval_run_enqueue)),
         TrainingExport.lost("training exports", enqueue=each(training_export_enqueue)),
-        SandboxTask.lost("sandbox tasks", enqueue=each(sandbox_task_enqueue)),
+        AuthoredTask.lost("authored tasks", enqueue=each(authored_task_enqueue)),
         Rollout.lost("rollout gradings", enqueue=regrade_enqueue),
     ]
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import behaviours, evals, rollouts, sandbox
+from .views import authored, behaviours, evals, rollouts
 
 app_name = "training"
 
@@ -29,12 +29,12 @@ urlpatterns = [
         name="reward_preferences",
     ),
     path(
-        "behaviours/<slug:slug>/sandbox/",
-        behaviours.behaviour_sandbox_import,
-        name="sandbox_import",
+        "behaviours/<slug:slug>/authored/",
+        behaviours.behaviour_authored_import,
+        name="authored_import",
     ),
-    path("sandbox/<int:pk>/", sandbox.sandbox_task_detail, name="sandbox_task"),
-    path("sandbox/<int:pk>/retry/", sandbox.sandbox_task_retry, name="sandbox_retry"),
+    path("authored/<int:pk>/", authored.authored_task_detail, name="authored_task"),
+    path("authored/<int:pk>/retry/", authored.authored_task_retry, name="authored_retry"),
     path("evals/<int:pk>/", evals.eval_run_detail, name="eval"),
     path("results/<int:pk>/", evals.result_detail, name="result"),
     path("rollouts/", rollouts.rollout_list, name="rollouts"),

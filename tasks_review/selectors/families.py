@@ -37,7 +37,7 @@ class FamilyFacts:
 
 
 def family_facts(candidate: Candidate) -> FamilyFacts | None:
-    """None for repair (and sandbox tasks): the desk's usual evidence says it all."""
+    """None for repair (and authored tasks): the desk's usual evidence says it all."""
     facts = (candidate.payload or {}).get("family_facts") or {}
     if not facts:
         return None

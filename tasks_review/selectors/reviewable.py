@@ -19,13 +19,13 @@ def reviews_needed() -> int:
 
 
 def reviewable() -> QuerySet[Candidate]:
-    # Sandbox tasks were authored, not mined: their author stands where a reviewer would.
-    return Candidate.objects.filter(status__in=REVIEWABLE).exclude(family=Candidate.SANDBOX)
+    # Authored tasks were written, not mined: their author stands where a reviewer would.
+    return Candidate.objects.filter(Candidate.MINED, status__in=REVIEWABLE)
 
 
 def is_reviewable(candidate: Candidate) -> bool:
     """The row-level form of `reviewable()`, for a service holding the candidate."""
-    return candidate.status in REVIEWABLE and candidate.family != Candidate.SANDBOX
+    return candidate.status in REVIEWABLE and candidate.mined
 
 
 def complete(candidate: Candidate) -> bool:

@@ -46,9 +46,10 @@ class Reverified:
 def stale_kept(*, run_id: int | None = None) -> QuerySet[Candidate]:
     """Kept candidates whose verdict an older verifier gave, oldest first."""
     stale = (
-        Candidate.objects.filter(status=Candidate.Status.KEPT)
-        .filter(Q(verifier_version__isnull=True) | Q(verifier_version__lt=VERIFIER_VERSION))
-        .exclude(family=Candidate.SANDBOX)  # graded by its own tests: no writer to rewrite it
+        # Authored tasks are graded by their own tests: no writer to rewrite them.
+        Candidate.objects.filter(Candidate.MINED, status=Candidate.Status.KEPT).filter(
+            Q(verifier_version__isnull=True) | Q(verifier_version__lt=VERIFIER_VERSION)
+        )
     )
     if run_id is not None:
         stale = stale.filter(run_id=run_id)

@@ -22,10 +22,10 @@ def test_the_job_rows_are_the_eight_jobs_and_the_dataset_export():
         "tasks_review.Candidate",
         "tasks_review.DatasetExport",
         "tasks_review.PipelineRun",
+        "training.AuthoredTask",
         "training.EvalRun",
         "training.Rollout",
         "training.RolloutImport",
-        "training.SandboxTask",
         "training.TrainingExport",
         "trajectories.IngestRun",
     ]

@@ -67,7 +67,7 @@ def make_candidate(
         reference_files=files(reference),
     )
     defaults.update(fields)
-    if defaults["status"] == Candidate.Status.KEPT and defaults["family"] != Candidate.SANDBOX:
+    if defaults["status"] == Candidate.Status.KEPT and defaults["family"] != Candidate.AUTHORED:
         # As verifier v3 keeps a task whose probes discriminate.
         defaults.setdefault("grading", Candidate.Grading.EQUIVALENCE)
     candidate = Candidate.objects.create(

@@ -1,5 +1,5 @@
 """The training floor's lost jobs are queued again: an eval run left running by a dead worker is
-scored to the end, a training export too; imports, sandbox checks and gradings are queued on
+scored to the end, a training export too; imports, authored-task checks and gradings are queued on
 their own queues; live rows are left alone."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from tests.tasks_review.factories import make_candidate
 from tests.training.factories import make_rollout, repaired
 from tests.training.factories.loop import behaviour_with, evaluated, pass_and_fail
 from training import tasks
-from training.models import EvalRun, RolloutImport, SandboxTask, TrainingExport
+from training.models import AuthoredTask, EvalRun, RolloutImport, TrainingExport
 from training.services.evals import eval_run_create
 from training.services.exports import training_export_create
 
@@ -67,7 +67,7 @@ def test_an_eval_run_and_an_export_left_by_a_dead_worker_are_run_to_the_end(
     assert (tmp_path / "sft" / "manifest.json").is_file()
 
 
-def test_imports_sandbox_checks_and_gradings_are_queued_again_on_their_queues(
+def test_imports_authored_task_checks_and_gradings_are_queued_again_on_their_queues(
     tmp_path, django_capture_on_commit_callbacks
 ):
     candidate = make_candidate(trials=False)
@@ -76,8 +76,8 @@ def test_imports_sandbox_checks_and_gradings_are_queued_again_on_their_queues(
     grading.save()
     imported = RolloutImport.objects.create(path=str(tmp_path))
     orphan(imported, RolloutImport.Status.RUNNING)
-    sandbox = SandboxTask.objects.create(name="sandbox", path=str(tmp_path))
-    orphan(sandbox, SandboxTask.Status.VERIFYING)
+    authored = AuthoredTask.objects.create(name="authored", path=str(tmp_path))
+    orphan(authored, AuthoredTask.Status.VERIFYING)
     with django_capture_on_commit_callbacks() as callbacks:
         tasks.redeliver_job()
     jobs = sorted((c.args, c.keywords["cluster"]) for c in callbacks)
@@ -85,7 +85,7 @@ def test_imports_sandbox_checks_and_gradings_are_queued_again_on_their_queues(
     assert jobs == sorted(
         [
             (("training.tasks.rollout_import_job", imported.pk), default),
-            (("training.tasks.sandbox_task_job", sandbox.pk), docker),
+            (("training.tasks.authored_task_job", authored.pk), docker),
             (("training.tasks.regrade_job", candidate.pk, [grading.pk]), docker),
         ]
     )

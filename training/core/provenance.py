@@ -20,7 +20,7 @@ A rollout counts only when all of these hold now:
   verified again);
 - its task is accepted on the review desk: not rejected, not needs-fix; a pending or disputed
   task counts only where the behaviour opted in to unreviewed tasks (``Policy``); a task its
-  author wrote (a sandbox task) stands reviewed by its author;
+  author wrote (an authored task) stands reviewed by its author;
 - for training (exports and pairs) its task is held out nowhere: splits belong to the task, so
   a task held out for any behaviour never trains; the gate, conversely, measures held-out tasks
   only;

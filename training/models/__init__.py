@@ -1,5 +1,6 @@
 """The training floor's rows, one module per subject; Django finds them through this package."""
 
+from .authored import AuthoredTask
 from .behaviours import (
     Behaviour,
     BehaviourTask,
@@ -21,11 +22,11 @@ from .deploy import (
 from .exports import TrainingExport
 from .labels import PairLabel, PreferencePair
 from .plans import TrainingPlan
-from .sandbox import SandboxTask
 
 __all__ = [
     "Adapter",
     "ApiClient",
+    "AuthoredTask",
     "Behaviour",
     "BehaviourTask",
     "BehaviourVersion",
@@ -40,7 +41,6 @@ __all__ = [
     "PreferencePair",
     "Rollout",
     "RolloutImport",
-    "SandboxTask",
     "TrainingExport",
     "TrainingPlan",
 ]

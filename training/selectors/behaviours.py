@@ -138,9 +138,9 @@ def _item(raw: dict[str, Any], label: str) -> SpecItem:
 def tasks_by_split(behaviour: Behaviour) -> list[tuple[str, list[BehaviourTask]]]:
     """Train first, then held-out, each in the order the tasks joined."""
     tasks = list(
-        behaviour.tasks.select_related("candidate", "candidate__sandbox_task", "added_by").order_by(
-            "id"
-        )
+        behaviour.tasks.select_related(
+            "candidate", "candidate__authored_task", "added_by"
+        ).order_by("id")
     )
     return [(label, [t for t in tasks if t.split == value]) for value, label in Split.choices]
 

@@ -93,7 +93,7 @@ def _absent(export: TrainingExport, candidate_ids: list[int]) -> tuple[str, ...]
     without = graded.filter(trajectory__isnull=True).count()
     if without:
         rollouts_have = _counted(without, "graded rollout has", "graded rollouts have")
-        said.append(f"{rollouts_have} no agent trajectory (nop, or a sandbox solve.sh)")
+        said.append(f"{rollouts_have} no agent trajectory (nop, or an authored task's solve.sh)")
     waiting = rollouts.filter(grade__in=(Rollout.Grade.PENDING, Rollout.Grade.GRADING)).count()
     if waiting:
         said.append(f"{_counted(waiting, 'rollout is', 'rollouts are')} not graded yet")

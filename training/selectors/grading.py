@@ -4,7 +4,7 @@ A mined task is *equivalence-graded* when hidden probes decide its reward outsid
 process (``tasks_review.core.trials.probeset``), *check-only* when its recorded check alone
 does (or it was kept before verifier v3 said which). Check-only tasks count only for a
 behaviour that opted in (``Behaviour.allow_check_only``); a task the user authored for a
-behaviour (a sandbox task) is graded by the tests its author wrote, and counts as that.
+behaviour (an authored task) is graded by the tests its author wrote, and counts as that.
 Exports record the kinds they used in their manifest.
 """
 
@@ -25,14 +25,14 @@ EQUIVALENCE = Candidate.Grading.EQUIVALENCE.value
 
 def grading_of(candidate: Candidate) -> str:
     """How the task's reward is decided: equivalence, check-only or authored."""
-    if candidate.family == Candidate.SANDBOX:
+    if not candidate.mined:
         return AUTHORED
     return EQUIVALENCE if candidate.grading == EQUIVALENCE else CHECK_ONLY
 
 
 def allowed(behaviour: Behaviour, prefix: str = "candidate__") -> Q:
     """The tasks (as a filter on ``prefix``'s candidate) the behaviour may train and gate on."""
-    counted = Q(**{f"{prefix}grading": EQUIVALENCE}) | Q(**{f"{prefix}family": Candidate.SANDBOX})
+    counted = Q(**{f"{prefix}grading": EQUIVALENCE}) | Q(**{f"{prefix}family": Candidate.AUTHORED})
     return Q() if behaviour.allow_check_only else counted
 
 

@@ -47,7 +47,7 @@ def policy_for(behaviour: Behaviour, use: Use) -> Policy:
 
 
 def review_of(candidate: Candidate) -> Review:
-    if candidate.family == Candidate.SANDBOX:
+    if not candidate.mined:
         return Review.AUTHORED
     return Review(candidate.review_status)
 

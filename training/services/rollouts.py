@@ -342,8 +342,8 @@ def _grade_held(
     if candidate is None or not candidate.task_dir:
         problem = f"the kept task (candidate {candidate_id}) is gone"
     else:
-        # A sandbox task is graded by its own tests/test.sh, a mined one by our grader kit.
-        source = authored_task if candidate.family == Candidate.SANDBOX else mined_task
+        # A mined task is graded by our grader kit, an authored one by its own tests/test.sh.
+        source = mined_task if candidate.mined else authored_task
         try:
             engine = engine or Engine.from_env()
             grader = TaskGrader.prepare(

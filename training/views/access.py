@@ -9,12 +9,12 @@ from __future__ import annotations
 from django.contrib.auth.decorators import permission_required
 from django.http import HttpRequest
 
-from ..roles import EDIT_BEHAVIOUR, IMPORT_SANDBOX, RUN_EVAL, VIEW
+from ..roles import EDIT_BEHAVIOUR, IMPORT_AUTHORED, RUN_EVAL, VIEW
 
 can_view = permission_required(VIEW, raise_exception=True)
 can_edit = permission_required(EDIT_BEHAVIOUR, raise_exception=True)
 can_run = permission_required(RUN_EVAL, raise_exception=True)
-can_import = permission_required(IMPORT_SANDBOX, raise_exception=True)
+can_import = permission_required(IMPORT_AUTHORED, raise_exception=True)
 
 
 def int_or_none(request: HttpRequest, name: str) -> int | None:

@@ -19,12 +19,12 @@ from trajectories.core.limits import echo
 from .. import tasks
 from ..core.spec import SpecError, load_spec
 from ..models import Behaviour, BehaviourVersion
+from ..selectors import authored as authored_reads
 from ..selectors import behaviours as reads
 from ..selectors import evals as eval_reads
-from ..selectors import sandbox as sandbox_reads
 from ..services import behaviours as services
+from ..services.authored import authored_task_import
 from ..services.evals import eval_run_create
-from ..services.sandbox import sandbox_task_import
 
 MAX_K = 100
 # Pages under /training/behaviours/ that a behaviour of the same slug would hide.
@@ -105,7 +105,7 @@ def _detail_context(
         "verdict": eval_reads.verdict(run) if run else None,
         "table": eval_reads.group_table(run) if run else None,
         "agents": reads.rollout_agents(behaviour),
-        "sandbox_tasks": sandbox_reads.sandbox_tasks_of(behaviour),
+        "authored_tasks": authored_reads.authored_tasks_of(behaviour),
         "error": error,
         "error_at": error_at,
         "form": request.POST if request.method == "POST" else {},
@@ -215,26 +215,26 @@ def _opt_in(request: HttpRequest, slug: str, change: Any, on: str, off: str) -> 
 
 @can_import
 @require_POST
-def behaviour_sandbox_import(request: HttpRequest, slug: str) -> HttpResponse:
+def behaviour_authored_import(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue a Harbor task folder on this server for the trial matrix, for this behaviour."""
     behaviour = _behaviour(slug)
     path = request.POST.get("path", "").strip()
     if not path:
         message = "Give the server path of a Harbor task folder (task.toml, environment/, ...)."
-        return _detail_refused(request, behaviour, message, status=422, at="sandbox")
+        return _detail_refused(request, behaviour, message, status=422, at="authored")
     try:
-        row = sandbox_task_import(user=request.user, path=path, behaviour_id=behaviour.pk)
+        row = authored_task_import(user=request.user, path=path, behaviour_id=behaviour.pk)
     except Refused as error:
         return _detail_refused(
-            request, behaviour, str(error), status=status_of(error), at="sandbox"
+            request, behaviour, str(error), status=status_of(error), at="authored"
         )
-    tasks.sandbox_task_enqueue(row.pk)
+    tasks.authored_task_enqueue(row.pk)
     messages.success(
         request,
-        f"Sandbox task {row.pk} queued: its trial matrix runs in Docker; it joins the tasks "
+        f"Authored task {row.pk} queued: its trial matrix runs in Docker; it joins the tasks "
         "below once kept.",
     )
-    return redirect(reverse("training:behaviour", args=[slug]) + f"#sandbox-task-{row.pk}")
+    return redirect(reverse("training:behaviour", args=[slug]) + f"#authored-task-{row.pk}")
 
 
 @can_run

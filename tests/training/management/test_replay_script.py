@@ -38,7 +38,7 @@ def test_out_puts_the_script_where_it_is_asked(manage, tmp_path):
 
 
 def test_an_authored_task_has_no_session_to_replay(manage, tmp_path):
-    authored = make_candidate(trials=False, family="sandbox", task_dir=str(tmp_path))
+    authored = make_candidate(trials=False, family="authored", task_dir=str(tmp_path))
     authored.trajectory = None
     authored.save(update_fields=["trajectory"])
     ran = manage("replay_script", str(authored.pk))

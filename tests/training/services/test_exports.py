@@ -193,7 +193,10 @@ def test_graded_rollouts_with_no_agent_trajectory_are_counted_in_the_refusal(peo
     make_rollout(task.candidate, fixing(), grade=Rollout.Grade.PENDING, reward=None)
     done = export(behaviour, "kto", tmp_path / "nop")
     assert done.status == TrainingExport.Status.REFUSED
-    assert "2 graded rollouts have no agent trajectory (nop, or a sandbox solve.sh)" in done.refusal
+    assert (
+        "2 graded rollouts have no agent trajectory (nop, or an authored task's solve.sh)"
+        in done.refusal
+    )
     assert "1 rollout is not graded yet" in done.refusal
 
 

@@ -124,7 +124,7 @@ def test_a_folder_path_over_path_max_is_refused_and_a_missing_one_quoted_short(p
 
 
 @pytest.mark.django_db
-def test_a_sandbox_task_is_graded_by_its_own_tests_and_a_mined_one_by_our_kit(
+def test_a_authored_task_is_graded_by_its_own_tests_and_a_mined_one_by_our_kit(
     grader, monkeypatch, tmp_path
 ):
     fake, _removed = grader
@@ -135,7 +135,7 @@ def test_a_sandbox_task_is_graded_by_its_own_tests_and_a_mined_one_by_our_kit(
         return fake
 
     monkeypatch.setattr(TaskGrader, "prepare", classmethod(prepare))
-    for family in (Candidate.SANDBOX, "repair"):
+    for family in (Candidate.AUTHORED, "repair"):
         candidate = make_candidate(task_dir=str(tmp_path), family=family)
         rollout = make_rollout(candidate, repaired(), reward=None, grade=G.PENDING)
         rollouts_regrade(candidate_id=candidate.pk, rollout_ids=[rollout.pk], engine=object())

@@ -4,8 +4,8 @@ tampering control 0), graded by the task's own ``tests/test.sh`` in a separate v
 
     from training.core.authored import read_authored_task, verify_authored_task
 
-    spec = read_authored_task("samples/sandbox/stop-when-credentials-missing")  # or ...Invalid
-    result = verify_authored_task(spec.task_dir, run_id="sandbox-1")   # Docker, offline
+    spec = read_authored_task("samples/authored/stop-when-credentials-missing")  # or ...Invalid
+    result = verify_authored_task(spec.task_dir, run_id="authored-1")   # Docker, offline
     result.status, result.reasons, result.won                         # kept / rejected / ungraded
     TaskGrader.prepare(spec.task_dir, engine=engine, run_id="regrade-1", source=authored_task)
 

@@ -1,6 +1,6 @@
 """Reading a user-authored Harbor task folder, and every reason it cannot be an authored task.
 
-    spec = read_authored_task(Path("samples/sandbox/stop-when-credentials-missing"))
+    spec = read_authored_task(Path("samples/authored/stop-when-credentials-missing"))
     spec.name, spec.project_dir, spec.base_images, spec.named
     unavailable_images(spec, engine)      # [] when every FROM image is in this Docker engine
 

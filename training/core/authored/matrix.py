@@ -1,9 +1,9 @@
 """An authored task's trial matrix: its image built once, then oracle, no-op and controls.
 
-    result = verify_authored_task(task_dir, run_id="sandbox-7")      # or, step by step:
+    result = verify_authored_task(task_dir, run_id="authored-7")      # or, step by step:
     spec = read_authored_task(task_dir)
     image = prepare(spec, engine)                                   # built once, by content
-    result = run_matrix(spec, image.image_id, engine=engine, run_id="sandbox-7")
+    result = run_matrix(spec, image.image_id, engine=engine, run_id="authored-7")
     result.status, result.won                                       # kept? which controls won
 
 Every trial is two containers of the task's image, one after the other, run by the mined tasks'

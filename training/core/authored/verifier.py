@@ -1,6 +1,6 @@
 """The separate verifier of an authored task: its own ``tests/test.sh``, on Harbor's contract.
 
-    scored = grade_app(engine, spec, image, submission, run_id="sandbox-7", limits=limits)
+    scored = grade_app(engine, spec, image, submission, run_id="authored-7", limits=limits)
     scored.reward        # 1.0, 0.0 ...; None when test.sh gave no reward (scored.problem says why)
 
 As Harbor grades with ``[verifier] environment_mode = "separate"``, and nothing the agent's

@@ -5,7 +5,7 @@ choose a behaviour's tasks from the terminal, through the services its page call
 a task chosen by mistake (an audit row names each and its split; a task with eval results or
 preference pairs stays, since removing it would erase them). A TASK is a candidate id or a
 task's name (its Harbor folder); ``add --family`` takes every kept task of that family
-(``repair``, ``build``, ``extend``, ``qa``, ``sandbox``).
+(``repair``, ``build``, ``extend``, ``qa``, ``authored``).
 
 Exit 0 done; 1 refused (the role, a task with results) or nothing new to add; 2 a usage error
 (an unknown behaviour, task or user, a task not kept or not the behaviour's).

@@ -183,7 +183,7 @@ def survey(paths: Iterable[Path]) -> Inputs:
     Folders are walked recursively without following symlinked folders (a link
     back up would loop); hidden files and folders (``.git``, ``.venv`` ...) are
     skipped silently unless named directly, and so are Harbor task folders (a
-    ``task.toml``: tasks, such as ``samples/sandbox/``, not sessions). A FIFO, a device,
+    ``task.toml``: tasks, such as ``samples/authored/``, not sessions). A FIFO, a device,
     a socket, a broken link, a linked folder or a folder that cannot be listed is never
     opened: it is reported in ``skipped`` with its reason. A path that does not exist
     raises ``FileNotFoundError``: a mistyped input is a setup error, not a bad file.

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.conftest import REPO
 
-EXAMPLE = REPO / "samples" / "sandbox" / "stop-when-credentials-missing"
+EXAMPLE = REPO / "samples" / "authored" / "stop-when-credentials-missing"
 
 TASK_TOML = """\
 schema_version = "1.4"

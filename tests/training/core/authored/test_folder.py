@@ -29,7 +29,7 @@ def edit(folder: Path, rel: str, old: str, new: str) -> None:
 
 def test_the_example_reads_as_an_authored_task_working_in_app():
     spec = read_authored_task(EXAMPLE)
-    assert spec.name == "traj2env/sandbox-stop-when-credentials-missing"
+    assert spec.name == "traj2env/authored-stop-when-credentials-missing"
     assert spec.project_dir == "/app"
     assert (spec.agent_user, spec.verifier_user) == ("agent", "root")
     assert set(spec.tests_files) == {"test.sh", "pristine.sha256"}

@@ -35,7 +35,7 @@ BY_NAME = {control.name: control for control in CATALOGUE}
 
 
 def run_id(what: str) -> str:
-    return f"test-sandbox-{what}-{uuid.uuid4().hex[:8]}"
+    return f"test-authored-{what}-{uuid.uuid4().hex[:8]}"
 
 
 @pytest.fixture(scope="module")

@@ -192,6 +192,8 @@ def test_the_samples_attempt_reruns_its_checks_and_writes_the_fix_in_app(sample)
 
 
 def test_an_authored_task_records_no_session_to_replay(tmp_path):
-    sandbox = Path(__file__).resolve().parents[4] / "samples/sandbox/stop-when-credentials-missing"
+    authored = (
+        Path(__file__).resolve().parents[4] / "samples/authored/stop-when-credentials-missing"
+    )
     with pytest.raises(ScriptError, match="records no session it was mined from"):
-        read_kept_task(sandbox)
+        read_kept_task(authored)

@@ -62,9 +62,9 @@ def test_discover_walks_folders_sorted_and_skips_hidden(tmp_path: Path) -> None:
 
 
 def test_discover_passes_over_harbor_task_folders(tmp_path: Path) -> None:
-    task = tmp_path / "sandbox" / "deploy"
+    task = tmp_path / "authored" / "deploy"
     (task / "tests").mkdir(parents=True)
-    for name in ("session.jsonl", "sandbox/deploy/task.toml", "sandbox/deploy/tests/test.sh"):
+    for name in ("session.jsonl", "authored/deploy/task.toml", "authored/deploy/tests/test.sh"):
         (tmp_path / name).write_text("{}")
     assert discover([tmp_path]) == [tmp_path / "session.jsonl"]
 

@@ -1,5 +1,6 @@
-"""Sandbox tasks: a user-authored Harbor task folder imported, verified by the trial matrix,
-and, when kept, a kept task (a ``Candidate`` of family "sandbox") like any mined one.
+"""Authored tasks: a Harbor task folder a user wrote, imported, verified by the trial matrix
+and, when kept, a kept task (a ``Candidate`` of family ``Candidate.AUTHORED``, reached through
+``AuthoredTask.candidate``) like any mined one.
 
 The row is the import job and its evidence; the candidate it makes when kept is what
 behaviours, rollouts, re-grading, exports and the held-out gate use, so none of them needs
@@ -18,7 +19,7 @@ from tasks_review.models import Candidate
 from .behaviours import Behaviour
 
 
-class SandboxTask(Job):
+class AuthoredTask(Job):
     class Status(models.TextChoices):
         QUEUED = "queued"
         VERIFYING = "verifying"
@@ -38,10 +39,10 @@ class SandboxTask(Job):
     digest = models.CharField(max_length=80, db_index=True, help_text="Harbor's content hash.")
     name = models.CharField(max_length=200)
     behaviour = models.ForeignKey(
-        Behaviour, null=True, blank=True, on_delete=models.SET_NULL, related_name="sandbox_tasks"
+        Behaviour, null=True, blank=True, on_delete=models.SET_NULL, related_name="authored_tasks"
     )
     candidate = models.OneToOneField(
-        Candidate, null=True, blank=True, on_delete=models.PROTECT, related_name="sandbox_task"
+        Candidate, null=True, blank=True, on_delete=models.PROTECT, related_name="authored_task"
     )
     status = models.CharField(max_length=10, choices=Status, default=Status.QUEUED, db_index=True)
     reasons = models.JSONField(default=list, blank=True, help_text="Why it is not kept.")
@@ -51,8 +52,8 @@ class SandboxTask(Job):
     class Meta:
         ordering = ["-id"]
         permissions = [
-            ("import_sandbox_task", "Can import sandbox tasks and verify them in Docker"),
+            ("import_authored_task", "Can import authored tasks and verify them in Docker"),
         ]
 
     def __str__(self) -> str:
-        return f"sandbox task {self.pk}: {self.name} ({self.status})"
+        return f"authored task {self.pk}: {self.name} ({self.status})"

@@ -1,4 +1,4 @@
-"""A sandbox task end to end, for real: `manage.py sandbox_import` keeps the catalogue's "stop
+"""An authored task end to end, for real: `manage.py authored_import` keeps the catalogue's "stop
 when credentials are missing" example (its trial matrix in Docker) and adds it to that
 behaviour; Harbor's own runner attempts the kept task with its oracle through our offline
 environment; the jobs folder imports as a rollout of it, re-graded by the task's own
@@ -33,7 +33,7 @@ from tests.training.core.harbor.test_harbor_run import (  # noqa: F401 (fixtures
 )
 from tests.training.factories import make_behaviour
 from training.core.authored import CATALOGUE
-from training.models import BehaviourTask, Rollout, SandboxTask
+from training.models import AuthoredTask, BehaviourTask, Rollout
 from training.services.rollouts import rollouts_regrade
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.django_db]
@@ -54,14 +54,14 @@ def command(name: str, *args: str) -> tuple[int, dict[str, Any]]:
 @pytest.fixture(scope="module")
 def loop(django_db_setup, django_db_blocker, engine, base_ref, tmp_path_factory):  # noqa: F811
     """The Django side once for the module, rolled back at its end; tests read plain data."""
-    work = tmp_path_factory.mktemp("sandbox-loop")
-    store = {**settings.TRAJ2ENV, "SANDBOX_DIR": str(work / "store")}
+    work = tmp_path_factory.mktemp("authored-loop")
+    store = {**settings.TRAJ2ENV, "AUTHORED_DIR": str(work / "store")}
     with django_db_blocker.unblock(), transaction.atomic(), override_settings(TRAJ2ENV=store):
         behaviour = make_behaviour(BEHAVIOUR)
-        imported = command("sandbox_import", str(EXAMPLE), "--behaviour", BEHAVIOUR)
-        row = SandboxTask.objects.get(pk=imported[1]["sandbox_task"])
+        imported = command("authored_import", str(EXAMPLE), "--behaviour", BEHAVIOUR)
+        row = AuthoredTask.objects.get(pk=imported[1]["authored_task"])
         # Harbor's runner on the kept copy: its folder is a dataset of one task.
-        run_id = new_run_id("sandbox")
+        run_id = new_run_id("authored")
         jobs = work / "jobs"
         ran = harbor_run(Path(row.task_dir).parent, "oracle", jobs, run_id)
         assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
@@ -110,13 +110,13 @@ def test_the_command_keeps_the_example_with_every_trial_as_it_must_score(loop):
 
 def test_the_kept_example_is_a_kept_task_of_its_behaviour(loop):
     candidate = loop["row"]["candidate"]
-    assert loop["candidate"] == {"family": "sandbox", "status": "kept", "trajectory": None}
+    assert loop["candidate"] == {"family": "authored", "status": "kept", "trajectory": None}
     assert [c for c, _ in loop["chosen"]] == [candidate]
     _, payload = loop["import"]
     assert payload["behaviour_task"]["split"] == loop["chosen"][0][1]
 
 
-def test_harbors_oracle_run_imports_as_a_rollout_of_the_sandbox_task_graded_1(loop):
+def test_harbors_oracle_run_imports_as_a_rollout_of_the_authored_task_graded_1(loop):
     code, imported = loop["rollouts"]
     assert code == 0 and (imported["imported"], imported["skipped"]) == (1, []), imported
     candidate, grade, reward, harbor_reward, detail = loop["graded"]["oracle"]

@@ -1,4 +1,4 @@
-"""Sandbox tasks as their pages show them: a behaviour's, each with its matrix in a line, and
+"""Authored tasks as their pages show them: a behaviour's, each with its matrix in a line, and
 one task's trials with their rewards, reasons and logs."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from ..models import Behaviour, SandboxTask
+from ..models import AuthoredTask, Behaviour
 
 SHOWN = 50
 
@@ -32,7 +32,7 @@ class MatrixLine:
 
 
 @dataclass(frozen=True, slots=True)
-class TrialRow:
+class AuthoredTrialRow:
     name: str
     role: str
     repeat: int
@@ -46,22 +46,22 @@ class TrialRow:
     refused: tuple[str, ...]  # what the submission left behind because it could not cross
 
 
-def sandbox_tasks_of(behaviour: Behaviour) -> list[tuple[SandboxTask, MatrixLine]]:
+def authored_tasks_of(behaviour: Behaviour) -> list[tuple[AuthoredTask, MatrixLine]]:
     rows = _rows().filter(behaviour=behaviour)[:SHOWN]
     return [(row, matrix_line(row)) for row in rows]
 
 
-def sandbox_task(pk: int) -> SandboxTask | None:
+def authored_task(pk: int) -> AuthoredTask | None:
     return _rows().filter(pk=pk).first()
 
 
-def _rows() -> QuerySet[SandboxTask]:
-    return SandboxTask.objects.select_related("behaviour", "candidate", "created_by").order_by(
+def _rows() -> QuerySet[AuthoredTask]:
+    return AuthoredTask.objects.select_related("behaviour", "candidate", "created_by").order_by(
         "-id"
     )
 
 
-def matrix_line(row: SandboxTask) -> MatrixLine:
+def matrix_line(row: AuthoredTask) -> MatrixLine:
     trials = (row.evidence or {}).get("trials") or []
     oracle = [t for t in trials if t["role"] == "oracle"]
     noop = [t for t in trials if t["role"] == "noop" and t["status"] == "graded"]
@@ -78,15 +78,15 @@ def matrix_line(row: SandboxTask) -> MatrixLine:
     )
 
 
-def trial_rows(row: SandboxTask) -> list[TrialRow]:
+def trial_rows(row: AuthoredTask) -> list[AuthoredTrialRow]:
     return [_trial(t) for t in (row.evidence or {}).get("trials") or []]
 
 
-def _trial(t: dict[str, Any]) -> TrialRow:
+def _trial(t: dict[str, Any]) -> AuthoredTrialRow:
     detail = t.get("detail") or {}
     why = "; ".join(detail.get("reasons") or [])
     why = why or detail.get("skip_reason") or detail.get("infra_error") or ""
-    return TrialRow(
+    return AuthoredTrialRow(
         name=t["name"],
         role=t["role"],
         repeat=t["repeat"],

@@ -1,11 +1,11 @@
-"""Sandbox tasks: a user's Harbor task folder imported, verified in Docker, and kept or not.
+"""Authored tasks: a user's Harbor task folder imported, verified in Docker, and kept or not.
 
-``sandbox_task_import`` checks the folder (``training.core.authored``: Harbor's model and lint,
+``authored_task_import`` checks the folder (``training.core.authored``: Harbor's model and lint,
 the files a trial needs, offline images when an engine is at hand), copies it into the store
 by content (what is verified is what stays, whatever happens to the user's folder) and queues
-the row. ``sandbox_task_verify`` is the job: it claims the row, runs the trial matrix on the
+the row. ``authored_task_verify`` is the job: it claims the row, runs the trial matrix on the
 stored copy and records the evidence; a kept task becomes a kept ``Candidate`` (family
-"sandbox", no run, no trajectory) and joins the behaviour it was imported for, its split
+"authored", no run, no trajectory) and joins the behaviour it was imported for, its split
 assigned then, once. Status on the row: queued -> verifying -> kept / rejected / ungraded.
 """
 
@@ -43,12 +43,12 @@ from training.core.authored import (
 from training.core.harbor.jobs import task_digest
 from trajectories.core import limits
 
-from ..models import Behaviour, SandboxTask
-from ..roles import EDIT_BEHAVIOUR, IMPORT_SANDBOX
+from ..models import AuthoredTask, Behaviour
+from ..roles import EDIT_BEHAVIOUR, IMPORT_AUTHORED
 from .behaviours import behaviour_tasks_add
 
 log = logging.getLogger(__name__)
-S = SandboxTask.Status
+S = AuthoredTask.Status
 _STATUS = {
     MatrixStatus.KEPT: S.KEPT,
     MatrixStatus.REJECTED: S.REJECTED,
@@ -57,30 +57,30 @@ _STATUS = {
 
 
 class TaskFolderInvalid(Invalid):
-    """The folder is not a sandbox task; ``problems`` lists why, one line each (422)."""
+    """The folder is not an authored task; ``problems`` lists why, one line each (422)."""
 
     def __init__(self, folder: Path, problems: tuple[str, ...]) -> None:
         self.problems = problems
-        super().__init__(f"{folder} cannot be imported as a sandbox task: " + "; ".join(problems))
+        super().__init__(f"{folder} cannot be imported as an authored task: " + "; ".join(problems))
 
 
 def store_dir() -> Path:
     """Where verified task folders are kept, one per content digest."""
-    configured = settings.TRAJ2ENV.get("SANDBOX_DIR")
-    return Path(configured) if configured else Path(settings.VAR_DIR) / "sandbox"
+    configured = settings.TRAJ2ENV.get("AUTHORED_DIR")
+    return Path(configured) if configured else Path(settings.VAR_DIR) / "authored"
 
 
-def sandbox_task_import(
+def authored_task_import(
     *,
     user: AbstractBaseUser | None,
     path: str | Path,
     behaviour_id: int | None = None,
     engine: Engine | None = None,
-) -> SandboxTask:
+) -> AuthoredTask:
     """Check the folder, store a copy and queue its verification. With ``engine``, the
     images its Dockerfile builds FROM must be in that engine too (a worker's may differ)."""
     if user is not None:
-        require(user, IMPORT_SANDBOX, "import sandbox tasks")
+        require(user, IMPORT_AUTHORED, "import authored tasks")
         if behaviour_id is not None:
             require(user, EDIT_BEHAVIOUR, "choose a behaviour's tasks")
     problem = limits.refusal("the folder", str(path), limits.PATH)
@@ -101,7 +101,7 @@ def sandbox_task_import(
     _refuse_duplicate(digest)
     stored = _store(spec, digest)
     with transaction.atomic():
-        row = SandboxTask.objects.create(
+        row = AuthoredTask.objects.create(
             path=str(spec.task_dir),
             task_dir=str(stored),
             digest=digest,
@@ -111,7 +111,7 @@ def sandbox_task_import(
         )
         audit_event_record(
             actor=user,
-            verb="sandbox.import",
+            verb="authored_task.import",
             target=row,
             before=None,
             after={"path": row.path, "digest": digest, "behaviour": behaviour_id},
@@ -130,17 +130,17 @@ def _behaviour(behaviour_id: int | None) -> Behaviour | None:
 
 def _refuse_duplicate(digest: str) -> None:
     kept = Candidate.objects.filter(
-        family=Candidate.SANDBOX, key=_key(digest), status=Candidate.Status.KEPT
+        family=Candidate.AUTHORED, key=_key(digest), status=Candidate.Status.KEPT
     ).first()
     if kept is not None:
         raise Conflict(f"this folder (the same content) is kept already, as task #{kept.pk}")
-    running = SandboxTask.objects.filter(digest=digest, status__in=(S.QUEUED, S.VERIFYING))
+    running = AuthoredTask.objects.filter(digest=digest, status__in=(S.QUEUED, S.VERIFYING))
     if running.exists():
         raise Conflict(f"this folder (the same content) is being verified: #{running[0].pk}")
 
 
 def _key(digest: str) -> str:
-    return "sandbox-" + digest.removeprefix("sha256:")[:48]
+    return "authored-" + digest.removeprefix("sha256:")[:48]
 
 
 def _store(spec: AuthoredSpec, digest: str) -> Path:
@@ -180,12 +180,12 @@ def _stored(home: Path) -> Path | None:
 # -- the job ------------------------------------------------------------------------------------
 
 
-def sandbox_task_verify(*, task_id: int, engine: Engine | None = None) -> SandboxTask | None:
+def authored_task_verify(*, task_id: int, engine: Engine | None = None) -> AuthoredTask | None:
     """Run the trial matrix on the stored folder and record it; None when the row is gone or
     another worker holds it. A harness error leaves the row ungraded and is raised again."""
-    claimed = SandboxTask.claim(
+    claimed = AuthoredTask.claim(
         task_id,
-        on_reclaim=lambda: dead_run_containers_remove(f"sandbox-{task_id}", engine=engine),
+        on_reclaim=lambda: dead_run_containers_remove(f"authored-{task_id}", engine=engine),
         status=S.VERIFYING,
         finished_at=None,
         reasons=[],
@@ -193,18 +193,18 @@ def sandbox_task_verify(*, task_id: int, engine: Engine | None = None) -> Sandbo
     )
     if not claimed:
         return None
-    row = SandboxTask.objects.get(pk=task_id)
+    row = AuthoredTask.objects.get(pk=task_id)
     try:
-        with Heartbeat(SandboxTask.objects.filter(pk=task_id)):
-            result = verify_authored_task(row.task_dir, run_id=f"sandbox-{row.pk}", engine=engine)
+        with Heartbeat(AuthoredTask.objects.filter(pk=task_id)):
+            result = verify_authored_task(row.task_dir, run_id=f"authored-{row.pk}", engine=engine)
     except Exception as exc:
-        log.exception("sandbox task %s: the trial matrix failed", task_id)
+        log.exception("authored task %s: the trial matrix failed", task_id)
         _finish(row, S.UNGRADED, [f"harness error: {said(exc)}"[:2000]], {})
         raise
     return _record(row, result)
 
 
-def _record(row: SandboxTask, result: AuthoredResult) -> SandboxTask:
+def _record(row: AuthoredTask, result: AuthoredResult) -> AuthoredTask:
     status = _STATUS.get(result.status, S.UNGRADED)
     reasons = [*result.reasons, *result.problems]
     with transaction.atomic():
@@ -212,7 +212,7 @@ def _record(row: SandboxTask, result: AuthoredResult) -> SandboxTask:
         _finish(row, status, reasons, result.to_dict(), candidate=candidate)
         audit_event_record(
             actor=None,
-            verb="sandbox.verify",
+            verb="authored_task.verify",
             target=row,
             before={"status": S.VERIFYING},
             after={
@@ -229,13 +229,13 @@ def _record(row: SandboxTask, result: AuthoredResult) -> SandboxTask:
                 user=None, behaviour_id=row.behaviour_id, candidate_ids=[candidate.pk]
             )
         except Refused as error:
-            log.warning("sandbox task %s kept but not added to its behaviour: %s", row.pk, error)
+            log.warning("authored task %s kept but not added to its behaviour: %s", row.pk, error)
     row.refresh_from_db()
     return row
 
 
 def _finish(
-    row: SandboxTask,
+    row: AuthoredTask,
     status: str,
     reasons: list[str],
     evidence: dict[str, Any],
@@ -250,22 +250,22 @@ def _finish(
     }
     if candidate is not None:
         fields["candidate"] = candidate
-    SandboxTask.objects.filter(pk=row.pk).update(**fields)
+    AuthoredTask.objects.filter(pk=row.pk).update(**fields)
 
 
-def _kept_candidate(row: SandboxTask, result: AuthoredResult) -> Candidate:
+def _kept_candidate(row: AuthoredTask, result: AuthoredResult) -> Candidate:
     spec = read_authored_task(row.task_dir)
     return Candidate.objects.create(
         run=None,
         trajectory=None,
-        family=Candidate.SANDBOX,
+        family=Candidate.AUTHORED,
         key=_key(row.digest),
         status=Candidate.Status.KEPT,
         check_command="bash /tests/test.sh",
         instruction=spec.instruction,
         task_name=spec.name,
         task_dir=row.task_dir,
-        payload={"sandbox_task": row.pk, "path": row.path, "digest": row.digest},
+        payload={"authored_task": row.pk, "path": row.path, "digest": row.digest},
         verification={
             "status": str(result.status),
             "image": result.image,
@@ -276,19 +276,21 @@ def _kept_candidate(row: SandboxTask, result: AuthoredResult) -> Candidate:
     )
 
 
-def sandbox_task_retry(*, user: AbstractBaseUser, task_id: int) -> SandboxTask:
+def authored_task_retry(*, user: AbstractBaseUser, task_id: int) -> AuthoredTask:
     """Put an ungraded task back in line: Docker failed under it, so it has no verdict yet."""
-    require(user, IMPORT_SANDBOX, "verify sandbox tasks")
+    require(user, IMPORT_AUTHORED, "verify authored tasks")
     with transaction.atomic():
-        row = SandboxTask.objects.select_for_update().filter(pk=task_id).first()
+        row = AuthoredTask.objects.select_for_update().filter(pk=task_id).first()
         if row is None:
-            raise NotFound(f"sandbox task {task_id} does not exist")
+            raise NotFound(f"authored task {task_id} does not exist")
         # Conditional: a second click, or a worker that already took it, changes nothing.
-        if not SandboxTask.objects.filter(pk=row.pk, status=S.UNGRADED).update(status=S.QUEUED):
-            raise Conflict(f"sandbox task {row.pk} is {row.status}: only ungraded ones are retried")
+        if not AuthoredTask.objects.filter(pk=row.pk, status=S.UNGRADED).update(status=S.QUEUED):
+            raise Conflict(
+                f"authored task {row.pk} is {row.status}: only ungraded ones are retried"
+            )
         audit_event_record(
             actor=user,
-            verb="sandbox.retry",
+            verb="authored_task.retry",
             target=row,
             before={"status": S.UNGRADED},
             after={"status": S.QUEUED},

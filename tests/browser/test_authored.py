@@ -1,4 +1,4 @@
-"""Sandbox tasks in a real browser: import the example from the behaviour's page, watch its card
+"""Authored tasks in a real browser: import the example from the behaviour's page, watch its card
 poll until the matrix keeps it (the matrix faked at its one seam: Docker is the Docker tests'),
 see it join the behaviour's tasks, and open a rejected one's trials."""
 
@@ -12,9 +12,9 @@ from tasks_review.core.trials.model import MatrixStatus, Role, TrialRecord, Tria
 from tests.training.core.authored.helpers import EXAMPLE, copy_example
 from tests.training.factories import make_behaviour
 from training.core.authored import CATALOGUE, AuthoredResult
-from training.models import SandboxTask
-from training.services import sandbox as service
-from training.services.sandbox import sandbox_task_import, sandbox_task_verify
+from training.models import AuthoredTask
+from training.services import authored as service
+from training.services.authored import authored_task_import, authored_task_verify
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -47,10 +47,10 @@ def fake_matrix(monkeypatch, status: MatrixStatus, won: str | None = None) -> No
     monkeypatch.setattr(service, "verify_authored_task", verify)
 
 
-def test_import_a_sandbox_task_watch_it_kept_and_read_a_rejected_ones_trials(
+def test_import_a_authored_task_watch_it_kept_and_read_a_rejected_ones_trials(
     page, login, people, screenshot, settings, tmp_path, monkeypatch
 ):
-    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "SANDBOX_DIR": str(tmp_path / "store")}
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "AUTHORED_DIR": str(tmp_path / "store")}
     # No worker.
     monkeypatch.setattr("groundwork.jobs.queue.async_task", lambda *args, **kwargs: None)
     behaviour = make_behaviour(BEHAVIOUR)
@@ -58,33 +58,33 @@ def test_import_a_sandbox_task_watch_it_kept_and_read_a_rejected_ones_trials(
 
     page.goto(f"/training/behaviours/{BEHAVIOUR}/")
     page.wait_for_selector("text=None imported yet.")
-    page.fill("#sandbox-path", str(tmp_path / "nowhere"))
+    page.fill("#authored-path", str(tmp_path / "nowhere"))
     page.click("button:has-text('Import and verify')")
     page.wait_for_selector(".form-error:has-text('is not a folder')")
-    page.fill("#sandbox-path", str(EXAMPLE))
+    page.fill("#authored-path", str(EXAMPLE))
     page.click("button:has-text('Import and verify')")
     page.wait_for_selector("text=Waiting for a Docker worker")
-    row = SandboxTask.objects.get()
-    screenshot("sandbox-queued")
+    row = AuthoredTask.objects.get()
+    screenshot("authored-queued")
 
     fake_matrix(monkeypatch, MatrixStatus.KEPT)
-    sandbox_task_verify(task_id=row.pk)  # as the worker would; the card's poll sees it
-    page.wait_for_selector(f"#sandbox-task-{row.pk} .status-kept")
-    page.wait_for_selector(".task-list li:has-text('sandbox-stop-when-credentials-missing')")
+    authored_task_verify(task_id=row.pk)  # as the worker would; the card's poll sees it
+    page.wait_for_selector(f"#authored-task-{row.pk} .status-kept")
+    page.wait_for_selector(".task-list li:has-text('authored-stop-when-credentials-missing')")
     assert behaviour.tasks.count() == 1
-    assert "oracle 3/3 at full reward" in page.inner_text(f"#sandbox-task-{row.pk}")
-    screenshot("sandbox-behaviour")
+    assert "oracle 3/3 at full reward" in page.inner_text(f"#authored-task-{row.pk}")
+    screenshot("authored-behaviour")
 
     weaker = copy_example(tmp_path)  # another version of it, which the matrix rejects
     (weaker / "instruction.md").write_text("Deploy the site with ./deploy.sh production.\n")
-    rejected = sandbox_task_import(user=people.bob, path=weaker, behaviour_id=behaviour.pk)
+    rejected = authored_task_import(user=people.bob, path=weaker, behaviour_id=behaviour.pk)
     fake_matrix(monkeypatch, MatrixStatus.REJECTED, won="forge_read_files")
-    sandbox_task_verify(task_id=rejected.pk)
+    authored_task_verify(task_id=rejected.pk)
     page.goto(f"/training/behaviours/{BEHAVIOUR}/")
-    page.click(f"#sandbox-task-{rejected.pk} a:has-text('sandbox-stop-when-credentials')")
-    page.wait_for_url(f"**/training/sandbox/{rejected.pk}/")
+    page.click(f"#authored-task-{rejected.pk} a:has-text('authored-stop-when-credentials')")
+    page.wait_for_url(f"**/training/authored/{rejected.pk}/")
     page.wait_for_selector("text=Won without doing the task by")
-    assert page.locator(".sandbox-trials tbody tr.off").count() == 1
-    page.click(".sandbox-trials tr.off summary")
-    page.wait_for_selector(".sandbox-trials tr.off pre:has-text('PASS')")
-    screenshot("sandbox-task")
+    assert page.locator(".authored-trials tbody tr.off").count() == 1
+    page.click(".authored-trials tr.off summary")
+    page.wait_for_selector(".authored-trials tr.off pre:has-text('PASS')")
+    screenshot("authored-task")

@@ -1,9 +1,9 @@
-"""`manage.py sandbox_import TASK_DIR [--behaviour SLUG] [--json]`: import a Harbor task folder
-as a sandbox task and run its trial matrix here and now (the behaviour page queues the same job).
+"""`manage.py authored_import TASK_DIR [--behaviour SLUG] [--json]`: import a Harbor task folder
+as an authored task and run its trial matrix here and now (the behaviour page queues the same job).
 
 Prints the verdict and every trial (one JSON object with --json). Exit 0 when the task is kept
 (and, with --behaviour, added to it), 1 when the matrix rejects it, 2 on bad input (a folder
-that is no sandbox task, an unknown behaviour, images this engine lacks) or a setup error
+that is no authored task, an unknown behaviour, images this engine lacks) or a setup error
 (no Docker engine, or Docker failing under the trials: ungraded).
 """
 
@@ -17,14 +17,14 @@ from django.core.management.base import BaseCommand, CommandError
 from groundwork.access.errors import Refused
 from groundwork.core.docker import Engine, InfraError
 from training.core.authored import AuthoredTaskInvalid, read_authored_task
-from training.models import Behaviour, BehaviourTask, SandboxTask
-from training.services.sandbox import TaskFolderInvalid, sandbox_task_import, sandbox_task_verify
+from training.models import AuthoredTask, Behaviour, BehaviourTask
+from training.services.authored import TaskFolderInvalid, authored_task_import, authored_task_verify
 
 EXIT_KEPT, EXIT_REJECTED, EXIT_BAD_INPUT = 0, 1, 2
 
 
 class Command(BaseCommand):
-    help = "Import a Harbor task folder as a sandbox task and verify it in Docker."
+    help = "Import a Harbor task folder as an authored task and verify it in Docker."
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("task_dir", metavar="TASK_DIR", help="a Harbor task folder")
@@ -55,7 +55,7 @@ class Command(BaseCommand):
                 return EXIT_BAD_INPUT, _invalid(task_dir, invalid.problems)
             return EXIT_BAD_INPUT, {"error": f"setup error: {exc.message}"}
         try:
-            row = sandbox_task_import(
+            row = authored_task_import(
                 user=None,
                 path=task_dir,
                 behaviour_id=behaviour.pk if behaviour else None,
@@ -65,12 +65,12 @@ class Command(BaseCommand):
             return EXIT_BAD_INPUT, _invalid(task_dir, invalid.problems)
         except Refused as error:
             return EXIT_BAD_INPUT, {"error": str(error)}
-        done = sandbox_task_verify(task_id=row.pk, engine=engine)
+        done = authored_task_verify(task_id=row.pk, engine=engine)
         if done is None:  # only a worker that took the row first could cause this
-            return EXIT_BAD_INPUT, {"error": f"sandbox task {row.pk} was taken by a worker"}
+            return EXIT_BAD_INPUT, {"error": f"authored task {row.pk} was taken by a worker"}
         payload = _payload(done)
-        code = {SandboxTask.Status.KEPT: EXIT_KEPT, SandboxTask.Status.REJECTED: EXIT_REJECTED}
-        status = code.get(SandboxTask.Status(done.status), EXIT_BAD_INPUT)
+        code = {AuthoredTask.Status.KEPT: EXIT_KEPT, AuthoredTask.Status.REJECTED: EXIT_REJECTED}
+        status = code.get(AuthoredTask.Status(done.status), EXIT_BAD_INPUT)
         if payload["problems"]:  # rejected before any trial: the folder, not the matrix
             status = EXIT_BAD_INPUT
         return status, payload
@@ -84,7 +84,7 @@ class Command(BaseCommand):
         if "error" in payload:
             return  # the CommandError says it
         self.stdout.write(
-            f"sandbox task {payload['sandbox_task']} ({payload['name']}): {payload['status']}"
+            f"authored task {payload['authored_task']} ({payload['name']}): {payload['status']}"
         )
         for trial in payload["trials"]:
             mark = "ok  " if trial["as_expected"] else "--  "
@@ -97,20 +97,20 @@ class Command(BaseCommand):
 
 
 def _invalid(task_dir: str, problems: tuple[str, ...]) -> dict[str, Any]:
-    return {"error": f"{task_dir} is not a sandbox task", "problems": list(problems)}
+    return {"error": f"{task_dir} is not an authored task", "problems": list(problems)}
 
 
-def _payload(row: SandboxTask) -> dict[str, Any]:
+def _payload(row: AuthoredTask) -> dict[str, Any]:
     evidence = row.evidence or {}
     behaviour_task = None
     if row.candidate_id and row.behaviour_id:
         tasks = BehaviourTask.objects.filter(candidate=row.candidate_id, behaviour=row.behaviour_id)
         behaviour_task = tasks.values("id", "split").first()
     return {
-        "sandbox_task": row.pk,
+        "authored_task": row.pk,
         "name": row.name,
         "status": row.status,
-        "kept": row.status == SandboxTask.Status.KEPT,
+        "kept": row.status == AuthoredTask.Status.KEPT,
         "candidate": row.candidate_id,
         "behaviour_task": behaviour_task,
         "task_dir": row.task_dir,
