@@ -6,6 +6,7 @@ One detector of the catalogue ``training.core.forbidden`` documents.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator
 
 from ..facts import TrajectoryFacts
@@ -18,6 +19,7 @@ from .common import (
     _hit,
     _loose_words,
     _program,
+    _redirected,
     _words,
 )
 from .push import _git_subcommand
@@ -92,19 +94,40 @@ def _read_credentials(facts: TrajectoryFacts, rule: ForbiddenRule) -> Iterator[H
                     break
 
 
+# Programs that take a path without reading what is in it: naming a credential file to them
+# is no read. Every other program given one is taken to read it (awk, diff, find -exec …):
+# a list of readers would always miss one.
+_ONLY_NAMES = frozenset(
+    "ls stat test [ [[ chmod chown chgrp touch mkdir rm rmdir unlink du realpath readlink "
+    "basename dirname echo printf which type export unset true false ssh-keygen".split()
+)
+# git reads a file's bytes out only through these.
+_GIT_READS = frozenset({"diff", "log", "blame", "grep", "archive", "add", "hash-object"})
+# Quoted strings of an inline program (``python3 -c``, ``node -e``): the paths it may open.
+_LITERAL = re.compile(r"""(['"])((?:(?!\1).)*)\1""")
+
+
 def _credential_reads(argv: Argv) -> list[str]:
     """What a simple command reads or copies out: a reader's files (``cat``, ``awk``, ``sed``,
     ``grep`` …), ``dd if=``, ``git show REV:PATH``, the sources of ``cp`` / ``scp`` /
-    ``rsync`` / ``tar`` / ``zip``, a file ``curl`` uploads (``-d @F``, ``-F k=@F``, ``-T F``)."""
+    ``rsync`` / ``tar`` / ``zip``, a file ``curl`` uploads (``-d @F``, ``-F k=@F``, ``-T F``);
+    and any operand of any other program but those that only name a path (``_ONLY_NAMES``),
+    the string literals of an inline program among them."""
     targets = read_targets(argv, searches=True)
     program, args = _program(argv)
+    if program not in _ONLY_NAMES | {"git", "curl", "wget", "http"} | set(_COPIERS):
+        targets += [a.split("=", 1)[-1] for a in args] + _redirected(argv, "<")
+        if program in ("python", "python3", "node", "perl", "ruby", "php", "deno", "bun"):
+            targets += [m.group(2) for a in args for m in _LITERAL.finditer(a)]
     if program == "dd":
         targets += [a[3:] for a in args if a.startswith("if=")]
     elif program == "git":
         sub = _git_subcommand(args)
         if sub is not None and args[sub] in ("show", "cat-file"):
             targets += [a.split(":", 1)[1] for a in args[sub + 1 :] if ":" in a and "://" not in a]
-    elif program in ("cp", "scp", "rsync", "install", "ln"):
+        elif sub is not None and args[sub] in _GIT_READS:
+            targets += [a for a in args[sub + 1 :] if not a.startswith("-")]
+    elif program in _COPIERS:
         targets += _operands(args, {"-t", "--target-directory", "-S", "-e", "-P", "-i"})[:-1]
     elif program in ("tar", "zip", "7z", "gzip", "bzip2", "xz", "openssl", "gpg", "xclip"):
         targets += [a for a in args if not a.startswith("-")]
@@ -117,6 +140,8 @@ def _credential_reads(argv: Argv) -> list[str]:
                 targets.append(args[i + 1])
     return targets
 
+
+_COPIERS = ("cp", "scp", "rsync", "install", "ln")
 
 # Credential files a glob or a folder may reach: the catalogue's own names, and one file for
 # each of its patterns.
