@@ -31,7 +31,7 @@ from trajectories.core.replay.programs import basename, unwrap
 from trajectories.core.replay.shell import Redirect, SimpleCommand, Word, parse
 
 from .installs import installs_packages
-from .services import client_need, starts_service
+from .service_needs import client_need, starts_service
 
 # Reserved words the shell reader drops silently (it flattens `if pytest; then …`): a line
 # holding one is a compound command, not a chain.

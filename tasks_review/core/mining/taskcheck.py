@@ -4,7 +4,7 @@
     decided.command, decided.cwd      # "redis-cli FLUSHDB && pytest -q", "."
     decided.setup, decided.note       # ("redis-cli FLUSHDB",), "runs the passing run's setup …"
 
-The runs of a check pair up by the check itself (``pairs``), so their command lines may differ
+The runs of a check pair up by the check itself (``checkpairs``), so their command lines may differ
 in what came first: ``pytest`` failed, ``redis-cli FLUSHDB && pytest`` passed. The passing run
 is the one the reference must repeat, so the task starts from its command line and judges each
 setup command before the check (``checkline.classify``):
@@ -32,8 +32,8 @@ from trajectories.core.replay.paths import Paths
 from trajectories.core.replay.shell import SimpleCommand
 
 from .checkline import Line, Step, Verdict, classify, join, split_line, text
+from .checkpairs import bare_check_command
 from .installs import installs_packages
-from .pairs import bare_check_command
 from .scripts import Files, Resolved, resolve
 
 
