@@ -195,7 +195,7 @@ def server_times(user) -> None:
         median, p95 = _timed(fn)
         print(f"  {label:<40} {median:7.1f} / {p95:7.1f}")
 
-    # Opening a different candidate each time: a new reservation, its audit row and the release
+    # Opening a different candidate each time: a new hold, its audit row and the release
     # of the one before, as j/k and "next" do.
     walk = iter(pending[:41])
 

@@ -15,7 +15,7 @@ from contextlib import suppress
 from django_q.conf import Conf
 
 from groundwork.core.docker import CleanupReport, Engine, InfraError
-from groundwork.core.docker import labels as lbl
+from groundwork.core.docker import docker_labels as lbl
 
 from .queue import DOCKER, cluster
 
@@ -49,7 +49,7 @@ def dead_owner_containers_remove(
     which on any other host names that host's own engine; reaching every other host's engine
     would give each worker root on all of them (Docker access is root) and their TLS keys;
     and a remote reclaimer could not tell a dead owner from a partitioned live one, while the
-    owner's own host can (pid and start time, ``labels.owner_alive``)."""
+    owner's own host can (pid and start time, ``docker_labels.owner_alive``)."""
     try:
         return (engine or Engine.from_env()).cleanup(label=label, include_live=False)
     except InfraError as exc:

@@ -13,7 +13,7 @@ what a *task* needs is said here:
   compiler to link, and Cargo offline (``RUST_ENV``): a task's crates come vendored in its build
   context (``trials/crates.py``), never from a registry.
 * ``services``: Redis and PostgreSQL from Debian's packages, and an entrypoint
-  (``trials/kit/services.py``, copied into the image) that starts the services named in
+  (``trials/kit/servers.py``, copied into the image) that starts the services named in
   ``TRAJ2ENV_SERVICES`` as their own users, on loopback, with data in throwaway folders, in the
   agent's container (the task's ``[environment.env]`` names them); the task's grader starts
   them itself in the verifier. PostgreSQL gets a ready cluster to copy (trust on loopback, roles
@@ -33,8 +33,8 @@ from groundwork.core.docker.base import Variant
 # asking for a newer Go fails at once instead of trying to download a toolchain. The grader
 # sets the same for the check it runs (kit/running.py), the image config for the agent.
 GO_ENV = (("GOPROXY", "off"), ("GOTOOLCHAIN", "local"))
-SERVICES_SCRIPT = "/usr/local/lib/traj2env/services.py"
-_KIT_SERVICES = Path(__file__).resolve().parent / "trials" / "kit" / "services.py"
+SERVERS_SCRIPT = "/usr/local/lib/traj2env/servers.py"
+_KIT_SERVERS = Path(__file__).resolve().parent / "trials" / "kit" / "servers.py"
 
 # Building a small module's tests at bootstrap fills the build cache with the standard library a
 # check compiles, for the agent and the grader alike (each its own cache under its home, owned
@@ -72,7 +72,7 @@ _SERVICES_HOOKS = (
     f' && printf "{_PG_ROLES}" | chroot --userspec="$pg" "$1" "$bin/postgres"'
     f" --single -D {PG_TEMPLATE} postgres >/dev/null"
     # Readable by any user: a container that is not started as root runs its services as
-    # its own user, from a copy of this (see kit/services.py).
+    # its own user, from a copy of this (see kit/servers.py).
     f' && chmod -R a+rX "$1{PG_TEMPLATE}"',
 )
 VARIANTS: Mapping[str, Variant] = {
@@ -104,9 +104,9 @@ VARIANTS: Mapping[str, Variant] = {
         Variant(
             name="services",
             packages=("redis-server", "postgresql"),
-            entrypoint=("/usr/bin/python3", "-I", SERVICES_SCRIPT, "entrypoint", "--"),
+            entrypoint=("/usr/bin/python3", "-I", SERVERS_SCRIPT, "entrypoint", "--"),
             hooks=_SERVICES_HOOKS,
-            files=((SERVICES_SCRIPT, _KIT_SERVICES),),
+            files=((SERVERS_SCRIPT, _KIT_SERVERS),),
         ),
     )
 }

@@ -7,7 +7,7 @@ candidates' trial matrices, from the generate command or the benchmark.
     values = [outcome.result() for outcome in outcomes]  # raises an item's own exception
 
 ``work(item, stop)`` runs ``jobs`` items at a time in threads. An item that raises does not stop
-the others: its ``Outcome`` keeps the exception. ``on_done`` sees each outcome in the calling
+the others: its ``PoolOutcome`` keeps the exception. ``on_done`` sees each outcome in the calling
 thread as it completes. When that thread is interrupted (KeyboardInterrupt, or ``on_done``
 raising: the run was cancelled from its page) the pool cancels: no further item starts, every
 running item's ``stop`` event is set, ``on_cancel`` runs once (threads get no interrupt, so it
@@ -31,7 +31,7 @@ class NotStarted(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome[T, R]:
+class PoolOutcome[T, R]:
     item: T
     value: R | None = None
     error: Exception | None = None
@@ -47,28 +47,28 @@ def run_each[T, R](
     work: Callable[[T, threading.Event], R],
     *,
     jobs: int,
-    on_done: Callable[[Outcome[T, R]], None] | None = None,
+    on_done: Callable[[PoolOutcome[T, R]], None] | None = None,
     on_cancel: Callable[[], None] | None = None,
     name: str = "pool",
-) -> list[Outcome[T, R]]:
+) -> list[PoolOutcome[T, R]]:
     """Every item's outcome, in the order of ``items``."""
     todo = list(items)
     # One event per item: a matrix that stops itself on its own error must not stop its siblings.
     stops = [threading.Event() for _ in todo]
     cancelled = threading.Event()
 
-    def one(index: int) -> Outcome[T, R]:
+    def one(index: int) -> PoolOutcome[T, R]:
         item = todo[index]
         if cancelled.is_set():
-            return Outcome(item, error=NotStarted(f"cancelled before {item!r} started"))
+            return PoolOutcome(item, error=NotStarted(f"cancelled before {item!r} started"))
         try:
-            return Outcome(item, value=work(item, stops[index]))
+            return PoolOutcome(item, value=work(item, stops[index]))
         except Exception as exc:
             log.exception("%s: %r failed; the other items go on", name, item)
-            return Outcome(item, error=exc)
+            return PoolOutcome(item, error=exc)
 
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix=name)
-    futures: list[Future[Outcome[T, R]]] = []
+    futures: list[Future[PoolOutcome[T, R]]] = []
     try:
         # Submitting inside the try: an interrupt may land while the first items already run.
         futures += (pool.submit(one, index) for index in range(len(todo)))

@@ -95,14 +95,14 @@ from trajectories.core.redact import merge_counts, redact, replaced_counts
 from .answerfiles import answer_grader_files, launch_grader
 from .families.window import names_only
 from .gitrepo import repository_tar
-from .images import SERVICES_SCRIPT
+from .images import SERVERS_SCRIPT
 from .instruction import added_lines, leaks_in
 from .mining.files import path_problem
 from .mining.repair import RepairCandidate
 from .solution import solve_sh
 from .taskimage import REPOSITORY_TAR, PythonPackages, TaskDependencies, dockerfile
 from .tasksecrets import REDACTION_KEY, graded_secret, redacted_project
-from .trials.kit.services import SERVICES as KNOWN_SERVICES
+from .trials.kit.servers import SERVICES as KNOWN_SERVICES
 from .trials.plan import guard_rules, is_discovered, is_guarded, plan_check
 from .trials.version import VERIFIER_VERSION
 
@@ -387,7 +387,7 @@ def _task_toml(
         # waits for them to answer before the agent starts. The grader starts its own.
         data["environment"]["env"] = {"TRAJ2ENV_SERVICES": ",".join(services)}
         data["environment"]["healthcheck"] = {
-            "command": f"/usr/bin/python3 -I {SERVICES_SCRIPT} wait {' '.join(services)}",
+            "command": f"/usr/bin/python3 -I {SERVERS_SCRIPT} wait {' '.join(services)}",
             "timeout_sec": 75,
             "interval_sec": 1,
             "start_interval_sec": 1,
@@ -442,7 +442,7 @@ GRADER_FILES = (
     "answers.py",
     "go_harness.py",
     "cargo_harness.py",
-    "services.py",
+    "servers.py",
     # The hidden equivalence probes: run as the grading user, judged by root (probing.py).
     "probing.py",
     "probe_runner.py",
@@ -491,7 +491,7 @@ def grading_config(candidate: RepairCandidate, blobs: BlobStore, check_timeout: 
             if "reward" in candidate.family_facts
             else {}
         ),
-        # Started by the grader before the check, stopped after it (kit/services.py).
+        # Started by the grader before the check, stopped after it (kit/servers.py).
         "services": list(dict.fromkeys(candidate.services)),
     }
 

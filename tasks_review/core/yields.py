@@ -5,9 +5,9 @@ language only the trajectories that gave at least one candidate in it (a traject
 language until a check is found in it).
 
 >>> y = yields({1: "codex", 2: "codex", 3: "pi"}, [
-...     Outcome(1, "codex", "python", "kept", written=True),
-...     Outcome(1, "codex", "", "dropped", drop_reason="no_change"),
-...     Outcome(3, "pi", "node", "dropped", drop_reason="no_change"),
+...     CandidateOutcome(1, "codex", "python", "kept", written=True),
+...     CandidateOutcome(1, "codex", "", "dropped", drop_reason="no_change"),
+...     CandidateOutcome(3, "pi", "node", "dropped", drop_reason="no_change"),
 ... ])
 >>> y.by_harness["codex"]
 Bucket(trajectories=2, candidates=2, written=1, kept=1, dropped=1)
@@ -29,7 +29,7 @@ UNKNOWN = "unknown"
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class CandidateOutcome:
     """One candidate of the run (a drop included) and where it came from."""
 
     trajectory: int
@@ -75,15 +75,15 @@ class Yields:
         }
 
 
-def yields(trajectories: Mapping[int, str], outcomes: Iterable[Outcome]) -> Yields:
+def yields(trajectories: Mapping[int, str], outcomes: Iterable[CandidateOutcome]) -> Yields:
     """``trajectories`` maps each ingested trajectory to its harness; ``outcomes`` are the
     run's candidates. Buckets are ordered by name, drop reasons by count then code."""
     rows = list(outcomes)
     harness_trajectories: dict[str, set[int]] = defaultdict(set)
     for trajectory, harness in trajectories.items():
         harness_trajectories[harness or UNKNOWN].add(trajectory)
-    by_harness: dict[str, list[Outcome]] = defaultdict(list)
-    by_language: dict[str, list[Outcome]] = defaultdict(list)
+    by_harness: dict[str, list[CandidateOutcome]] = defaultdict(list)
+    by_language: dict[str, list[CandidateOutcome]] = defaultdict(list)
     language_trajectories: dict[str, set[int]] = defaultdict(set)
     for row in rows:
         by_harness[row.harness or UNKNOWN].append(row)
@@ -104,7 +104,7 @@ def yields(trajectories: Mapping[int, str], outcomes: Iterable[Outcome]) -> Yiel
     )
 
 
-def _bucket(trajectories: set[int], rows: list[Outcome]) -> Bucket:
+def _bucket(trajectories: set[int], rows: list[CandidateOutcome]) -> Bucket:
     return Bucket(
         trajectories=len(trajectories),
         candidates=len(rows),

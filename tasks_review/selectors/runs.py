@@ -9,7 +9,7 @@ from typing import Any
 
 from ..core.dropsides import drop_sides as sides
 from ..core.trials.ungraded import ReasonCount, by_candidate
-from ..core.yields import Outcome, Yields
+from ..core.yields import CandidateOutcome, Yields
 from ..core.yields import yields as count_yields
 from ..models import Candidate, PipelineRun
 
@@ -56,7 +56,9 @@ def yields(run: PipelineRun) -> Yields:
     return count_yields(
         dict(run.trajectories.values_list("id", "format")),
         (
-            Outcome(t, harness, language, status, written=bool(task_dir), drop_reason=reason)
+            CandidateOutcome(
+                t, harness, language, status, written=bool(task_dir), drop_reason=reason
+            )
             for t, harness, language, status, task_dir, reason in rows
         ),
     )

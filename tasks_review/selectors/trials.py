@@ -17,13 +17,13 @@ def trials_for(candidate: Candidate) -> list[TrialRun]:
 
 
 @dataclass(frozen=True)
-class TrialRow:
+class TrialRunRow:
     trial: TrialRun
     verdict: str  # pass | fail | ungraded | skipped | waiting
     seconds: float | None
 
 
-def trial_rows(trials: Sequence[TrialRun]) -> list[TrialRow]:
+def trial_rows(trials: Sequence[TrialRun]) -> list[TrialRunRow]:
     rows = []
     for t in trials:
         if t.status == TrialRun.Status.UNGRADED:
@@ -35,7 +35,7 @@ def trial_rows(trials: Sequence[TrialRun]) -> list[TrialRow]:
         else:
             verdict = "waiting"
         seconds = t.duration_ms / 1000 if t.duration_ms is not None else None
-        rows.append(TrialRow(t, verdict, seconds))
+        rows.append(TrialRunRow(t, verdict, seconds))
     return rows
 
 

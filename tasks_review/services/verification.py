@@ -13,7 +13,7 @@ from typing import Any
 from django.db import close_old_connections, transaction
 
 from groundwork.core.docker import Engine, InfraError
-from groundwork.core.docker import labels as lbl
+from groundwork.core.docker import docker_labels as lbl
 from groundwork.core.failures import said
 from groundwork.jobs.containers import dead_run_containers_remove
 from groundwork.jobs.heartbeat import Heartbeat

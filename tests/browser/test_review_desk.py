@@ -1,5 +1,5 @@
 """The review desk in a real browser: deciding with the keyboard, candidates leaving the queue,
-the audit trail, and two reviewers side by side (reservation and blind review)."""
+the audit trail, and two reviewers side by side (holds and blind review)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def test_decide_three_candidates_with_the_keyboard_and_see_the_audit(
     assert page.locator("#queue-results tbody tr").count() == 4
     screenshot("review-queue")
 
-    page.keyboard.press("n")  # reserve and open the next candidate
+    page.keyboard.press("n")  # hold and open the next candidate
     on_desk(page, first.pk)
     page.evaluate("window.fullLoads = 1")  # survives only swaps, not page loads
     assert page.locator(".banner-mine").is_visible()
@@ -148,7 +148,7 @@ def test_two_reviewers_see_the_hold_and_review_blind(
         bob.goto("/review/")
         held = bob.locator(f"#candidate-{first.pk}-row .held-other")
         assert "alice" in held.inner_text()
-        screenshot_page(bob, "review-queue-reserved")
+        screenshot_page(bob, "review-queue-held")
         bob.goto(f"/review/candidates/{first.pk}/")
         assert "Held by alice" in bob.locator(".banner-held").inner_text()
         assert bob.locator("#decision-form").count() == 0

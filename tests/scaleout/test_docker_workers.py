@@ -12,7 +12,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from groundwork.core.docker import Engine, InfraError, bootstrap
-from groundwork.core.docker import labels as lbl
+from groundwork.core.docker import docker_labels as lbl
 from groundwork.jobs.heartbeat import STALE_BEATS
 from tasks_review.core.config import parse_config
 from tasks_review.models import Candidate, PipelineRun, TrialRun

@@ -49,10 +49,10 @@ def test_two_reviewers_holding_one_candidate_at_once_leave_one_holder(people):
     alice, bob = desk(people.alice), desk(people.dave)
     for _ in range(5):
         c = make_candidate()
-        reserve = f"/review/candidates/{c.pk}/hold/"
+        hold = f"/review/candidates/{c.pk}/hold/"
         answers = at_once(
-            lambda url=reserve: alice.post(url, headers=HX),
-            lambda url=reserve: bob.post(url, headers=HX),
+            lambda url=hold: alice.post(url, headers=HX),
+            lambda url=hold: bob.post(url, headers=HX),
         )
         assert [a.status_code for a in answers] == [200, 200]
         c.refresh_from_db()

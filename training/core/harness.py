@@ -75,7 +75,7 @@ class EvidenceResult:
 
 
 @dataclass(frozen=True, slots=True)
-class EvalResult:
+class HarnessResult:
     behaviour: str
     version: int | None
     reward: float
@@ -112,7 +112,7 @@ def _plain(value: ActionResult | EvidenceResult | Hit) -> dict[str, Any]:
 
 def evaluate(
     spec: BehaviourSpec, facts: TrajectoryFacts, *, blobs: BlobStore | None = None
-) -> EvalResult:
+) -> HarnessResult:
     """Score one trajectory; ``blobs`` holds final file contents for ``contains`` evidence."""
     actions = match_actions(spec.expected_actions, facts.actions, spec.order_required)
     evidence = tuple(_evidence(item, facts, blobs) for item in spec.evidence)
@@ -132,7 +132,7 @@ def evaluate(
         modes.append("self_report_only")
     modes += [f"missed_action:{a.label}" for a in actions if not a.matched]
     modes += [f"missed_evidence:{e.label}" for e in evidence if not e.matched]
-    return EvalResult(
+    return HarnessResult(
         behaviour=spec.slug,
         version=spec.version,
         reward=reward,

@@ -1,6 +1,6 @@
 """Several rollouts per task: pass@k, mean and spread of reward, per agent and per split.
 
-rows = [Outcome(task="t1", reward=1.0, passed=True, agent="oracle", split=Split.HELD_OUT), …]
+rows = [ScoredRollout(task="t1", reward=1.0, passed=True, agent="oracle", split=Split.HELD_OUT), …]
 groups = aggregate(rows, k=5)
 groups[0].pass_at_1, groups[0].pass_at_k, groups[0].mean_reward, groups[0].std_reward
 
@@ -59,7 +59,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class ScoredRollout:
     """One scored rollout: the task it attempted, who attempted it, and its result."""
 
     task: str
@@ -114,7 +114,7 @@ class GroupStats:
 
 
 def aggregate(
-    outcomes: Iterable[Outcome], *, k: int = 1, by: Sequence[str] = GROUP_FIELDS
+    outcomes: Iterable[ScoredRollout], *, k: int = 1, by: Sequence[str] = GROUP_FIELDS
 ) -> list[GroupStats]:
     """One row per distinct value of ``by`` (e.g. agent x split), sorted by that key."""
     if k < 1:
@@ -122,14 +122,14 @@ def aggregate(
     unknown = [name for name in by if name not in GROUP_FIELDS]
     if unknown:
         raise ValueError(f"cannot group by {unknown}: choose from {list(GROUP_FIELDS)}")
-    groups: dict[tuple[Any, ...], list[Outcome]] = defaultdict(list)
+    groups: dict[tuple[Any, ...], list[ScoredRollout]] = defaultdict(list)
     for outcome in outcomes:
         groups[tuple(getattr(outcome, name) for name in by)].append(outcome)
     return [summarise(key, rows, k) for key, rows in sorted(groups.items(), key=_sort_key)]
 
 
-def summarise(key: tuple[Any, ...], rows: Sequence[Outcome], k: int) -> GroupStats:
-    by_task: dict[str, list[Outcome]] = defaultdict(list)
+def summarise(key: tuple[Any, ...], rows: Sequence[ScoredRollout], k: int) -> GroupStats:
+    by_task: dict[str, list[ScoredRollout]] = defaultdict(list)
     for row in rows:
         by_task[row.task].append(row)
     rates = [sum(r.passed for r in task) / len(task) for task in by_task.values()]
@@ -153,5 +153,5 @@ def summarise(key: tuple[Any, ...], rows: Sequence[Outcome], k: int) -> GroupSta
     )
 
 
-def _sort_key(item: tuple[tuple[Any, ...], list[Outcome]]) -> tuple[str, ...]:
+def _sort_key(item: tuple[tuple[Any, ...], list[ScoredRollout]]) -> tuple[str, ...]:
     return tuple("" if value is None else str(value) for value in item[0])

@@ -229,7 +229,7 @@ class EvalRun(Job):
 
 
 class EvalResult(models.Model):
-    """One rollout scored against one behaviour version (training.core.harness.EvalResult)."""
+    """One rollout scored against one behaviour version (training.core.harness.HarnessResult)."""
 
     run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="results")
     rollout = models.ForeignKey(Rollout, on_delete=models.CASCADE, related_name="results")

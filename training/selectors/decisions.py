@@ -27,7 +27,7 @@ from training.core.buttons import (
 )
 from training.core.facts import TrajectoryFacts
 from training.core.spec import BehaviourSpec, load_spec
-from training.core.stats import GroupStats, Outcome, aggregate
+from training.core.stats import GroupStats, ScoredRollout, aggregate
 from trajectories.core.words import with_article
 
 from ..models import Behaviour, BehaviourVersion, Decision, EvalResult, EvalRun
@@ -81,7 +81,7 @@ def base_groups(run: EvalRun | None) -> list[dict[str, Any]]:
     return [g for g in run.summary.get("groups", []) if not g.get("adapter")]
 
 
-def outcomes(run: EvalRun) -> list[Outcome]:
+def outcomes(run: EvalRun) -> list[ScoredRollout]:
     rows = EvalResult.objects.filter(run=run).values_list(
         "task__candidate_id",
         "reward",
@@ -94,7 +94,9 @@ def outcomes(run: EvalRun) -> list[Outcome]:
         "self_report_only",
     )
     return [
-        Outcome(str(t), reward, passed, agent, model, adapter, prompt, None, hits, self_report)
+        ScoredRollout(
+            str(t), reward, passed, agent, model, adapter, prompt, None, hits, self_report
+        )
         for t, reward, passed, agent, model, adapter, prompt, hits, self_report in rows
     ]
 
@@ -175,13 +177,13 @@ def files(made: Button) -> dict[str, tuple[str, str]]:
 
 
 @dataclass(frozen=True)
-class TrialRow:
+class HookTrialRow:
     rollout_id: int
     passed: bool | None  # the harness's verdict in the latest run, when it scored the rollout
     trial: HookTrial
 
 
-def hook_trials(version: BehaviourVersion, hook: GeneratedHook) -> list[TrialRow]:
+def hook_trials(version: BehaviourVersion, hook: GeneratedHook) -> list[HookTrialRow]:
     """The hook fed every call of the behaviour's latest scored failing rollout (the one with
     the most forbidden hits) and passing rollout: each trial says whether it refused exactly what
     the rules forbid. Two, because every call starts the hook as a process, within a request."""
@@ -203,7 +205,7 @@ def hook_trials(version: BehaviourVersion, hook: GeneratedHook) -> list[TrialRow
             # This interpreter, not whatever `python3` PATH finds (a version manager's shim
             # would cost more than the hook itself on every call).
             trial = try_hook(hook, facts, workdir=Path(folder), python=sys.executable, timeout=10)
-        rows.append(TrialRow(result.rollout_id, result.passed, trial))
+        rows.append(HookTrialRow(result.rollout_id, result.passed, trial))
     return rows
 
 

@@ -19,24 +19,24 @@ WORLD_EVIDENCE = frozenset({"file_state", "verified_reward"})
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class EvalVerdict:
     passed: bool | None  # None while the run has no answer yet
     why: str
 
 
-def verdict(run: EvalRun) -> Verdict:
+def verdict(run: EvalRun) -> EvalVerdict:
     """Whether the run's gate passed, and why, in a sentence."""
     if run.status == EvalRun.Status.FAILED:
-        return Verdict(False, f"the run itself failed: {run.error or 'no reason recorded'}")
+        return EvalVerdict(False, f"the run itself failed: {run.error or 'no reason recorded'}")
     if run.status != EvalRun.Status.DONE:
-        return Verdict(None, f"{run.get_status_display().lower()}: no verdict yet")
+        return EvalVerdict(None, f"{run.get_status_display().lower()}: no verdict yet")
     summary = run.summary
     scored = summary.get("rollouts") or 0
     if not scored:
-        return Verdict(False, "nothing was scored: no graded rollout of this behaviour's tasks")
+        return EvalVerdict(False, "nothing was scored: no graded rollout of this behaviour's tasks")
     if summary.get("gate_passed"):
-        return Verdict(True, f"all {scored} scored rollouts passed")
-    return Verdict(False, f"{summary.get('failed', 0)} of {scored} scored rollouts failed")
+        return EvalVerdict(True, f"all {scored} scored rollouts passed")
+    return EvalVerdict(False, f"{summary.get('failed', 0)} of {scored} scored rollouts failed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +146,7 @@ class Item:
 
 
 def result_items(result: EvalResult) -> list[Item]:
-    """The harness's result (``training.core.harness.EvalResult.to_dict``) line by line."""
+    """The harness's result (``training.core.harness.HarnessResult.to_dict``) line by line."""
     detail = result.detail or {}
     items = [
         _expectation(section, raw)

@@ -21,7 +21,7 @@ from groundwork.services.audit import audit_event_record
 from training.core.facts import TrajectoryFacts
 from training.core.harness import evaluate
 from training.core.spec import BehaviourSpec, load_spec
-from training.core.stats import Outcome, Split, aggregate
+from training.core.stats import ScoredRollout, Split, aggregate
 from trajectories.core import limits
 from trajectories.core.memory import collector_paused
 from trajectories.store import DbBlobs
@@ -118,9 +118,9 @@ def _score_rows(
     spec: BehaviourSpec,
     tasks: dict[int, BehaviourTask],
     rollouts: QuerySet[Rollout],
-) -> list[Outcome]:
+) -> list[ScoredRollout]:
     blobs = DbBlobs()
-    outcomes: list[Outcome] = []
+    outcomes: list[ScoredRollout] = []
     done = 0
     batch: list[tuple[Any, ...]] = []
     for row in rollouts.values(*_FIELDS).iterator(chunk_size=CHUNK):
@@ -143,7 +143,7 @@ def _score_rows(
             )
         )
         outcomes.append(
-            Outcome(
+            ScoredRollout(
                 task=str(task.candidate_id),
                 reward=result.reward,
                 passed=result.passed,
@@ -200,7 +200,7 @@ def _flush(run: EvalRun, batch: list[tuple[Any, ...]], done: int) -> int:
     return done
 
 
-def _summary(run: EvalRun, outcomes: list[Outcome], *, skipped: int) -> dict[str, Any]:
+def _summary(run: EvalRun, outcomes: list[ScoredRollout], *, skipped: int) -> dict[str, Any]:
     groups = [g.to_dict(GROUPS) for g in aggregate(outcomes, k=run.k, by=GROUPS)]
     failed = sum(1 for o in outcomes if not o.passed)
     warnings = []

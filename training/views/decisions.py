@@ -50,7 +50,7 @@ def _context(
     error: str = "",
     form: dict[str, str] | None = None,
     notice: str = "",
-    trials: list[reads.TrialRow] | None = None,
+    trials: list[reads.HookTrialRow] | None = None,
     trial_error: str = "",
 ) -> dict[str, Any]:
     version = behaviour.latest_version()

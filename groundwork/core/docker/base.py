@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import labels as lbl
+from . import docker_labels as lbl
 from .engine import Engine, ImageInfo
 from .errors import InfraError, SetupError
 from .hashing import recipe_hash

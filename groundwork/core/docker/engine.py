@@ -38,7 +38,7 @@ import docker
 import docker.errors
 import requests
 
-from . import labels as lbl
+from . import docker_labels as lbl
 from .errors import InfraError
 from .hashing import context_hash
 from .sandbox import AGENT_UID as AGENT_UID  # re-exported: trials/ imports it from here

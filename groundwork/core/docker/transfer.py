@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import labels as lbl
+from . import docker_labels as lbl
 from .base import DEFAULT_REGISTRY, DEFAULT_REPOSITORY, Progress, _quiet, ensure_tool
 from .engine import Engine
 from .errors import SetupError

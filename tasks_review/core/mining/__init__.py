@@ -6,9 +6,9 @@ and qa, which ask a model once per candidate, are in ``core.families`` and take 
 """
 
 from .candidate import RepairCandidate, candidate_key
+from .checkpairs import bare_check_command, check_pairs
 from .drops import Drop, DropReason
 from .installs import installs_packages
-from .pairs import bare_check_command, check_pairs
 from .repair import (
     DEFAULT_LANGUAGES,
     DEFAULT_MAX_FILES,

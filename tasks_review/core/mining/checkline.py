@@ -3,7 +3,7 @@
     line = split_line("cd web && FOO=1 npm test 2>&1", "npm test")
     [text(c) for c in line.before], text(line.check)    # ["cd web"], "FOO=1 npm test 2>&1"
     step = classify(line.before[0], cwd="/repo", paths=Paths("/repo"))
-    step.verdict, step.why                              # Verdict.KEEP, "changes directory …"
+    step.verdict, step.why                              # StepVerdict.KEEP, "changes directory …"
 
 A line splits only when it is a plain chain: simple commands joined by ``&&`` and ``;`` (a
 newline is a ``;``), no pipes, ``||``, subshells, compound commands or here-documents. Those
@@ -31,7 +31,7 @@ from trajectories.core.replay.programs import basename, unwrap
 from trajectories.core.replay.shell import Redirect, SimpleCommand, Word, parse
 
 from .installs import installs_packages
-from .services import client_need, starts_service
+from .service_needs import client_need, starts_service
 
 # Reserved words the shell reader drops silently (it flattens `if pytest; then …`): a line
 # holding one is a compound command, not a chain.
@@ -134,7 +134,7 @@ def _redirect_text(redirect: Redirect) -> str | None:
 # -- judging one setup command -------------------------------------------------------------------
 
 
-class Verdict(StrEnum):
+class StepVerdict(StrEnum):
     KEEP = "keep"
     ELIDE = "elide"
     UNSAFE = "unsafe"
@@ -143,7 +143,7 @@ class Verdict(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Step:
     text: str  # the command as typed
-    verdict: Verdict
+    verdict: StepVerdict
     why: str  # for the reviewer: what it does in (or for) the task
     cwd: str | None  # the shell's directory after it (absolute; None when unknown)
 
@@ -191,22 +191,22 @@ def classify(command: SimpleCommand, *, cwd: str | None, paths: Paths) -> Step:
     """What a task does with one setup command that ran before its check (see the module)."""
     typed = text(command)
 
-    def step(verdict: Verdict, why: str) -> Step:
+    def step(verdict: StepVerdict, why: str) -> Step:
         return Step(typed, verdict, why, cwd)
 
     unsafe_value = _unsafe_assignment(command.assignments)
     if unsafe_value:
-        return step(Verdict.UNSAFE, f"sets {unsafe_value} from a command substitution")
+        return step(StepVerdict.UNSAFE, f"sets {unsafe_value} from a command substitution")
     outside = _writes_outside(command, cwd, paths)
     if outside:
-        return step(Verdict.UNSAFE, f"writes {outside}, outside the project")
+        return step(StepVerdict.UNSAFE, f"writes {outside}, outside the project")
     if not command.argv:
-        return step(Verdict.KEEP, "sets variables")
+        return step(StepVerdict.KEEP, "sets variables")
     if not command.argv[0].literal:
-        return step(Verdict.UNSAFE, f"runs a program whose name is not literal ({typed})")
+        return step(StepVerdict.UNSAFE, f"runs a program whose name is not literal ({typed})")
     args = unwrap(command.args)
     if not args:
-        return step(Verdict.KEEP, "sets environment variables")
+        return step(StepVerdict.KEEP, "sets environment variables")
     name = basename(args[0])
     rest = args[1:]
     sub = next((a for a in rest if not a.startswith("-")), "")
@@ -216,54 +216,64 @@ def classify(command: SimpleCommand, *, cwd: str | None, paths: Paths) -> Step:
     if name in ("export", "unset", "set"):
         unsafe = _unsafe_assignment(command.argv[1:])
         if unsafe:
-            return step(Verdict.UNSAFE, f"exports {unsafe} from a command substitution")
-        return step(Verdict.KEEP, "sets the shell's environment or options")
+            return step(StepVerdict.UNSAFE, f"exports {unsafe} from a command substitution")
+        return step(StepVerdict.KEEP, "sets the shell's environment or options")
     if name in ("source", ".") and rest and _ACTIVATE.search(rest[0]):
         return step(
-            Verdict.ELIDE,
+            StepVerdict.ELIDE,
             "activates the recorded machine's virtualenv; the image's own environment stands "
             "for it",
         )
     if (name, sub) in _ENV_MANAGERS:
         return step(
-            Verdict.ELIDE,
+            StepVerdict.ELIDE,
             f"selects an environment with {name}; the image has one Python and one Node",
         )
     if name in _HARMLESS:
-        return step(Verdict.KEEP, "only prints or waits")
+        return step(StepVerdict.KEEP, "only prints or waits")
     started = starts_service(args)
     if started is not None:
         return step(
-            Verdict.ELIDE,
+            StepVerdict.ELIDE,
             f"starts {started}; the check's harness starts it in the task's containers",
         )
     need = client_need(args, _assigned(command))
     if need is not None:
         if not need.provided:
-            return step(Verdict.UNSAFE, f"talks to {need.describe()}, which the task cannot run")
-        return step(Verdict.KEEP, f"a {need.service} client: runs against the task's own server")
+            return step(
+                StepVerdict.UNSAFE, f"talks to {need.describe()}, which the task cannot run"
+            )
+        return step(
+            StepVerdict.KEEP, f"a {need.service} client: runs against the task's own server"
+        )
     if installs_packages(typed):
-        return step(Verdict.UNSAFE, "installs packages; the image has the project's dependencies")
+        return step(
+            StepVerdict.UNSAFE, "installs packages; the image has the project's dependencies"
+        )
     if name in _NETWORK or (name == "git" and sub in _GIT_NETWORK):
-        return step(Verdict.UNSAFE, f"{name} needs the network or the recorded machine")
+        return step(StepVerdict.UNSAFE, f"{name} needs the network or the recorded machine")
     if rewrites(command.args) is not None:
-        return step(Verdict.UNSAFE, "rewrites sources, so the check would not see the reference")
+        return step(
+            StepVerdict.UNSAFE, "rewrites sources, so the check would not see the reference"
+        )
     if recognise(command.args) is not None:
-        return step(Verdict.KEEP, "another check, run offline on the project")
-    return step(Verdict.UNSAFE, f"runs {name}, which the task cannot vouch for offline")
+        return step(StepVerdict.KEEP, "another check, run offline on the project")
+    return step(StepVerdict.UNSAFE, f"runs {name}, which the task cannot vouch for offline")
 
 
 def _cd(command: SimpleCommand, cwd: str | None, paths: Paths, typed: str) -> Step:
     words = command.argv[1:]
     target = words[-1] if words else None
     if target is None or not target.literal or target.value == "-":
-        return Step(typed, Verdict.UNSAFE, "changes to a directory the replay cannot place", None)
+        return Step(
+            typed, StepVerdict.UNSAFE, "changes to a directory the replay cannot place", None
+        )
     destination = paths.absolute(target.value, cwd)
     if destination is None or paths.relative_dir(destination) is None:
-        return Step(typed, Verdict.UNSAFE, "changes to a directory outside the project", None)
+        return Step(typed, StepVerdict.UNSAFE, "changes to a directory outside the project", None)
     where = paths.relative_dir(destination)
     return Step(
-        typed, Verdict.KEEP, f"changes directory to {where} inside the project", destination
+        typed, StepVerdict.KEEP, f"changes directory to {where} inside the project", destination
     )
 
 

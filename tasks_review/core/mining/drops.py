@@ -48,7 +48,7 @@ class DropReason(StrEnum):
     # Redis or PostgreSQL on another host (the image runs those two on its own host). Shown by
     # the check's own command lines (a client such as `mysql -e …` or `psql -h db.example.com`,
     # a variable such as DATABASE_URL=mysql://… or REDIS_URL=redis://cache:6379) or by its
-    # output (a connection error naming that service or host); see services.py.
+    # output (a connection error naming that service or host); see service_needs.py.
     SERVICE_UNAVAILABLE = "service_unavailable"
     # A Go check's go.mod requires modules that only a download could provide: no
     # vendor/modules.txt beside it and no replacement by a local folder, while the task's image

@@ -1,7 +1,7 @@
 """The repair family: a check that failed, then passed after the agent changed files.
 
 For every check the replay recorded (the check itself, whatever setup its command line ran
-first, in the same directory: ``pairs``), a failing run followed by the next passing run of
+first, in the same directory: ``checkpairs``), a failing run followed by the next passing run of
 that same check is a candidate. Its starting state is the files just before the failing run,
 its reference the files just before the passing run; the fix is their difference. What the
 task runs as its check (the passing run's line, its setup judged, or the bare check; a known
@@ -35,9 +35,9 @@ itself changed tests (``fix_edits_tests``: the user said "the code is right, fix
 the candidate is kept, flagged, and its instruction says that the grader's tests differ from
 the visible ones; reviewers see the flag and may reject such tasks as underspecified.
 
-The pieces live beside this module: ``pairs`` (which runs pair up), ``fix`` (the files at
+The pieces live beside this module: ``checkpairs`` (which runs pair up), ``fix`` (the files at
 either end and what the window did), ``rules`` and ``installs`` (the evidence for each drop),
-``taskcheck`` with ``checkline`` and ``scripts`` (the task's command), ``services`` and
+``taskcheck`` with ``checkline`` and ``scripts`` (the task's command), ``service_needs`` and
 ``gomod`` (what its image must provide), ``candidate`` (the kept candidate and its key); this
 module asks the rules in order.
 """
@@ -55,11 +55,11 @@ from trajectories.core.replay import ReplayResult, ShellCommand, StateIndex
 
 from ..instruction import leaks
 from .candidate import FAMILY, RepairCandidate, build_candidate
+from .checkpairs import check_pairs
 from .drops import Drop, DropReason
 from .files import is_manifest, language_of, project_language, under
 from .fix import Fix, fix_between
 from .gomod import go_module
-from .pairs import check_pairs
 from .rules import (
     escapes_root,
     installs_between,
@@ -70,7 +70,7 @@ from .rules import (
     windows_paths,
 )
 from .scriptfiles import Above, Files
-from .services import Need, ServiceNeeds, check_needs, line_needs
+from .service_needs import Need, ServiceNeeds, check_needs, line_needs
 from .taskcheck import TaskCheck, task_check
 
 STAGE = "mine"

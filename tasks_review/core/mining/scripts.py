@@ -42,7 +42,7 @@ from trajectories.core.replay.model import CheckKind
 from trajectories.core.replay.paths import Paths
 from trajectories.core.replay.programs import basename, unwrap
 
-from .checkline import Verdict, chain, classify, text
+from .checkline import StepVerdict, chain, classify, text
 from .justfile import Unresolvable as JustUnresolvable
 from .justfile import commands as justfile_commands
 from .makefile import make
@@ -112,9 +112,9 @@ def _compose(definition: Definition, cwd: str) -> Resolved:
                 parts.append(prefix + text(command))
                 continue
             step = classify(command, cwd=_abs(here), paths=_PATHS)
-            if step.verdict is Verdict.UNSAFE:
+            if step.verdict is StepVerdict.UNSAFE:
                 raise Unresolvable
-            if step.verdict is Verdict.ELIDE:
+            if step.verdict is StepVerdict.ELIDE:
                 continue
             if argv and basename(argv[0]) in ("cd", "pushd"):
                 if step.cwd is None:

@@ -4,7 +4,7 @@
     decided.command, decided.cwd      # "redis-cli FLUSHDB && pytest -q", "."
     decided.setup, decided.note       # ("redis-cli FLUSHDB",), "runs the passing run's setup …"
 
-The runs of a check pair up by the check itself (``pairs``), so their command lines may differ
+The runs of a check pair up by the check itself (``checkpairs``), so their command lines may differ
 in what came first: ``pytest`` failed, ``redis-cli FLUSHDB && pytest`` passed. The passing run
 is the one the reference must repeat, so the task starts from its command line and judges each
 setup command before the check (``checkline.classify``):
@@ -31,9 +31,9 @@ from trajectories.core.replay import ReplayResult, ShellCommand
 from trajectories.core.replay.paths import Paths
 from trajectories.core.replay.shell import SimpleCommand
 
-from .checkline import Line, Step, Verdict, classify, join, split_line, text
+from .checkline import Line, Step, StepVerdict, classify, join, split_line, text
+from .checkpairs import bare_check_command
 from .installs import installs_packages
-from .pairs import bare_check_command
 from .scripts import Files, Resolved, resolve
 
 
@@ -80,7 +80,7 @@ def task_check(
     told = _resolved_note(typed_check, resolved)
     dropped_failing = _failing_only_setup(failing, steps)
 
-    unsafe = next((s for s in steps if s.verdict is Verdict.UNSAFE), None)
+    unsafe = next((s for s in steps if s.verdict is StepVerdict.UNSAFE), None)
     if unsafe is not None or passing.cwd is None:
         bare = resolved.script if resolved else bare_check_command(typed_check)
         why = (
@@ -92,10 +92,10 @@ def task_check(
         check_cwd = _check_cwd(check.cwd, resolved)
         return TaskCheck(bare, shell_dir, check_cwd, (), _sentences(note, told), resolved, installs)
 
-    kept = [s for s in steps if s.verdict is Verdict.KEEP and s is not own_env]
-    elided = [s for s in steps if s.verdict is Verdict.ELIDE]
+    kept = [s for s in steps if s.verdict is StepVerdict.KEEP and s is not own_env]
+    elided = [s for s in steps if s.verdict is StepVerdict.ELIDE]
     after = [classify(c, cwd=here, paths=paths) for c in line.after]
-    trailing_kept = all(s.verdict is Verdict.KEEP for s in after)
+    trailing_kept = all(s.verdict is StepVerdict.KEEP for s in after)
     if not elided and trailing_kept and resolved is None:
         command = bare_check_command(passing.command)
     elif resolved is not None:

@@ -35,7 +35,7 @@ from .model import (
 )
 from .npmrange import npm_satisfies
 from .plan import GradingPlan, is_guarded, plan_check
-from .results import Verdict, judge_graded_run, read_sessions
+from .results import Judgement, judge_graded_run, read_sessions
 from .runner import (
     Cancelled,
     MatrixRun,
@@ -76,7 +76,7 @@ __all__ = [
     "TrialRecord",
     "TrialStatus",
     "TrialTask",
-    "Verdict",
+    "Judgement",
     "check_in_image",
     "declared_dependencies",
     "decide",

@@ -14,7 +14,7 @@ from typing import Any
 from groundwork.core.docker import FileEntry
 
 from .kit import answers
-from .kit.judging import Verdict
+from .kit.judging import Judgement
 
 GRADING = "answer"
 
@@ -24,10 +24,10 @@ def is_answer_task(config: Mapping[str, Any]) -> bool:
     return config.get("grading") == GRADING
 
 
-def judge_answer(files: Mapping[str, FileEntry], config: Mapping[str, Any]) -> Verdict:
+def judge_answer(files: Mapping[str, FileEntry], config: Mapping[str, Any]) -> Judgement:
     entry = files.get(str(config["answer_file"]))
     judged = answers.judge(entry.data if entry is not None else None, config["expected"])
-    return Verdict(
+    return Judgement(
         reward=judged.reward,
         reasons=judged.reasons,
         grading=GRADING,

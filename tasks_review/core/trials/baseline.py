@@ -24,7 +24,7 @@ from .model import ORACLE_REWARD, TrialDrop, TrialDropReason, trim
 from .plan import GradingPlan, plan_check
 from .probes import probes_in_image
 from .probeset import PROBES_FILE, ProbeSet
-from .results import Verdict
+from .results import Judgement
 from .taskdir import ReferenceFacts, TaskSpec
 from .verifier import (
     SOLUTION_DIR,
@@ -43,8 +43,8 @@ class Baseline:
 
     plan: GradingPlan
     facts: ReferenceFacts  # what grading needs: passing tests, failing ones, control candidates
-    start: Verdict
-    reference: Verdict
+    start: Judgement
+    reference: Judgement
     seconds: float
     logs: str = ""
     size: CheckSize = CheckSize(0, 0, 0)  # how much the check asserts

@@ -36,7 +36,7 @@ from .taskdir import TaskSpec, read_task
 # them, on machines with two cores.
 MAX_CPUS = 1.0
 MAX_MEMORY_MB = 2048
-# What a service needs in the image (kit/services.py starts it from these).
+# What a service needs in the image (kit/servers.py starts it from these).
 SERVICE_PROBES = {
     "redis": "command -v redis-server",
     "postgresql": "ls /usr/lib/postgresql/*/bin/postgres && test -d /var/lib/traj2env/postgresql",

@@ -25,7 +25,7 @@ from .kit.judging import (
     PYTEST,
     SKIPPED,
     UNITTEST,
-    Verdict,
+    Judgement,
     judge_sessions,
 )
 from .plan import GradingPlan
@@ -39,7 +39,7 @@ __all__ = [
     "SESSIONS",
     "SKIPPED",
     "UNITTEST",
-    "Verdict",
+    "Judgement",
     "judge_graded_run",
     "read_probe_results",
     "read_sessions",
@@ -87,7 +87,7 @@ def judge_graded_run(
     reward: str = "all",
     start_failed: Iterable[str] = (),
     probes: Mapping[str, Any] | None = None,
-) -> Verdict:
+) -> Judgement:
     """The reward of one graded run (the rules are in ``kit/judging.py``); ``reward`` is the
     task's mode ("all", or "fraction" of its ``start_failed`` tests)."""
     return judge_sessions(

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from groundwork.core.docker import Engine, InfraError
-from groundwork.core.docker import labels as lbl
+from groundwork.core.docker import docker_labels as lbl
 from groundwork.core.docker.engine import Sandbox
 
 from .controls import Control, ControlContext

@@ -49,7 +49,7 @@ from .answers import is_answer_task, judge_answer
 from .model import trim
 from .plan import GradingPlan
 from .probeset import PROBES_FILE
-from .results import Verdict, judge_graded_run, read_probe_results, read_sessions
+from .results import Judgement, judge_graded_run, read_probe_results, read_sessions
 from .taskdir import ReferenceFacts, TaskFolderError, TaskSpec
 
 SOLUTION_DIR = "/traj2env-solution"
@@ -136,7 +136,7 @@ def take_submission(box: Sandbox, project: str, names: list[str]) -> Submission:
 
 @dataclass(frozen=True, slots=True)
 class Graded:
-    verdict: Verdict
+    verdict: Judgement
     result: ExecResult
     logs: str
     detail: Mapping[str, Any]
@@ -240,7 +240,7 @@ def judge_results(
         verdict = judge_answer(submission.files, config)
     else:
 
-        def judged(probes: Mapping[str, Any] | None) -> Verdict:
+        def judged(probes: Mapping[str, Any] | None) -> Judgement:
             return judge_graded_run(
                 check,
                 read_sessions(copied),

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from groundwork.core.docker import Engine, ImageInfo, InfraError, bootstrap
-from groundwork.core.docker import labels as lbl
+from groundwork.core.docker import docker_labels as lbl
 from groundwork.core.docker.engine import BUILD_REPOSITORY
 from groundwork.core.docker.transfer import CarriedImage, export_images, load_images
 from tasks_review.core.images import VARIANTS

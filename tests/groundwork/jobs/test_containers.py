@@ -12,7 +12,7 @@ from django_q.conf import Conf
 from django_q.signals import post_spawn
 
 from groundwork.core.docker import Engine, InfraError, bootstrap
-from groundwork.core.docker import labels as lbl
+from groundwork.core.docker import docker_labels as lbl
 from groundwork.jobs import containers
 from tasks_review.services.images import base_image_spec
 from tests.conftest import REPO, subprocess_env

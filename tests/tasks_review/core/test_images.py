@@ -44,27 +44,27 @@ def test_the_go_variant_has_debians_backported_go_offline_and_a_warm_build_cache
 
 
 def test_the_services_variant_starts_them_from_its_entrypoint_with_the_kits_own_script():
-    from tasks_review.core.trials.kit import services
+    from tasks_review.core.trials.kit import servers
 
-    SERVICES_SCRIPT = images.SERVICES_SCRIPT
+    SERVERS_SCRIPT = images.SERVERS_SCRIPT
     spec = BaseImageSpec(variants=named_variants(["services"]))
     assert {"redis-server", "postgresql"} <= set(spec.all_packages())
-    entry = f'ENTRYPOINT ["/usr/bin/python3", "-I", "{SERVICES_SCRIPT}", "entrypoint", "--"]'
+    entry = f'ENTRYPOINT ["/usr/bin/python3", "-I", "{SERVERS_SCRIPT}", "entrypoint", "--"]'
     assert entry in spec.changes()
     command = mmdebstrap_command(spec, Path("/tmp/x.tar"))
     upload = next(a for a in command if "upload " in a)
-    assert upload.endswith(f"kit/services.py {SERVICES_SCRIPT}")
+    assert upload.endswith(f"kit/servers.py {SERVERS_SCRIPT}")
     # The recipe names the script by its content (not where this checkout lives): editing it
     # makes a new image.
-    assert not any("/kit/services.py" in h for h in spec.hooks())
-    assert any(services.PG_TEMPLATE in h and "initdb" in h for h in spec.hooks())
+    assert not any("/kit/servers.py" in h for h in spec.hooks())
+    assert any(servers.PG_TEMPLATE in h and "initdb" in h for h in spec.hooks())
 
 
 def test_services_and_the_grader_agree_on_the_go_settings_and_postgres_template():
-    from tasks_review.core.trials.kit import running, services
+    from tasks_review.core.trials.kit import running, servers
 
     assert dict(images.GO_ENV) == running.GO_ENV
-    assert images.PG_TEMPLATE == services.PG_TEMPLATE
+    assert images.PG_TEMPLATE == servers.PG_TEMPLATE
 
 
 def test_a_check_needs_go_for_go_code_and_services_when_it_names_some():
@@ -93,7 +93,8 @@ def test_the_rust_variant_has_debians_newer_rust_and_cargo_offline():
 
 
 def test_the_task_variants_keep_the_recipe_hashes_images_were_built_under():
-    # Moving the recipe out of the Docker seam must not rename (so rebuild) any image.
+    # Moving the recipe out of the Docker seam must not rename (so rebuild) any image. The
+    # services variants were renamed on purpose when their script became kit/servers.py.
     tags = {
         names: BaseImageSpec(variants=named_variants(names)).tag
         for names in ((), ("go",), ("services",), ("go", "services"))
@@ -101,6 +102,6 @@ def test_the_task_variants_keep_the_recipe_hashes_images_were_built_under():
     assert tags == {
         (): "bookworm-181b0a1a92ac55fa",
         ("go",): "bookworm-go-50e4a12babdad5d6",
-        ("services",): "bookworm-services-8c2257d2e2e20437",
-        ("go", "services"): "bookworm-go-services-bfbd44e836339da1",
+        ("services",): "bookworm-services-60f4c51080cc8da3",
+        ("go", "services"): "bookworm-go-services-c5c31e8845cf5588",
     }

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tasks_review.core.pool import Outcome, run_each
+from tasks_review.core.pool import PoolOutcome, run_each
 
 WAIT = 10.0  # seconds a blocked item waits before giving up, so a broken pool fails, not hangs
 
@@ -56,7 +56,7 @@ def test_outcomes_come_back_in_item_order_at_most_jobs_at_a_time():
 
 
 def test_an_item_that_raises_does_not_lose_the_others():
-    done: list[Outcome[int, int]] = []
+    done: list[PoolOutcome[int, int]] = []
 
     def work(item: int, stop: threading.Event) -> int:
         if item == 1:
@@ -101,7 +101,7 @@ def test_a_cancel_starts_no_new_item_stops_those_running_and_waits_for_them():
         finally:
             ledger.leave(item)
 
-    def on_done(outcome: Outcome[int, str]) -> None:
+    def on_done(outcome: PoolOutcome[int, str]) -> None:
         raise Stop("the run was cancelled")
 
     with pytest.raises(Stop):

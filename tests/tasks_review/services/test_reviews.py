@@ -243,7 +243,7 @@ def test_people_without_the_review_role_cannot_hold_or_decide(people, who):
         reviews.review_submit(user=user, candidate_id=c.pk, decision="accept")
     with pytest.raises(NotPermitted):
         reviews.review_adjudicate(user=user, candidate_id=c.pk, decision="accept")
-    # The refused decisions are on the record (a refused reservation changes nothing to audit).
+    # The refused decisions are on the record (a refused hold changes nothing to audit).
     assert sorted(AuditEvent.objects.values_list("verb", "actor")) == [
         ("review.override.refused", user.pk),
         ("review.submit.refused", user.pk),

@@ -1,4 +1,4 @@
-"""The audit log page: every reservation, decision, override and export is an event on it, and the
+"""The audit log page: every hold, decision, override and export is an event on it, and the
 page filters, pages and never undoes blind review (the events themselves: tests/groundwork)."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def shown(response) -> list[int]:
 
 @pytest.fixture
 def history(people, settings):
-    """alice reserves and accepts c1, bob rejects c2 (two reviews needed: both pending)."""
+    """alice holds and accepts c1, bob rejects c2 (two reviews needed: both pending)."""
     settings.TRAJ2ENV = {**settings.TRAJ2ENV, "REVIEWS_PER_CANDIDATE": 2}
     c1, c2 = make_candidate(), make_candidate()
     holds.hold(CANDIDATES, user=people.alice, row_id=c1.pk)

@@ -1,4 +1,4 @@
-"""The candidate queue: what is reviewable, filters, sorting, counts, reservations, and the
+"""The candidate queue: what is reviewable, filters, sorting, counts, holds, and the
 results fragment with and without HX-Request."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from training.core.stats import Outcome, Split, aggregate, pass_at_k, split_of
+from training.core.stats import ScoredRollout, Split, aggregate, pass_at_k, split_of
 
 
 def brute_force_pass_at_k(n: int, c: int, k: int) -> float:
@@ -31,8 +31,8 @@ def test_pass_at_k_refuses_impossible_counts():
         pass_at_k(3, 1, 4)
 
 
-def rollouts(task: str, rewards: list[float], **who) -> list[Outcome]:
-    return [Outcome(task=task, reward=r, passed=r >= 1.0, **who) for r in rewards]
+def rollouts(task: str, rewards: list[float], **who) -> list[ScoredRollout]:
+    return [ScoredRollout(task=task, reward=r, passed=r >= 1.0, **who) for r in rewards]
 
 
 def test_groups_by_agent_and_split_with_pass_at_k_mean_and_spread():
@@ -70,9 +70,9 @@ def test_tasks_with_fewer_than_k_rollouts_do_not_count_towards_pass_at_k():
 
 def test_forbidden_hits_and_self_reports_are_counted_per_rollout():
     rows = [
-        Outcome("t1", 0.0, False, forbidden_hits=2),
-        Outcome("t1", 0.0, False, self_report_only=True),
-        Outcome("t2", 1.0, True),
+        ScoredRollout("t1", 0.0, False, forbidden_hits=2),
+        ScoredRollout("t1", 0.0, False, self_report_only=True),
+        ScoredRollout("t2", 1.0, True),
     ]
     (group,) = aggregate(rows, by=("model",))
     assert (group.forbidden_hits, group.self_report_only) == (1, 1)

@@ -28,16 +28,16 @@ def group(agent: str, split: str, **extra) -> dict:
 def test_the_verdict_says_why_in_a_sentence(people):
     behaviour = make_behaviour(tasks=1)
     run = eval_run_create(user=people.bob, behaviour_id=behaviour.pk)
-    assert reads.verdict(run) == reads.Verdict(None, "queued: no verdict yet")
+    assert reads.verdict(run) == reads.EvalVerdict(None, "queued: no verdict yet")
     run.status = EvalRun.Status.DONE
     run.summary = {"rollouts": 0, "gate_passed": False}
     assert reads.verdict(run).why.startswith("nothing was scored")
     run.summary = {"rollouts": 3, "failed": 0, "gate_passed": True}
-    assert reads.verdict(run) == reads.Verdict(True, "all 3 scored rollouts passed")
+    assert reads.verdict(run) == reads.EvalVerdict(True, "all 3 scored rollouts passed")
     run.summary = {"rollouts": 3, "failed": 2, "gate_passed": False}
-    assert reads.verdict(run) == reads.Verdict(False, "2 of 3 scored rollouts failed")
+    assert reads.verdict(run) == reads.EvalVerdict(False, "2 of 3 scored rollouts failed")
     run.status, run.error = EvalRun.Status.FAILED, "boom"
-    assert reads.verdict(run) == reads.Verdict(False, "the run itself failed: boom")
+    assert reads.verdict(run) == reads.EvalVerdict(False, "the run itself failed: boom")
 
 
 def test_groups_sort_by_agent_then_train_before_held_out_and_show_models_only_when_named():

@@ -96,8 +96,8 @@ def test_opening_a_pair_writes_nothing_and_the_page_posts_the_hold(client, peopl
         html = client.get(
             f"/training/labels/pairs/{pair.pk}/?behaviour={pair.behaviour.slug}", headers=headers
         ).content.decode()
-        reserve = f"/training/labels/pairs/{pair.pk}/hold/?behaviour={pair.behaviour.slug}"
-        assert f'hx-post="{reserve}" hx-trigger="load"' in html
+        hold = f"/training/labels/pairs/{pair.pk}/hold/?behaviour={pair.behaviour.slug}"
+        assert f'hx-post="{hold}" hx-trigger="load"' in html
         assert f'hx-sync="#pair-{pair.pk}:queue last"' in html  # a skip waits for the hold
         assert 'id="label-form"' in html and "Not held yet." in html
     pair.refresh_from_db()

@@ -21,7 +21,7 @@ from trajectories.core.replay import ChangeKind, ReplayResult, ShellCommand, rep
 from trajectories.core.replay.calls import collect_calls
 from trajectories.core.replay.model import CheckKind, Event, is_tree, tree_dir
 from trajectories.core.replay.paths import Paths
-from trajectories.core.replay.results import Outcome, content_text, tool_status
+from trajectories.core.replay.results import CallOutcome, content_text, tool_status
 from trajectories.core.replay.tools import (
     ChangeListOp,
     CodexPatchOp,
@@ -45,6 +45,8 @@ from .shell import is_focused, shell_reads
 # The claim of success sits in the closing lines; the whole of a long final message is not
 # worth storing for 10,000 trajectories.
 FINAL_MESSAGE_CHARS = 4000
+# Action.ok of a call that is not a shell command; unknown and missing results leave it None.
+_CALL_OK = {CallOutcome.OK: True, CallOutcome.FAILED: False, CallOutcome.NOT_RUN: False}
 
 
 def facts_of(
@@ -106,7 +108,7 @@ def build_facts(
                 )
             continue
         outcome = tool_status(call.result, patch=isinstance(op, CodexPatchOp | ChangeListOp))
-        ok = {Outcome.OK: True, Outcome.FAILED: False, Outcome.NOT_RUN: False}.get(outcome)
+        ok = _CALL_OK.get(outcome)
         named = tuple(paths.resolve(p, cwd).key for p in _op_paths(op))
         kind = _kind(op)
         actions.append(

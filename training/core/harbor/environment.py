@@ -69,7 +69,7 @@ from groundwork.core.docker import (
     Limits,
     Sandbox,
 )
-from groundwork.core.docker import labels as lbl
+from groundwork.core.docker import docker_labels as lbl
 
 TYPE = "traj2env"
 # Copy-out is held in memory while it is written to the trial folder.

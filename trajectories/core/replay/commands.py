@@ -26,7 +26,7 @@ from .checks import CheckSpec
 from .model import Check, CheckKind, ShellCommand
 from .paths import Paths
 from .reads import VERBATIM_AGENTS, doubtful, interpret, parse_read
-from .results import Outcome, shell_output, shell_status
+from .results import CallOutcome, shell_output, shell_status
 from .shell_files import ShellFiles
 from .state import FileState
 from .tools import ShellOp
@@ -75,23 +75,23 @@ class Shell:
         if isinstance(info, Mapping):
             recorded = info.get("exit_code")
             if isinstance(recorded, int) and not isinstance(recorded, bool):
-                outcome = Outcome.OK if recorded == 0 else Outcome.FAILED
+                outcome = CallOutcome.OK if recorded == 0 else CallOutcome.FAILED
                 status = replace(status, outcome=outcome, exit_code=recorded)
             if isinstance(info.get("output"), str):
                 output = info["output"]
                 recorded_outputs.append((output, doubtful(output)))
             if isinstance(info.get("cwd"), str) and info["cwd"].startswith("/"):
                 cwd = info["cwd"]
-        certain = status.outcome in (Outcome.OK, Outcome.UNKNOWN)
+        certain = status.outcome in (CallOutcome.OK, CallOutcome.UNKNOWN)
         found: list[fx.FoundCheck] = []
-        if status.outcome is not Outcome.NOT_RUN:
-            failed = status.outcome is Outcome.FAILED
+        if status.outcome is not CallOutcome.NOT_RUN:
+            failed = status.outcome is CallOutcome.FAILED
             files = ShellFiles(self.state, certain=certain)
             run = fx.run_script(op.script, cwd, files, output, failed=failed)
             found = run.checks
             if self.persistent:
                 self.cwd = _reset_to(output) or run.cwd
-        if status.outcome is Outcome.OK and status.exit_code == 0:
+        if status.outcome is CallOutcome.OK and status.exit_code == 0:
             self._read(call, op.script, cwd, recorded_outputs)
         command = ShellCommand(
             index=len(self.commands),

@@ -23,7 +23,7 @@ from .calls import ToolCall
 from .patches import PatchError, apply_hunks, hunks_from_structured_patch
 from .patching import codex_patch, side_patch
 from .paths import Resolved
-from .results import Outcome, Result, tool_status
+from .results import CallOutcome, Result, tool_status
 from .state import FileState
 from .tools import (
     ChangeListOp,
@@ -63,9 +63,9 @@ def play_file_tool(
     """Apply one file tool's call; ``side_patches`` are the patches Codex reported applying."""
     result = call.result
     outcome = tool_status(result, patch=isinstance(op, CodexPatchOp | ChangeListOp))
-    if outcome in (Outcome.FAILED, Outcome.NOT_RUN):
+    if outcome in (CallOutcome.FAILED, CallOutcome.NOT_RUN):
         return
-    done = outcome is Outcome.OK
+    done = outcome is CallOutcome.OK
     side = result.side if result is not None and isinstance(result.side, Mapping) else {}
     if isinstance(op, WriteOp):
         target = state.resolve(op.path, cwd)

@@ -37,7 +37,7 @@ _REFUSED = re.compile(
 )
 
 
-class Outcome(StrEnum):
+class CallOutcome(StrEnum):
     OK = "ok"
     FAILED = "failed"  # ran and failed (nonzero exit, interrupted, timed out, tool error)
     UNKNOWN = "unknown"  # ran; nothing says how it ended
@@ -57,7 +57,7 @@ class Result:
 
 @dataclass(frozen=True, slots=True)
 class Status:
-    outcome: Outcome
+    outcome: CallOutcome
     exit_code: int | None = None
 
 
@@ -177,7 +177,7 @@ def shell_status(result: Result | None, *, flags_failures: bool = False) -> Stat
     it is false.
     """
     if result is None:
-        return Status(Outcome.MISSING)
+        return Status(CallOutcome.MISSING)
     text, extra = result.text, result.extra
     side = result.side if isinstance(result.side, Mapping) else None
     error = _extra_error(extra)
@@ -191,43 +191,43 @@ def shell_status(result: Result | None, *, flags_failures: bool = False) -> Stat
         # successful command are program output, not a status.
         code = text_exit(text)
     if code is not None:
-        return Status(Outcome.OK if code == 0 else Outcome.FAILED, code)
+        return Status(CallOutcome.OK if code == 0 else CallOutcome.FAILED, code)
     if _PROCESS_RUNNING.search(text):
-        return Status(Outcome.UNKNOWN)  # a Codex session that never reported its end
+        return Status(CallOutcome.UNKNOWN)  # a Codex session that never reported its end
     if error:
         if _REFUSED.search(text) or (isinstance(result.side, str) and _REFUSED.search(result.side)):
-            return Status(Outcome.NOT_RUN)
-        return Status(Outcome.FAILED)
+            return Status(CallOutcome.NOT_RUN)
+        return Status(CallOutcome.FAILED)
     if side is not None and side.get("interrupted"):
-        return Status(Outcome.FAILED)
+        return Status(CallOutcome.FAILED)
     if error is False:
         if side is not None and side.get("returnCodeInterpretation"):
             # Claude Code judged a nonzero status harmless (grep found nothing); the number
             # itself is not recorded.
-            return Status(Outcome.OK)
-        return Status(Outcome.OK, 0)
+            return Status(CallOutcome.OK)
+        return Status(CallOutcome.OK, 0)
     if re.search(r"Command (timed out|aborted)", text):
-        return Status(Outcome.FAILED)
-    return Status(Outcome.UNKNOWN)
+        return Status(CallOutcome.FAILED)
+    return Status(CallOutcome.UNKNOWN)
 
 
-def tool_status(result: Result | None, *, patch: bool = False) -> Outcome:
+def tool_status(result: Result | None, *, patch: bool = False) -> CallOutcome:
     """Whether a file tool (write, edit, read; ``patch`` for apply_patch) did its work."""
     if result is None:
-        return Outcome.MISSING
+        return CallOutcome.MISSING
     text = result.text
     if _extra_error(result.extra) or text.lstrip().startswith("<tool_use_error>"):
-        return Outcome.FAILED
+        return CallOutcome.FAILED
     code = _extra_exit(result.extra)
     if code is None and patch:
         code = text_exit(text)
     if code is not None:
-        return Outcome.OK if code == 0 else Outcome.FAILED
+        return CallOutcome.OK if code == 0 else CallOutcome.FAILED
     if patch and not re.search(r"\bSuccess\b|Done!", text):
         if re.search(r"verification failed|invalid patch|failed to|error", text, re.IGNORECASE):
-            return Outcome.FAILED
-        return Outcome.UNKNOWN
-    return Outcome.OK
+            return CallOutcome.FAILED
+        return CallOutcome.UNKNOWN
+    return CallOutcome.OK
 
 
 def shell_output(text: str) -> str:

@@ -14,7 +14,7 @@ agent's project; the trial matrix writes the submission's regular files). Then:
    exact bytes (``grading.json`` carries them base64-encoded), owned by root in folders only
    root can take files out of (sticky), so the check cannot swap them while it runs.
 3. **Run** (``running.py``) the recorded check as an unprivileged ``grader`` user (created when
-   the image has none), with the services it needs started first (``services.py``: Redis,
+   the image has none), with the services it needs started first (``servers.py``: Redis,
    PostgreSQL, as their own users on loopback, stopped afterwards), through the grader kit:
    a shim first on PATH sends test runners (unittest, pytest, node --test, go test) through
    instrumented ones, which report test by test over a Unix socket this process listens on
@@ -120,7 +120,7 @@ import probing  # noqa: E402
 import reports  # noqa: E402
 import restoring  # noqa: E402
 import running  # noqa: E402
-import services  # noqa: E402
+import servers  # noqa: E402
 
 SOCKET = "report.sock"
 
@@ -191,9 +191,9 @@ def grade(config, verifier, out):
     uid, gid, home = running.grader_account()
     running.chown_tree(project, uid, gid)
     restoring.protect(project, reference)
-    # Fresh instances, as root, before anything of the submission runs (see services.py for
+    # Fresh instances, as root, before anything of the submission runs (see servers.py for
     # why none of the submission's can be running instead); a failure is the grader's.
-    started = services.start(config.get("services") or [])
+    started = servers.start(config.get("services") or [])
     kit = running.install_kit(config, sys.executable)
     scratch = tempfile.mkdtemp(prefix="traj2env-run-")  # root-only: the log lives here
     log_path = os.path.join(scratch, "check.log")
@@ -226,7 +226,7 @@ def grade(config, verifier, out):
     finally:
         channel.close()
         shutil.rmtree(kit, ignore_errors=True)
-        services.stop(started)  # after every grader process is gone (run_check kills them)
+        servers.stop(started)  # after every grader process is gone (run_check kills them)
     shutil.rmtree(scratch, ignore_errors=True)
     if outlived:
         findings.append(f"{len(outlived)} process(es) of the grading user outlived the check")

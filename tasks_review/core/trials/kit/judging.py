@@ -71,7 +71,7 @@ _NAME_SPLIT = re.compile(r"::|\.| > ")
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Judgement:
     reward: float
     reasons: tuple  # why not 1; empty when 1
     grading: str  # "structured" or "exit_code"
@@ -322,7 +322,7 @@ def judge_sessions(
     if not (untrusted or baseline) and start_failed and set(failed) == set(start_failed):
         # The no-op's case: say what happened, not only the failures it shows.
         reasons.insert(0, "no change: the recorded check failed as at the start")
-    return Verdict(
+    return Judgement(
         reward=value,
         reasons=tuple(reasons),
         grading="structured" if structured else "exit_code",

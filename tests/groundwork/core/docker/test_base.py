@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from groundwork.core.docker import bootstrap
-from groundwork.core.docker import labels as lbl
+from groundwork.core.docker import docker_labels as lbl
 from groundwork.core.docker.base import BaseImageSpec, Variant, mmdebstrap_command
 from groundwork.core.docker.engine import Engine, ImageInfo
 

@@ -28,7 +28,7 @@ from groundwork.core.docker import (
     Limits,
     bootstrap,
 )
-from groundwork.core.docker import labels as lbl
+from groundwork.core.docker import docker_labels as lbl
 from groundwork.core.docker.hashing import context_hash
 
 pytestmark = pytest.mark.docker

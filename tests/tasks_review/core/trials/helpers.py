@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from groundwork.core.docker import Engine, FileEntry, InfraError
-from groundwork.core.docker import labels as lbl
+from groundwork.core.docker import docker_labels as lbl
 from tasks_review.core.mining import RepairCandidate, candidate_key, find_repair_candidates
 from tasks_review.core.mining.files import is_test_config, is_test_file
 from tasks_review.core.taskfiles import SourceTrace, write_task

@@ -159,7 +159,7 @@ def test_the_agents_container_has_its_services_as_their_own_users_on_loopback(
 ):
     env = {"TRAJ2ENV_SERVICES": "redis,postgresql"}
     with engine.sandbox(services_base_ref, run_id=new_run_id(), env=env) as box:
-        waited = box.exec("python3 -I /usr/local/lib/traj2env/services.py wait redis postgresql")
+        waited = box.exec("python3 -I /usr/local/lib/traj2env/servers.py wait redis postgresql")
         assert waited.exit_code == 0, waited.stderr
         assert box.exec("redis-cli ping").stdout == "PONG\n"
         # psql as the agent, by Debian's default socket, and over TCP as postgres

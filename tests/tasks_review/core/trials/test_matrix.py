@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 import pytest
 
 from groundwork.core.docker import Engine
-from groundwork.core.docker import labels as lbl
+from groundwork.core.docker import docker_labels as lbl
 from tasks_review.core.trials import (
     CATALOGUE,
     MatrixStatus,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from groundwork.core.docker import Engine
-from groundwork.core.docker import labels as lbl
+from groundwork.core.docker import docker_labels as lbl
 from tests.conftest import REPO, subprocess_env
 
 ENVIRONMENT = "training.core.harbor.environment:OfflineDockerEnvironment"

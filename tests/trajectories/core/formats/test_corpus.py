@@ -13,7 +13,7 @@ from trajectories.core.formats.converter import to_dict
 
 pytestmark = pytest.mark.corpus
 
-Outcome = Loaded | NotTrajectory | IngestError
+LoadOutcome = Loaded | NotTrajectory | IngestError
 
 PDFMINER = (
     "evolving-skills/jobs_copy/2026-04-13__04-01-12/pdfminer__pdfminer.six.1a8bd2f7.__icWVexc"
@@ -48,8 +48,8 @@ def expected_format(relative: str) -> str | None:
 
 
 @pytest.fixture(scope="module")
-def outcomes(corpus: Path) -> dict[str, Outcome]:
-    found: dict[str, Outcome] = {}
+def outcomes(corpus: Path) -> dict[str, LoadOutcome]:
+    found: dict[str, LoadOutcome] = {}
     for path in discover([corpus]):
         relative = path.relative_to(corpus).as_posix()
         try:
@@ -59,19 +59,19 @@ def outcomes(corpus: Path) -> dict[str, Outcome]:
     return found
 
 
-def loaded(outcomes: dict[str, Outcome], relative: str) -> Loaded:
+def loaded(outcomes: dict[str, LoadOutcome], relative: str) -> Loaded:
     outcome = outcomes[relative]
     assert isinstance(outcome, Loaded), outcome
     return outcome
 
 
-def test_no_corpus_file_is_an_ingest_error(outcomes: dict[str, Outcome]) -> None:
+def test_no_corpus_file_is_an_ingest_error(outcomes: dict[str, LoadOutcome]) -> None:
     errors = {k: str(v) for k, v in outcomes.items() if isinstance(v, IngestError)}
     assert errors == {}
 
 
 def test_every_corpus_trajectory_loads_with_its_format_and_steps(
-    outcomes: dict[str, Outcome],
+    outcomes: dict[str, LoadOutcome],
 ) -> None:
     wrong = {}
     for relative, outcome in outcomes.items():
@@ -89,7 +89,7 @@ def test_every_corpus_trajectory_loads_with_its_format_and_steps(
 
 
 def test_every_other_corpus_file_is_not_a_trajectory_with_a_reason(
-    outcomes: dict[str, Outcome],
+    outcomes: dict[str, LoadOutcome],
 ) -> None:
     others = {r: o for r, o in outcomes.items() if expected_format(r) is None}
     assert len(others) >= 30
@@ -101,7 +101,7 @@ def test_every_other_corpus_file_is_not_a_trajectory_with_a_reason(
 
 
 def test_corpus_output_is_json_safe_and_atif_files_need_no_repair(
-    outcomes: dict[str, Outcome],
+    outcomes: dict[str, LoadOutcome],
 ) -> None:
     for relative, outcome in outcomes.items():
         if isinstance(outcome, Loaded):
@@ -116,7 +116,7 @@ def test_corpus_output_is_json_safe_and_atif_files_need_no_repair(
                 assert "normalised" not in outcome.side_data, relative
 
 
-def test_the_pdfminer_subagent_names_its_parent_session(outcomes: dict[str, Outcome]) -> None:
+def test_the_pdfminer_subagent_names_its_parent_session(outcomes: dict[str, LoadOutcome]) -> None:
     meta = loaded(outcomes, PDFMINER_SUBAGENT).meta
     assert meta.is_subagent
     assert meta.parent_session_id == "ca4291e5-5178-4fdb-972b-f6b4d6c26a65"
@@ -124,7 +124,7 @@ def test_the_pdfminer_subagent_names_its_parent_session(outcomes: dict[str, Outc
 
 
 def test_the_pdfminer_session_points_at_its_subagent_file_instead_of_embedding_it(
-    outcomes: dict[str, Outcome], corpus: Path
+    outcomes: dict[str, LoadOutcome], corpus: Path
 ) -> None:
     session = loaded(outcomes, f"{PDFMINER_SESSION}.jsonl")
     assert "subagent_trajectories" not in session.atif
@@ -161,13 +161,13 @@ def test_the_pdfminer_session_points_at_its_subagent_file_instead_of_embedding_i
     ids=["claude-code", "atif", "atif-zero-reward", "pi-multi-step-trial"],
 )
 def test_trajectories_in_harbor_trial_folders_carry_task_and_reward(
-    outcomes: dict[str, Outcome], relative: str, task: str, reward: float
+    outcomes: dict[str, LoadOutcome], relative: str, task: str, reward: float
 ) -> None:
     meta = loaded(outcomes, relative).meta
     assert (meta.harbor_task, meta.harbor_reward) == (task, reward)
 
 
-def test_every_trajectory_in_a_trial_folder_has_a_task(outcomes: dict[str, Outcome]) -> None:
+def test_every_trajectory_in_a_trial_folder_has_a_task(outcomes: dict[str, LoadOutcome]) -> None:
     for relative, outcome in outcomes.items():
         if isinstance(outcome, Loaded) and relative.startswith(("evolving-skills/", "openclaw")):
             assert outcome.meta.harbor_task, relative
@@ -196,7 +196,7 @@ def _active_branch_calls(path: Path) -> tuple[set[str], int]:
 
 
 def test_pi_v3_sessions_follow_the_active_branch(
-    outcomes: dict[str, Outcome], corpus: Path
+    outcomes: dict[str, LoadOutcome], corpus: Path
 ) -> None:
     trees = [r for r in outcomes if "/openclaw-sessions/" in r]
     assert len(trees) == 2
@@ -210,7 +210,7 @@ def test_pi_v3_sessions_follow_the_active_branch(
 
 
 def test_pi_v1_sessions_recover_two_objects_written_on_one_line(
-    outcomes: dict[str, Outcome],
+    outcomes: dict[str, LoadOutcome],
 ) -> None:
     session = loaded(outcomes, "pi/badlogic-pi-mono/session.jsonl")
     # Line 440 holds an assistant "Done." and the user's "ok" that followed it.
@@ -222,7 +222,7 @@ def test_pi_v1_sessions_recover_two_objects_written_on_one_line(
     assert compact.side_data["media"]  # its screenshots travel with it
 
 
-def test_pi_v1_sessions_keep_failed_checks_as_errors(outcomes: dict[str, Outcome]) -> None:
+def test_pi_v1_sessions_keep_failed_checks_as_errors(outcomes: dict[str, LoadOutcome]) -> None:
     session = loaded(outcomes, "pi/badlogic-pi-mono/before-compaction.jsonl")
     errors = [
         r
@@ -235,7 +235,7 @@ def test_pi_v1_sessions_keep_failed_checks_as_errors(outcomes: dict[str, Outcome
 
 
 def test_claude_code_edits_in_the_corpus_keep_their_original_file(
-    outcomes: dict[str, Outcome],
+    outcomes: dict[str, LoadOutcome],
 ) -> None:
     edits = 0
     for outcome in outcomes.values():
@@ -255,7 +255,7 @@ def test_claude_code_edits_in_the_corpus_keep_their_original_file(
 
 
 def test_codex_rollout_keeps_the_failing_then_passing_test_runs(
-    outcomes: dict[str, Outcome],
+    outcomes: dict[str, LoadOutcome],
 ) -> None:
     side = loaded(outcomes, CODEX_FIX).side_data
     runs = [c for c in side["commands"].values() if str(c["command"]).startswith("npm test")]
@@ -266,7 +266,7 @@ def test_codex_rollout_keeps_the_failing_then_passing_test_runs(
 
 
 def test_codex_rollout_with_user_words_only_in_events_gets_user_steps(
-    outcomes: dict[str, Outcome],
+    outcomes: dict[str, LoadOutcome],
 ) -> None:
     result = loaded(outcomes, CODEX_EVENTS)
     users = [s for s in result.atif["steps"] if s["source"] == "user"]
@@ -277,7 +277,7 @@ def test_codex_rollout_with_user_words_only_in_events_gets_user_steps(
 
 
 def test_the_linear_serialiser_writes_what_atif_make_writes_for_every_corpus_log(
-    outcomes: dict[str, Outcome], corpus: Path
+    outcomes: dict[str, LoadOutcome], corpus: Path
 ) -> None:
     checked = 0
     for relative, outcome in outcomes.items():

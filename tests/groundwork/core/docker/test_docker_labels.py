@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from groundwork.core.docker import labels as lbl
+from groundwork.core.docker import docker_labels as lbl
 
 # -- labels -------------------------------------------------------------------------------------
 

@@ -1,15 +1,15 @@
-"""traj2env services: Redis and PostgreSQL from Debian's packages, running beside a check.
+"""traj2env servers: Redis and PostgreSQL from Debian's packages, running beside a check.
 
 Standard library only (Python 3.8+). The same file is the entrypoint of the ``services`` base
 image (copied in at bootstrap, see ``docker/base.py``) and part of every task's grader
 (``tests/grader/``), so the agent's container and the verifier start the services one way:
 
-    python3 -I services.py entrypoint -- CMD...   start $TRAJ2ENV_SERVICES, then exec CMD
-    python3 -I services.py wait redis postgresql  exit 0 once each answers (Harbor's healthcheck)
+    python3 -I servers.py entrypoint -- CMD...    start $TRAJ2ENV_SERVICES, then exec CMD
+    python3 -I servers.py wait redis postgresql   exit 0 once each answers (Harbor's healthcheck)
 
-    import services                                # grade.py, as root
-    started = services.start(["redis"])            # fresh instances, ready, or ServiceError
-    services.stop(started)                         # killed, their data removed
+    import servers                                 # grade.py, as root
+    started = servers.start(["redis"])             # fresh instances, ready, or ServiceError
+    servers.stop(started)                          # killed, their data removed
 
 Each service runs as its Debian user (``redis``, ``postgres``; when the process starting it is
 not root, as that process's own user), listens on loopback only (127.0.0.1, the usual port:

@@ -7,7 +7,7 @@ import shlex
 import pytest
 
 from tasks_review.core.mining import DropReason
-from tasks_review.core.mining.services import (
+from tasks_review.core.mining.service_needs import (
     check_needs,
     client_need,
     config_needs,
