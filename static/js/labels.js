@@ -5,7 +5,7 @@
   if (window.traj2envLabels) return; // once per document, even across history restores
   window.traj2envLabels = true;
 
-  const CHOICES = { a: "a", 1: "a", b: "b", 2: "b", t: "t" };
+  const CHOICES = { a: "a", 1: "a", b: "b", 2: "b", t: "t", x: "x" };
 
   function desk() {
     return document.querySelector(".pairdesk[data-pair]");

@@ -35,8 +35,12 @@ from ..models import BehaviourTask, EvalRun, Rollout, TrainingExport
 from ..models import EvalResult as EvalResultRow
 from ..models import PreferencePair as PairRow
 from .grading import grading_summary, usable_tasks
-from .labels import label_agreement, preference
+from .labels import BOTH_BAD, label_agreement, preference
 from .provenance import Admission, RolloutState, Use
+
+# What people may say of a pair that prefers neither side: both exports leave its rollouts' pair
+# out and count it.
+NO_PREFERENCE = ("tie", BOTH_BAD)
 
 
 def task_id_of(candidate: Candidate) -> str:
@@ -236,24 +240,40 @@ def _people_labelled(
     export: TrainingExport, items: dict[int, ExportItem], request: dict[str, Any]
 ) -> tuple[tuple[ExportItem, ...], dict[str, Any]]:
     """KTO's items with people's verdicts where labellers decided a complete pair they were in
-    (chosen: desirable, the other side: undesirable); a rollout people both chose and rejected
-    in different pairs is left out, counted."""
+    (chosen: desirable, the other side: undesirable). Left out, and counted: a rollout people
+    both chose and rejected in different pairs, and one whose complete pairs people called a tie
+    or both bad (their word is that neither side is a preference, so the harness's label must
+    not stand in for it)."""
     verdicts: dict[int, set[bool]] = {}
+    undecided: dict[int, str] = {}
+    bases: Counter[str] = Counter()
     pairs = PairRow.objects.filter(behaviour=export.behaviour, rollout_a_id__in=items)
     for pair in pairs.filter(status=PairRow.Status.COMPLETE).prefetch_related("labels"):
         said = preference(pair, list(pair.labels.all()))
+        bases[said.basis] += 1
         if said.basis == "labels" and said.chosen is not None and said.rejected is not None:
             verdicts.setdefault(said.chosen, set()).add(True)
             verdicts.setdefault(said.rejected, set()).add(False)
+        elif said.basis in NO_PREFERENCE:
+            for side in (pair.rollout_a_id, pair.rollout_b_id):
+                undecided.setdefault(side, said.basis)
     chosen, disagree = [], 0
+    left_out: Counter[str] = Counter()
     for pk, item in items.items():
         seen = verdicts.get(pk, set())
         if len(seen) > 1:
             disagree += 1
             continue
+        if not seen and pk in undecided:
+            left_out[undecided[pk]] += 1
+            continue
         chosen.append(replace(item, label=next(iter(seen))) if seen else item)
-    provenance = {**request["provenance"], "kto": {"labels_disagree": disagree}}
-    return tuple(chosen), provenance
+    kto = {
+        "labels_disagree": disagree,
+        "pairs": dict(sorted(bases.items())),
+        "no_preference": {basis: left_out[basis] for basis in NO_PREFERENCE},
+    }
+    return tuple(chosen), {**request["provenance"], "kto": kto}
 
 
 def export_request(export: TrainingExport) -> ExportRequest:
