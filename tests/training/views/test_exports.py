@@ -14,7 +14,7 @@ from tests.training.loop_factories import (
     pass_and_fail,
     tasks_of,
 )
-from training.models import TrainingExport
+from training.models import Rollout, TrainingExport
 from training.services.exports import training_export_create, training_export_execute
 
 pytestmark = pytest.mark.django_db
@@ -111,3 +111,50 @@ def test_exports_are_for_reviewers_and_admins(client, people, behaviour):
     for who in (people.alice, people.carol, people.eve):
         client.force_login(who)
         assert client.get("/training/exports/").status_code == 403
+
+
+def test_a_stale_export_is_marked_with_why_on_both_pages_and_can_be_exported_again(
+    client, people, behaviour, tmp_path, q_sync, django_capture_on_commit_callbacks
+):
+    export = training_export_create(
+        user=people.bob, behaviour_id=behaviour.pk, kind="sft", out_dir=tmp_path / "s"
+    )
+    export = training_export_execute(export_id=export.pk)
+    client.force_login(people.bob)
+    marker = f'id="training-export-stale-{export.pk}"'
+    assert marker not in client.get("/training/exports/").content.decode()
+    assert "Plan training on it" in client.get(f"/training/exports/{export.pk}/").content.decode()
+    rollout = Rollout.objects.get(pk=int(export.manifest["sources"][0]["trajectory_id"]))
+    Rollout.objects.filter(pk=rollout.pk).update(reward=0.0)  # re-graded since the export
+    for url, headers in (
+        ("/training/exports/", {}),
+        ("/training/exports/", HX),
+        (f"/training/exports/{export.pk}/", {}),
+        (f"/training/exports/{export.pk}/", {**HX, "HX-Target": f"training-export-{export.pk}"}),
+    ):
+        html = client.get(url, headers=headers).content.decode()
+        assert marker in html and "its inputs changed since it was written" in html, url
+        assert f'action="/training/exports/{export.pk}/again/"' in html, url
+    assert (
+        "Plan training on it" not in client.get(f"/training/exports/{export.pk}/").content.decode()
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/training/exports/{export.pk}/again/")
+    again = TrainingExport.objects.exclude(pk=export.pk).get()
+    assert response.status_code == 302 and response["Location"] == f"/training/exports/{again.pk}/"
+    assert (again.behaviour, again.kind, again.created_by) == (behaviour, "sft", people.bob)
+    assert again.status == TrainingExport.Status.DONE, again.refusal or again.error
+    assert again.out_dir != export.out_dir
+    listing = client.get("/training/exports/").content.decode()
+    assert marker in listing and f'id="training-export-stale-{again.pk}"' not in listing
+
+
+def test_exporting_again_is_for_those_who_export(client, people, behaviour, tmp_path):
+    export = training_export_create(
+        user=people.bob, behaviour_id=behaviour.pk, kind="sft", out_dir=tmp_path / "s"
+    )
+    client.force_login(people.alice)
+    assert client.post(f"/training/exports/{export.pk}/again/").status_code == 403
+    client.force_login(people.bob)
+    assert client.get(f"/training/exports/{export.pk}/again/").status_code == 405
+    assert TrainingExport.objects.count() == 1
