@@ -15,7 +15,10 @@ from tests.training.loop_factories import (
     tasks_of,
 )
 from training.models import Rollout, TrainingExport
+from training.selectors import labels as label_reads
+from training.services import labels
 from training.services.exports import training_export_create, training_export_execute
+from training.services.pairs import pairs_build
 
 pytestmark = pytest.mark.django_db
 HX = {"HX-Request": "true"}
@@ -158,3 +161,24 @@ def test_exporting_again_is_for_those_who_export(client, people, behaviour, tmp_
     client.force_login(people.bob)
     assert client.get(f"/training/exports/{export.pk}/again/").status_code == 405
     assert TrainingExport.objects.count() == 1
+
+
+def test_a_dpo_exports_page_counts_the_pairs_people_called_both_bad(
+    client, people, behaviour, settings, tmp_path
+):
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "LABELS_PER_PAIR": 2}
+    chosen, bad = pairs_build(user=people.bob, behaviour_id=behaviour.pk)
+    for user in (people.alice, people.bob):
+        left = label_reads.sides(chosen, user).left
+        choice = "A" if left == chosen.rollout_a_id else "B"  # both prefer rollout a
+        labels.pair_label_submit(user=user, pair_id=chosen.pk, choice=choice, left=left)
+        left = label_reads.sides(bad, user).left
+        labels.pair_label_submit(user=user, pair_id=bad.pk, choice="both_bad", left=left)
+    export = training_export_create(
+        user=people.bob, behaviour_id=behaviour.pk, kind="dpo", out_dir=tmp_path / "d"
+    )
+    export = training_export_execute(export_id=export.pk)
+    assert export.status == TrainingExport.Status.DONE, export.refusal or export.error
+    client.force_login(people.bob)
+    html = client.get(f"/training/exports/{export.pk}/").content.decode()
+    assert "<code>both_bad</code> 1" in html and "<code>labels</code> 1" in html
