@@ -31,6 +31,7 @@ urlpatterns = [
     path("exports/", exports.export_list, name="exports"),
     path("exports/<int:pk>/", exports.export_detail, name="export"),
     path("exports/<int:pk>/manifest.json", exports.export_manifest, name="export_manifest"),
+    path("exports/<int:pk>/again/", exports.export_again, name="export_again"),
     path("plans/", plans.plan_list, name="plans"),
     path("plans/new/", plans.plan_new, name="plan_new"),
     path("plans/<int:pk>/", plans.plan_detail, name="plan"),

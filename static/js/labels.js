@@ -6,7 +6,7 @@
   if (window.traj2envLabels) return; // once per document, even across history restores
   window.traj2envLabels = true;
 
-  const CHOICES = { a: "a", 1: "a", b: "b", 2: "b", t: "t" };
+  const CHOICES = { a: "a", 1: "a", b: "b", 2: "b", t: "t", x: "x" };
   const keys = window.traj2envKeys; // static/js/keys.js
 
   function click(button) {

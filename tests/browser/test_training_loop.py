@@ -8,7 +8,14 @@ import pytest
 
 from tests.browser.test_review_desk import screenshot_page
 from tests.training.factories.loop import behaviour_with, evaluated, pass_and_fail, tasks_of
-from training.models import Decision, PairLabel, PreferencePair, TrainingExport, TrainingPlan
+from training.models import (
+    Decision,
+    PairLabel,
+    PreferencePair,
+    Rollout,
+    TrainingExport,
+    TrainingPlan,
+)
 from training.services.exports import training_export_execute
 from training.services.pairs import pairs_build
 
@@ -170,6 +177,21 @@ def test_two_labellers_label_ten_pairs_by_keyboard_blind_and_agreement_shows(
     assert "alice (you): tie" in labels and "bob: tie" in labels
 
 
+def test_x_labels_a_pair_both_bad(page, login, people):
+    behaviour = behaviour_with(train=1)
+    for task in tasks_of(behaviour):
+        pass_and_fail(task)
+    (pair,) = pairs_build(user=people.bob, behaviour_id=behaviour.pk)
+    login(people.alice)
+    page.goto(f"/training/labels/pairs/{pair.pk}/")
+    held_on_screen(page)
+    assert "Both bad" in page.locator('#label-form button[data-key="x"]').inner_text()
+    page.keyboard.press("x")
+    page.wait_for_selector("#pair-none")  # labelled: nothing left for alice
+    label = PairLabel.objects.get()
+    assert label.both_bad and label.chosen_id is None and label.labeller == people.alice
+
+
 def test_an_export_is_started_its_manifest_shown_and_a_plan_made_on_it(
     page, login, people, settings, tmp_path, screenshot
 ):
@@ -205,3 +227,19 @@ def test_an_export_is_started_its_manifest_shown_and_a_plan_made_on_it(
     assert "load_in_4bit: true" in page.locator("pre.code").inner_text()
     assert TrainingPlan.objects.get().export == export
     screenshot("loop-plan")
+
+    # A re-grade since: the export is stale, says why, and is exported again from its page.
+    export.refresh_from_db()
+    rollout = Rollout.objects.get(pk=int(export.manifest["sources"][0]["trajectory_id"]))
+    Rollout.objects.filter(pk=rollout.pk).update(reward=0.0)
+    page.goto("/training/exports/")
+    stale = page.locator(f"#training-export-stale-{export.pk}")
+    assert "its inputs changed since it was written" in stale.inner_text()
+    page.goto(f"/training/exports/{export.pk}/")
+    assert page.locator("a:has-text('Plan training on it')").count() == 0
+    page.click(f"#training-export-stale-{export.pk} button:has-text('Export again')")
+    page.wait_for_url(lambda url: url.endswith("/") and f"/exports/{export.pk}/" not in url)
+    again = TrainingExport.objects.exclude(pk=export.pk).get()
+    assert page.url.endswith(f"/training/exports/{again.pk}/")
+    assert (again.behaviour_id, again.kind) == (export.behaviour_id, export.kind)
+    screenshot("loop-export-stale")

@@ -172,6 +172,10 @@ class Rollout(Beating):
     agent = models.CharField(max_length=100, db_index=True)
     model = models.CharField(max_length=200, blank=True, db_index=True)
     adapter = models.CharField(max_length=200, blank=True, db_index=True)
+    # The artifact digest of the adapter the serving side says answered the trial (result.json's
+    # agent metadata, ``training.core.harbor.jobs.SERVED_KEY``); "" when none is recorded. The
+    # gate counts a rollout for an adapter by this, never by the ``adapter`` name it claims.
+    served_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
     prompt_version = models.CharField(max_length=100, blank=True)
     harbor_reward = models.FloatField(null=True, blank=True)
     reward = models.FloatField(null=True, blank=True, help_text="Re-graded by our verifier.")

@@ -53,16 +53,20 @@ class PreferencePair(Holdable):
     def __str__(self) -> str:
         return f"pair {self.pk}: rollouts {self.rollout_a_id} and {self.rollout_b_id}"
 
-    def side(self, rollout_id: int | None) -> str:
-        """ "a", "b" or "tie" (None): a label in the pair's own frame, whatever was shown left."""
+    def side(self, rollout_id: int | None, *, both_bad: bool = False) -> str:
+        """ "a", "b", "tie" (None) or "both_bad": a label in the pair's own frame, whatever was
+        shown left."""
+        if both_bad:
+            return "both_bad"
         if rollout_id is None:
             return "tie"
         return "a" if rollout_id == self.rollout_a_id else "b"
 
 
 class PairLabel(models.Model):
-    """One labeller's verdict on a pair: the rollout they preferred (None: a tie), and which
-    rollout they saw on the left, so a side bias can be measured."""
+    """One labeller's verdict on a pair: the rollout they preferred (None: a tie, or both bad
+    when ``both_bad``), and which rollout they saw on the left, so a side bias can be
+    measured."""
 
     class Tag(models.TextChoices):
         CORRECT = "correct", "Correct result"
@@ -79,18 +83,25 @@ class PairLabel(models.Model):
         Rollout, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
     left = models.ForeignKey(Rollout, on_delete=models.CASCADE, related_name="+")
+    # Neither is good enough to learn from: no preference, and not a tie either (a tie says both
+    # are equally acceptable). Preference exports leave such a pair out and count it.
+    both_bad = models.BooleanField(default=False)
     tag = models.CharField(max_length=12, choices=Tag, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["pair", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["pair", "labeller"], name="one_label_per_labeller")
+            models.UniqueConstraint(fields=["pair", "labeller"], name="one_label_per_labeller"),
+            models.CheckConstraint(
+                condition=models.Q(both_bad=False) | models.Q(chosen__isnull=True),
+                name="both_bad_prefers_neither",
+            ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.labeller_id} on pair {self.pair_id}: {self.chosen_id or 'tie'}"
+        return f"{self.labeller_id} on pair {self.pair_id}: {self.verdict}"
 
     @property
     def verdict(self) -> str:
-        return self.pair.side(self.chosen_id)
+        return self.pair.side(self.chosen_id, both_bad=self.both_bad)

@@ -3,7 +3,10 @@ rollouts, the route endpoint's snapshot and answer, API clients by token, and se
 
 The gate is computed here, never stored by hand: the adapter's rollouts and the base agent's on
 the gated behaviour's held-out tasks, each scored by the harness against every behaviour those
-tasks belong to (so a gain on one cannot hide a regression on another).
+tasks belong to (so a gain on one cannot hide a regression on another). A rollout is the
+adapter's only when the serving side recorded the registered artifact's digest for it
+(``Rollout.served_sha256``); one that merely names the adapter (``--ak adapter=``) is
+unattributed: counted on the page, for neither side.
 """
 
 from __future__ import annotations
@@ -160,6 +163,9 @@ class GateReport:
     rows: tuple[GateRow, ...]
     held_out_tasks: int  # of the gated behaviour
     not_graded: int  # rollouts of either side on those tasks without a verified reward yet
+    # Rollouts on those tasks that name the adapter without the serving side having recorded its
+    # registered artifact digest: they count for neither side.
+    unattributed: int = 0
 
     @property
     def min_pass_rate(self) -> str:
@@ -170,9 +176,18 @@ class GateReport:
         return _percent(self.verdict.thresholds.tolerance).removesuffix("%")
 
 
-def gate_outcomes(adapter: Adapter) -> tuple[list[RolloutOutcome], dict[int, dict[str, Any]], int]:
-    """The gate's input: one outcome per (graded rollout, behaviour scoring its task), the
-    rollouts by id, and how many rollouts of either side are still waiting for a grade."""
+@dataclass(frozen=True, slots=True)
+class GateInput:
+    outcomes: list[RolloutOutcome]  # one per (graded rollout, behaviour scoring its task)
+    rollouts: dict[int, dict[str, Any]]  # the graded ones, by id
+    not_graded: int  # of either side, still waiting for a grade
+    unattributed: int  # naming the adapter without its served digest
+
+
+def gate_outcomes(adapter: Adapter) -> GateInput:
+    """The gate's input on the adapter's held-out tasks. The adapter's side is what serving
+    recorded its artifact digest for; the base agent's, the base model with no adapter named and
+    none served."""
     held = gate_tasks(adapter)
     scoring: dict[int, list[tuple[str, BehaviourSpec]]] = defaultdict(list)
     specs = _latest_specs(
@@ -184,18 +199,20 @@ def gate_outcomes(adapter: Adapter) -> tuple[list[RolloutOutcome], dict[int, dic
         if behaviour_id in specs:
             scoring[candidate_id].append(specs[behaviour_id])
     version = adapter.core()
-    sides = Q(adapter__in=(version.served_name, version.key)) | Q(
-        adapter="", model=adapter.base_model
+    served = Q(served_sha256=adapter.artifact_sha256)
+    base = Q(adapter="", served_sha256="", model=adapter.base_model)
+    rollouts = Rollout.objects.filter(served | base, candidate_id__in=held)
+    claimed = Rollout.objects.filter(
+        adapter__in=(version.served_name, version.key), candidate_id__in=held
     )
-    rollouts = Rollout.objects.filter(sides, candidate_id__in=held)
     graded = rollouts.filter(grade=Rollout.Grade.GRADED, reward__isnull=False, facts__isnull=False)
     blobs = DbBlobs()
     outcomes: list[RolloutOutcome] = []
     seen: dict[int, dict[str, Any]] = {}
-    fields = ("id", "candidate_id", "candidate__task_name", "agent", "adapter", "reward")
+    fields = ("id", "candidate_id", "candidate__task_name", "agent", "served_sha256", "reward")
     for row in graded.order_by("id").values(*fields, "facts", "trajectory_id").iterator():
         facts = replace(TrajectoryFacts.from_dict(row.pop("facts")), verified_reward=row["reward"])
-        side = Side.ADAPTER if row["adapter"] else Side.BASE
+        side = Side.ADAPTER if row["served_sha256"] == adapter.artifact_sha256 else Side.BASE
         seen[row["id"]] = {**row, "side": side}
         for slug, spec in scoring[row["candidate_id"]]:
             result = evaluate(spec, facts, blobs=blobs)
@@ -209,7 +226,12 @@ def gate_outcomes(adapter: Adapter) -> tuple[list[RolloutOutcome], dict[int, dic
                     rollout=str(row["id"]),
                 )
             )
-    return outcomes, seen, rollouts.count() - len(seen)
+    return GateInput(
+        outcomes=outcomes,
+        rollouts=seen,
+        not_graded=rollouts.count() - len(seen),
+        unattributed=claimed.exclude(served).count(),
+    )
 
 
 def gate_floor() -> GateThresholds:
@@ -248,7 +270,8 @@ def _latest_specs(behaviour_ids: Any) -> dict[int, tuple[str, BehaviourSpec]]:
 
 def gate_report(adapter: Adapter, thresholds: GateThresholds) -> GateReport:
     """The gate for ``adapter`` now, with the rollouts behind every number."""
-    outcomes, rollouts, not_graded = gate_outcomes(adapter)
+    found = gate_outcomes(adapter)
+    outcomes, rollouts = found.outcomes, found.rollouts
     verdict = evaluate_gate(
         outcomes, adapter=adapter.key, gated=adapter.behaviour.slug, thresholds=thresholds
     )
@@ -277,7 +300,13 @@ def gate_report(adapter: Adapter, thresholds: GateThresholds) -> GateReport:
         for row in verdict.rows
     )
     held = len(gate_tasks(adapter))
-    return GateReport(verdict=verdict, rows=rows, held_out_tasks=held, not_graded=not_graded)
+    return GateReport(
+        verdict=verdict,
+        rows=rows,
+        held_out_tasks=held,
+        not_graded=found.not_graded,
+        unattributed=found.unattributed,
+    )
 
 
 # -- the route -----------------------------------------------------------------------------------

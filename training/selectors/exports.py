@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -35,8 +36,12 @@ from ..models import BehaviourTask, EvalRun, Rollout, TrainingExport
 from ..models import EvalResult as EvalResultRow
 from ..models import PreferencePair as PairRow
 from .grading import grading_summary, usable_tasks
-from .labels import label_agreement, preference
+from .labels import BOTH_BAD, label_agreement, preference
 from .provenance import Admission, RolloutState, Use
+
+# What people may say of a pair that prefers neither side: both exports leave its rollouts' pair
+# out and count it.
+NO_PREFERENCE = ("tie", BOTH_BAD)
 
 
 def task_id_of(candidate: Candidate) -> str:
@@ -58,13 +63,19 @@ def export_tasks(export: TrainingExport) -> list[BehaviourTask]:
 
 
 def _item(
-    rollout: Rollout, task: BehaviourTask, export: TrainingExport, result: EvalResult | None
+    rollout: Rollout,
+    task: BehaviourTask,
+    export: TrainingExport,
+    result: EvalResult | None,
+    content: bool = True,
 ) -> ExportItem:
     trajectory = rollout.trajectory
     assert trajectory is not None  # the query asks for one
     return ExportItem(
         trajectory_id=str(rollout.pk),
-        atif=json.loads(trajectory.atif.content()),
+        # Without content (a staleness check): the hash of the inputs names the source's sha256,
+        # never the ATIF itself, so reading every trajectory would be wasted.
+        atif=json.loads(trajectory.atif.content()) if content else {},
         source_sha256=trajectory.source.sha256,
         task_id=task_id_of(task.candidate),
         split=Split(task.split),
@@ -128,7 +139,7 @@ def _explicit_held_out(export: TrainingExport, task: BehaviourTask, why: tuple) 
     )
 
 
-def _export_request(export: TrainingExport) -> ExportRequest:
+def _export_request(export: TrainingExport, content: bool = True) -> ExportRequest:
     usable = {t.candidate_id: t for t in export_tasks(export)}
     admission = Admission(export.behaviour, Use.TRAIN, (t.candidate for t in usable.values()))
     tasks = {
@@ -176,7 +187,7 @@ def _export_request(export: TrainingExport) -> ExportRequest:
         result, verified = results.get(r.pk, (None, None))
         if r.candidate_id in admission.tasks_left_out:
             if r.candidate_id in tasks and r.grade == Rollout.Grade.GRADED:  # named, held out
-                items[r.pk] = _item(r, tasks[r.candidate_id], export, result)
+                items[r.pk] = _item(r, tasks[r.candidate_id], export, result, content)
                 continue
         state = RolloutState(
             graded=r.grade == Rollout.Grade.GRADED,
@@ -185,7 +196,7 @@ def _export_request(export: TrainingExport) -> ExportRequest:
             eval_reward=verified,
         )
         if admission.rollout_ok(r.candidate_id, state):  # a refused one is counted, with why
-            items[r.pk] = _item(r, tasks[r.candidate_id], export, result)
+            items[r.pk] = _item(r, tasks[r.candidate_id], export, result, content)
     request["absent"] = admission.words() + (_absent(export, list(tasks)) if tasks else ())
     request["provenance"] = admission.manifest()
     if export.kind == TrainingExport.Kind.KTO:
@@ -236,24 +247,40 @@ def _people_labelled(
     export: TrainingExport, items: dict[int, ExportItem], request: dict[str, Any]
 ) -> tuple[tuple[ExportItem, ...], dict[str, Any]]:
     """KTO's items with people's verdicts where labellers decided a complete pair they were in
-    (chosen: desirable, the other side: undesirable); a rollout people both chose and rejected
-    in different pairs is left out, counted."""
+    (chosen: desirable, the other side: undesirable). Left out, and counted: a rollout people
+    both chose and rejected in different pairs, and one whose complete pairs people called a tie
+    or both bad (their word is that neither side is a preference, so the harness's label must
+    not stand in for it)."""
     verdicts: dict[int, set[bool]] = {}
+    undecided: dict[int, str] = {}
+    bases: Counter[str] = Counter()
     pairs = PairRow.objects.filter(behaviour=export.behaviour, rollout_a_id__in=items)
     for pair in pairs.filter(status=PairRow.Status.COMPLETE).prefetch_related("labels"):
         said = preference(pair, list(pair.labels.all()))
+        bases[said.basis] += 1
         if said.basis == "labels" and said.chosen is not None and said.rejected is not None:
             verdicts.setdefault(said.chosen, set()).add(True)
             verdicts.setdefault(said.rejected, set()).add(False)
+        elif said.basis in NO_PREFERENCE:
+            for side in (pair.rollout_a_id, pair.rollout_b_id):
+                undecided.setdefault(side, said.basis)
     chosen, disagree = [], 0
+    left_out: Counter[str] = Counter()
     for pk, item in items.items():
         seen = verdicts.get(pk, set())
         if len(seen) > 1:
             disagree += 1
             continue
+        if not seen and pk in undecided:
+            left_out[undecided[pk]] += 1
+            continue
         chosen.append(replace(item, label=next(iter(seen))) if seen else item)
-    provenance = {**request["provenance"], "kto": {"labels_disagree": disagree}}
-    return tuple(chosen), provenance
+    kto = {
+        "labels_disagree": disagree,
+        "pairs": dict(sorted(bases.items())),
+        "no_preference": {basis: left_out[basis] for basis in NO_PREFERENCE},
+    }
+    return tuple(chosen), {**request["provenance"], "kto": kto}
 
 
 def export_request(export: TrainingExport) -> ExportRequest:
@@ -294,7 +321,33 @@ def inputs_sha256(request: ExportRequest) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def export_staleness(export: TrainingExport) -> str | None:
+def _fingerprint(export: TrainingExport) -> str:
+    """The inputs' hash the export would record if it were written now."""
+    return inputs_sha256(_export_request(export, content=False))
+
+
+def exports_staleness(exports: Iterable[TrainingExport]) -> dict[int, str]:
+    """``export_staleness`` of each written export that went stale, by id: the list's markers.
+    Exports asked for the same tasks of the same version and kind share one fingerprint."""
+    known: dict[tuple[Any, ...], str] = {}
+
+    def fingerprint(export: TrainingExport) -> str:
+        key = (export.behaviour_id, export.version_id, export.kind, tuple(export.task_ids or ()))
+        if key not in known:
+            known[key] = _fingerprint(export)
+        return known[key]
+
+    stale = {}
+    for export in exports:
+        why = export_staleness(export, fingerprint=fingerprint)
+        if why:
+            stale[export.pk] = why
+    return stale
+
+
+def export_staleness(
+    export: TrainingExport, *, fingerprint: Callable[[TrainingExport], str] = _fingerprint
+) -> str | None:
     """Why a written export no longer says what the rows say (a re-grade, a review verdict, a
     label, a split, an eval run or a new behaviour version since), or None while it still does."""
     if export.status != TrainingExport.Status.DONE:
@@ -306,7 +359,7 @@ def export_staleness(export: TrainingExport) -> str | None:
     stored = ((export.manifest or {}).get("provenance") or {}).get("inputs_sha256")
     if not stored:
         return "it was written before exports recorded their inputs"
-    if export_request(export).provenance["inputs_sha256"] != stored:
+    if fingerprint(export) != stored:
         return (
             "its inputs changed since it was written (a re-grade, a review verdict, a label, a "
             "split or an eval run)"

@@ -22,7 +22,8 @@ from tasks_review.selectors.reviewer_agreement import Agreement, agreement_over
 
 from ..models import PairLabel, PreferencePair
 
-VERDICTS = ("a", "b", "tie")
+VERDICTS = ("a", "b", "tie", "both_bad")
+BOTH_BAD = "both_bad"  # a vote for neither side, in ``preference``'s count
 # The statistics' reasons in the labelling page's words: its items are pairs, its ratings labels.
 WORDING = {
     Undefined.NO_SHARED_ITEMS: "no pair labelled by both",
@@ -102,20 +103,25 @@ def labels_for(pair: PreferencePair, user: AbstractBaseUser) -> LabellerView:
 
 
 def label_agreement(behaviour_id: int | None = None) -> Agreement:
-    """Cohen's kappa per labeller pair and Krippendorff's alpha over A / B / tie, in the pairs'
-    own frame (which rollout was preferred, whatever side it was shown on), on complete pairs
-    only: an open pair's labels are still blind."""
+    """Cohen's kappa per labeller pair and Krippendorff's alpha over A / B / tie / both bad, in
+    the pairs' own frame (which rollout was preferred, whatever side it was shown on), on
+    complete pairs only: an open pair's labels are still blind."""
     labels = PairLabel.objects.filter(pair__status=PreferencePair.Status.COMPLETE)
     if behaviour_id is not None:
         labels = labels.filter(pair__behaviour_id=behaviour_id)
     rows = labels.order_by("pair_id", "id").values_list(
-        "pair_id", "labeller__username", "chosen_id", "pair__rollout_a_id"
+        "pair_id", "labeller__username", "chosen_id", "pair__rollout_a_id", "both_bad"
     )
     ratings = (
-        (pair_id, who, "tie" if chosen is None else ("a" if chosen == a else "b"))
-        for pair_id, who, chosen, a in rows
+        (pair_id, who, _verdict(chosen, a, both_bad)) for pair_id, who, chosen, a, both_bad in rows
     )
     return agreement_over(ratings, VERDICTS, WORDING)
+
+
+def _verdict(chosen: int | None, rollout_a: int, both_bad: bool) -> str:
+    if both_bad:
+        return BOTH_BAD
+    return "tie" if chosen is None else ("a" if chosen == rollout_a else "b")
 
 
 @dataclass(frozen=True)
@@ -127,8 +133,9 @@ class Preference:
     labels: int  # labellers who decided it; 0 when the verified reward did
     agreement: float | None  # the majority's share of the labels
     # "labels" or "reward" when one is chosen; otherwise why not: "tie" (the majority said
-    # tie, or both bad), "no_majority", "labelling" (fewer labels than a pair needs yet),
-    # "unlabelled" (the behaviour does not take the reward's word), "no_reward_preference".
+    # tie), "both_bad" (the majority said neither is good), "no_majority", "labelling" (fewer
+    # labels than a pair needs yet), "unlabelled" (the behaviour does not take the reward's
+    # word), "no_reward_preference".
     basis: str
 
 
@@ -136,19 +143,23 @@ def preference(
     pair: PreferencePair, labels: list[PairLabel], *, from_rewards: bool = False
 ) -> Preference:
     """People's word where people labelled: the strict majority of a complete pair's labels, a
-    tie or a split vote leaving the pair out (never the reward's side instead). An unlabelled
-    pair follows its verified reward only where the behaviour chose that (``from_rewards``)."""
+    tie, both bad or a split vote leaving the pair out (never the reward's side instead). An
+    unlabelled pair follows its verified reward only where the behaviour chose that
+    (``from_rewards``)."""
     a, b = pair.rollout_a_id, pair.rollout_b_id
     if labels:
         if pair.status != PreferencePair.Status.COMPLETE:
             return Preference(None, None, len(labels), None, "labelling")
-        votes = Counter(label.chosen_id for label in labels)
+        votes = Counter(BOTH_BAD if label.both_bad else label.chosen_id for label in labels)
         top, n = votes.most_common(1)[0]
         share = round(n / len(labels), 6)
         if n * 2 <= len(labels):
             return Preference(None, None, len(labels), share, "no_majority")
         if top is None:
             return Preference(None, None, len(labels), share, "tie")
+        if top == BOTH_BAD:
+            return Preference(None, None, len(labels), share, BOTH_BAD)
+        assert isinstance(top, int)
         return Preference(top, b if top == a else a, len(labels), share, "labels")
     if not from_rewards:
         return Preference(None, None, 0, None, "unlabelled")

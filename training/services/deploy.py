@@ -146,7 +146,8 @@ def deployment_approve(
             approver=user,
             at=now,
             ceiling=dict(after.approval.ceiling),
-            gate=report.verdict.to_dict(),
+            # What counted for neither side is part of what the approver saw.
+            gate={**report.verdict.to_dict(), "unattributed": report.unattributed},
             summary=report.verdict.summary(),
         )
         return {"ceiling": _percent_map(after.approval.ceiling), "gate": report.verdict.summary()}

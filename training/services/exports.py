@@ -101,6 +101,19 @@ def training_export_create(
     return export
 
 
+def training_export_again(*, user: AbstractBaseUser, export_id: int) -> TrainingExport:
+    """A queued export asking what ``export_id`` asked (its behaviour's latest version, its kind,
+    its tasks) as the rows are now: how a stale export is replaced. Written to a new folder; the
+    old one stays as it was, for whatever already read it."""
+    require(user, EXPORT, "write training exports")
+    old = TrainingExport.objects.filter(pk=export_id).first()
+    if old is None:
+        raise NotFound(f"training export {export_id} does not exist")
+    return training_export_create(
+        user=user, behaviour_id=old.behaviour_id, kind=old.kind, task_ids=old.task_ids or ()
+    )
+
+
 def training_export_execute(*, export_id: int) -> TrainingExport | None:
     """Write the export, or record its refusal; None when the row was not claimable."""
     if not TrainingExport.claim(export_id, status=Status.RUNNING):

@@ -1,5 +1,5 @@
-"""Preference labels: a labeller holds a pair, says which rollout is better (or a tie), and the
-pair completes when it has as many labels as it needs.
+"""Preference labels: a labeller holds a pair, says which rollout is better (or a tie, or that
+both are bad), and the pair completes when it has as many labels as it needs.
 
 The hold is groundwork's (``groundwork.services.holds``: a conditional update, one pair per
 labeller, audited); the sides a labeller saw are checked against the ones the page showed
@@ -27,8 +27,9 @@ from ..models import PairLabel, PreferencePair
 from ..roles import DECIDE, LABEL
 from ..selectors import labels as reads
 
-# What a labeller presses, in screen terms: the left one (A), the right one (B), or a tie.
-CHOICES = ("A", "B", "tie")
+# What a labeller presses, in screen terms: the left one (A), the right one (B), a tie (both as
+# good), or both bad (neither good enough to learn from).
+CHOICES = ("A", "B", "tie", "both_bad")
 
 
 def pair_locked(pair_id: int) -> PreferencePair:
@@ -74,12 +75,12 @@ def pair_label_submit(
     tag: str = "",
     now: datetime | None = None,
 ) -> PairLabel:
-    """Record one labeller's verdict: ``choice`` is A (the left rollout), B (the right) or tie,
-    ``left`` the rollout the page showed on the left. The pair completes, and its labels become
-    visible, when it has LABELS_PER_PAIR of them."""
+    """Record one labeller's verdict: ``choice`` is A (the left rollout), B (the right), tie or
+    both_bad, ``left`` the rollout the page showed on the left. The pair completes, and its
+    labels become visible, when it has LABELS_PER_PAIR of them."""
     require(user, LABEL, "label preference pairs")
     if choice not in CHOICES:
-        raise Invalid("choose A, B or tie")
+        raise Invalid("choose A, B, tie or both_bad")
     if tag and tag not in PairLabel.Tag.values:
         raise Invalid(f"unknown rationale tag {echo(tag)}")
     now = now or timezone.now()
@@ -90,10 +91,15 @@ def pair_label_submit(
         shown = reads.sides(pair, user)
         if left != shown.left:
             raise Conflict(f"pair {pair.pk} was not shown to you that way round; open it again")
-        chosen = {"A": shown.left, "B": shown.right, "tie": None}[choice]
+        chosen = {"A": shown.left, "B": shown.right}.get(choice)
         before = {"status": pair.status, "labels": pair.labels.count(), **holds.holding(pair, now)}
         label = PairLabel.objects.create(
-            pair=pair, labeller=user, chosen_id=chosen, left_id=shown.left, tag=tag
+            pair=pair,
+            labeller=user,
+            chosen_id=chosen,
+            both_bad=choice == "both_bad",
+            left_id=shown.left,
+            tag=tag,
         )
         count = before["labels"] + 1
         status = PreferencePair.Status.OPEN

@@ -174,6 +174,7 @@ def _import_trial(row: RolloutImport, trial: JobTrial, kept: _KeptTasks) -> int 
             "agent": agent.name or agent.import_path or "unknown",
             "model": agent.model or "",
             "adapter": str(kwargs.get("adapter", "")),
+            "served_sha256": agent.served_sha256 or "",
             "prompt_version": str(kwargs.get("prompt_version", "")),
             "harbor_reward": trial.reward,
             "reward": None,

@@ -1,5 +1,7 @@
 """Training exports: the list with a form that starts one as a job, and an export's page, which
-polls while it runs and then shows its manifest (counts, redaction, sources) or its refusal."""
+polls while it runs and then shows its manifest (counts, redaction, sources) or its refusal.
+Both mark a written export whose inputs changed since as stale, with why, and offer to export
+it again (plans refuse a stale one)."""
 
 from __future__ import annotations
 
@@ -7,14 +9,15 @@ from django.contrib.auth.decorators import permission_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from groundwork.access.errors import Refused, status_of
 from project.htmx import render_fragment, render_page, wants_fragment
 
 from ..models import Behaviour, TrainingExport
 from ..roles import EXPORT
-from ..services.exports import training_export_create
+from ..selectors.exports import export_staleness, exports_staleness
+from ..services.exports import training_export_again, training_export_create
 from ..tasks import training_export_enqueue
 
 can_export = permission_required(EXPORT, raise_exception=True)
@@ -25,11 +28,15 @@ def _list(
     request: HttpRequest, *, error: str = "", form: dict[str, str] | None = None, status: int = 200
 ) -> HttpResponse:
     rows = TrainingExport.objects.select_related("behaviour", "version", "created_by")
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    shown = list(page.object_list)
+    stale = exports_staleness(shown)
     return render_page(
         request,
         "training/exports/list.html",
         {
-            "page": Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page")),
+            "page": page,
+            "rows": [(export, stale.get(export.pk, "")) for export in shown],
             "behaviours": Behaviour.objects.order_by("slug"),
             "kinds": TrainingExport.Kind.choices,
             "error": error,
@@ -64,7 +71,11 @@ def export_detail(request: HttpRequest, pk: int) -> HttpResponse:
     export = get_object_or_404(
         TrainingExport.objects.select_related("behaviour", "version", "created_by"), pk=pk
     )
-    context = {"export": export, "manifest": export.manifest or {}}
+    context = {
+        "export": export,
+        "manifest": export.manifest or {},
+        "stale": export_staleness(export),
+    }
     if wants_fragment(request, target=f"training-export-{export.pk}"):
         # The finished export still replaces the running one; then htmx stops polling.
         return render_fragment(
@@ -74,6 +85,18 @@ def export_detail(request: HttpRequest, pk: int) -> HttpResponse:
             stop_polling=export.finished,
         )
     return render_page(request, "training/exports/detail.html", context)
+
+
+@can_export
+@require_POST
+def export_again(request: HttpRequest, pk: int) -> HttpResponse:
+    """Export again what the export asked for, as the rows are now; open the new one."""
+    try:
+        export = training_export_again(user=request.user, export_id=pk)
+    except Refused as error:
+        return _list(request, error=str(error), status=status_of(error))
+    training_export_enqueue(export.pk)
+    return redirect("loop:export", export.pk)
 
 
 @can_export

@@ -1,5 +1,6 @@
 """Preference labelling: the queue of pairs per behaviour with the labellers' agreement, and the
-keyboard-first labelling page (two rollouts side by side, A / B / tie, skip, then the next).
+keyboard-first labelling page (two rollouts side by side, A / B / tie / both bad, skip, then the
+next).
 
 Trajectory content is untrusted: templates escape it, and the only markup marked safe is
 Pygments output (through the stepper's and the desk's display helpers), which escapes its input.

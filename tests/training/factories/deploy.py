@@ -4,6 +4,7 @@ through the service, and graded rollouts of the adapter and of the base agent on
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -65,6 +66,11 @@ def tasks_of(behaviour: Behaviour) -> list[Candidate]:
     return [t.candidate for t in behaviour.tasks.select_related("candidate").order_by("id")]
 
 
+def artifact_digest(slug: str, version: str) -> str:
+    """The weights' digest a factory registers: one of its own per version."""
+    return hashlib.sha256(f"{slug}-lora@{version}".encode()).hexdigest()
+
+
 def register(user: User, behaviour: Behaviour, version: str = "1.0", **overrides: Any) -> Adapter:
     fields: dict[str, Any] = {
         "behaviour": behaviour.slug,
@@ -75,7 +81,7 @@ def register(user: User, behaviour: Behaviour, version: str = "1.0", **overrides
         "training_plan": "plan-7",
         "dataset_sha256": "a" * 64,
         "artifact_uri": f"s3://adapters/{behaviour.slug}-lora/{version}",
-        "artifact_sha256": "b" * 64,
+        "artifact_sha256": artifact_digest(behaviour.slug, version),
         "rank": 16,
     }
     fields.update(overrides)
@@ -92,10 +98,14 @@ def rollouts(
     reward: float = 1.0,
     each: int = 1,
     grade: str = Rollout.Grade.GRADED,
+    served_sha256: str | None = None,
 ) -> list[Rollout]:
-    """``each`` graded rollouts per task, of the adapter (its served name, or a served name not
-    registered yet) or of the base agent."""
+    """``each`` graded rollouts per task, of the adapter (its served name, with the digest the
+    serving side recorded: the registered artifact's unless ``served_sha256`` says otherwise; or
+    a served name alone, a claim with no digest) or of the base agent."""
     served = adapter.served_name if isinstance(adapter, Adapter) else adapter or ""
+    if served_sha256 is None:
+        served_sha256 = adapter.artifact_sha256 if isinstance(adapter, Adapter) else ""
     made = []
     for candidate in candidates:
         for _ in range(each):
@@ -106,6 +116,7 @@ def rollouts(
                     agent="claude-code",
                     model=model,
                     adapter=served,
+                    served_sha256=served_sha256,
                     reward=reward if grade == Rollout.Grade.GRADED else None,
                     grade=grade,
                     facts=facts_of(kind),

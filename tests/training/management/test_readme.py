@@ -71,7 +71,13 @@ def world(people, tmp_path, monkeypatch):
         make_trajectory_rollout(task, fixing(), reward=1.0, world=FIXED, model=BASE_MODEL)
         make_trajectory_rollout(task, fixing("ls src"), reward=1.0, world=FIXED, model=BASE_MODEL)
     rollouts(held_out, "repaired", model=BASE_MODEL, each=3)
-    rollouts(held_out, "repaired", adapter=SERVED, model=BASE_MODEL, each=3)
+    # Served as the gate counts it: the serving side recorded the registered weights' digest.
+    digest = next(
+        argv[argv.index("--artifact-sha256") + 1]
+        for argv in readme_commands()
+        if "--artifact-sha256" in argv
+    )
+    rollouts(held_out, "repaired", adapter=SERVED, model=BASE_MODEL, each=3, served_sha256=digest)
     return tmp_path
 
 

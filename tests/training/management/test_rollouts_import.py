@@ -13,6 +13,7 @@ from django.core.management.base import CommandError
 from groundwork.core.docker import InfraError
 from tests.tasks_review.factories import make_candidate
 from tests.training.core.harbor.test_jobs import COLLECTED, write_trial
+from training.core.harbor.jobs import SERVED_KEY
 from training.models import Rollout, RolloutImport
 
 pytestmark = pytest.mark.django_db
@@ -64,6 +65,17 @@ def test_imported_rollouts_are_graded_at_once_and_a_gone_task_leaves_them_ungrad
     assert rollout.candidate == task and rollout.harbor_reward == 1.0
     assert rollout.grade == "ungraded"
     assert rollout.grade_detail["reason"] == f"the kept task (candidate {task.pk}) is gone"
+
+
+def test_a_rollout_records_the_adapter_digest_serving_recorded_not_the_adapter_it_names(tmp_path):
+    served = "e" * 64
+    files = {"verifier/reward.txt": "1", **COLLECTED}
+    write_trial(tmp_path / "jobs" / "repair-1__s", files=files, metadata={SERVED_KEY: served})
+    write_trial(tmp_path / "jobs" / "repair-1__n", files=files)
+    make_candidate(trials=False, task_name=TASK, task_dir="")
+    assert rollouts_import(str(tmp_path / "jobs"), "--json")[0] == 0
+    by_trial = dict(Rollout.objects.values_list("trial_name", "served_sha256"))
+    assert by_trial == {"repair-1__s": served, "repair-1__n": ""}
 
 
 def test_without_docker_the_rollouts_stay_ungraded_with_the_reason(jobs, tmp_path, monkeypatch):

@@ -1,7 +1,7 @@
 """DPO and KTO follow the people who labelled: the majority's side even against the reward,
-ties and split votes left out (never filled in from the reward), unlabelled pairs from rewards
-only where the behaviour chose that; the manifest counts the labels and whose word each
-followed."""
+ties, both-bad verdicts and split votes left out (never filled in from the reward), unlabelled
+pairs from rewards only where the behaviour chose that; the manifest counts the labels and whose
+word each followed."""
 
 from __future__ import annotations
 
@@ -33,10 +33,14 @@ def world(people, settings):
     return behaviour, pairs_build(user=people.bob, behaviour_id=behaviour.pk)
 
 
+BOTH_BAD = "both bad"
+
+
 def vote(user, pair, rollout_id):
-    """``user`` labels ``pair`` for rollout ``rollout_id`` (None: a tie)."""
+    """``user`` labels ``pair`` for rollout ``rollout_id`` (None: a tie; BOTH_BAD: both bad)."""
     shown = reads.sides(pair, user)
     choice = "tie" if rollout_id is None else ("A" if shown.left == rollout_id else "B")
+    choice = "both_bad" if rollout_id == BOTH_BAD else choice
     labels.pair_label_submit(user=user, pair_id=pair.pk, choice=choice, left=shown.left)
 
 
@@ -122,3 +126,43 @@ def test_kto_labels_follow_people_where_they_labelled_and_the_harness_elsewhere(
     )
     assert data["label"][by_rollout[str(other(against))]] is True  # people chose it
     assert data["label"][by_rollout[str(against.preferred_id)]] is False
+
+
+def test_ties_and_both_bad_pairs_are_left_out_of_dpo_and_counted(people, world, tmp_path):
+    behaviour, (against, tied, bad) = world
+    for user in (people.alice, people.bob):
+        vote(user, against, other(against))
+        vote(user, tied, None)
+        vote(user, bad, BOTH_BAD)
+    done = dpo(behaviour, tmp_path / "dpo")
+    assert done.status == TrainingExport.Status.DONE, done.refusal or done.error
+    assert [p["pair_id"] for p in done.manifest["labels"]["pairs"]] == [str(against.pk)]
+    assert done.manifest["provenance"]["preferences"]["pairs"] == {
+        "both_bad": 1,
+        "labels": 1,
+        "tie": 1,
+    }
+
+
+def test_kto_leaves_out_the_rollouts_of_pairs_people_called_a_tie_or_both_bad(
+    people, world, tmp_path
+):
+    behaviour, (against, tied, bad) = world
+    for user in (people.alice, people.bob):
+        vote(user, against, other(against))
+        vote(user, tied, None)
+        vote(user, bad, BOTH_BAD)
+    row = training_export_create(
+        user=None, behaviour_id=behaviour.pk, kind="kto", out_dir=tmp_path / "kto"
+    )
+    done = training_export_execute(export_id=row.pk)
+    assert done.status == TrainingExport.Status.DONE, done.refusal or done.error
+    # Only the decided pair's two rollouts: people's word, never the harness's in its place.
+    assert done.manifest["labels"] == {"label_from": {"harness": 0, "people": 2}}
+    exported = {s["trajectory_id"] for s in done.manifest["sources"]}
+    assert exported == {str(against.rollout_a_id), str(against.rollout_b_id)}
+    assert done.manifest["provenance"]["kto"] == {
+        "labels_disagree": 0,
+        "pairs": {"both_bad": 1, "labels": 1, "tie": 1},
+        "no_preference": {"tie": 2, "both_bad": 2},
+    }

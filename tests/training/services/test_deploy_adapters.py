@@ -9,7 +9,7 @@ import pytest
 
 from groundwork.access.errors import Conflict, Invalid, NotFound, NotPermitted
 from groundwork.models import AuditEvent
-from tests.training.factories.deploy import REPAIR, held_out_behaviour, register
+from tests.training.factories.deploy import REPAIR, artifact_digest, held_out_behaviour, register
 from training.models import Adapter
 from training.services.deploy_adapters import adapter_register
 
@@ -46,7 +46,7 @@ def test_other_content_under_a_registered_version_is_refused_naming_what_differs
         register(people.bob, repair, artifact_sha256="c" * 64, rank=32)
     assert "failing-test-repair-lora@1.0 is registered with other content" in str(refused.value)
     assert "(artifact_sha256, rank differ)" in str(refused.value)
-    assert Adapter.objects.get().artifact_sha256 == "b" * 64
+    assert Adapter.objects.get().artifact_sha256 == artifact_digest(repair.slug, "1.0")
 
 
 @pytest.mark.parametrize(

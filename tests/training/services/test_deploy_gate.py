@@ -101,6 +101,31 @@ def test_only_the_adapters_and_the_base_agents_graded_rollouts_on_held_out_tasks
     assert repair_train.slug not in {g.behaviour for g in report.rows}
 
 
+def test_a_rollout_counts_for_the_adapter_only_with_the_digest_serving_recorded(people):
+    world = gated_world(people.bob)
+    # Named the adapter (`--ak adapter=`) but no digest recorded, or another artifact's digest:
+    # unattributed, for neither side, and said.
+    rollouts(world.tasks, "claimed_only", adapter=world.adapter.served_name)
+    rollouts(world.tasks, "claimed_only", adapter=world.adapter, served_sha256="f" * 64)
+    # The registered digest recorded, whatever the rollout calls itself: the adapter's.
+    rollouts(world.tasks[:1], "repaired", adapter="", served_sha256=world.adapter.artifact_sha256)
+    report = gate_report(world.adapter, DEFAULT_THRESHOLDS)
+    assert report.verdict.passed
+    assert report.rows[0].row.adapter.rollouts == 6 and report.rows[0].row.base.rollouts == 5
+    assert report.unattributed == 10
+    d = proposed(world.adapter, people.bob, min_rollouts=5)
+    deploy.deployment_approve(user=people.carol, deployment_id=d.pk)
+    assert DeploymentApproval.objects.get(deployment=d).gate["unattributed"] == 10
+
+
+def test_claimed_rollouts_without_the_served_digest_cannot_open_the_gate(people):
+    world = gated_world(people.bob, adapter_kind="claimed_only")
+    rollouts(world.tasks, "repaired", adapter=world.adapter.served_name, each=2)
+    report = gate_report(world.adapter, DEFAULT_THRESHOLDS)
+    assert not report.verdict.passed and report.unattributed == 10
+    assert report.rows[0].row.adapter.rollouts == 5  # the served ones, which fail
+
+
 def test_approval_recomputes_the_gate_and_stores_it_with_the_approval(people):
     world = gated_world(people.bob)
     d = proposed(world.adapter, people.bob, min_rollouts=5)

@@ -125,6 +125,13 @@ def test_a_tie_chooses_no_rollout(people, pairs):
     assert label(people.alice, pairs[0], "tie").chosen_id is None
 
 
+def test_both_bad_chooses_no_rollout_and_is_not_a_tie(people, pairs):
+    tie = label(people.alice, pairs[0], "tie")
+    bad = label(people.alice, pairs[1], "both_bad")
+    assert bad.chosen_id is None and bad.both_bad and bad.verdict == "both_bad"
+    assert not tie.both_bad and tie.verdict == "tie"
+
+
 def test_a_label_against_sides_the_labeller_was_not_shown_is_refused(people, pairs):
     pair = pairs[0]
     wrong = reads.sides(pair, people.alice).right
@@ -148,7 +155,7 @@ def test_sides_are_stable_for_a_labeller_and_differ_between_labellers(people, se
 
 
 def test_bad_choices_and_tags_are_refused_in_words(people, pairs):
-    with pytest.raises(Invalid, match="choose A, B or tie"):
+    with pytest.raises(Invalid, match="choose A, B, tie or both_bad"):
         label(people.alice, pairs[0], "left")
     with pytest.raises(Invalid, match="unknown rationale tag"):
         label(people.alice, pairs[0], "A", tag="vibes")
@@ -199,7 +206,7 @@ def test_labelling_needs_the_label_permission(people, pairs):
 # -- agreement and preference ----------------------------------------------------------------------
 
 
-def test_agreement_is_kappa_per_labeller_pair_and_alpha_over_a_b_tie(people, settings):
+def test_agreement_is_kappa_per_labeller_pair_and_alpha_over_a_b_tie_both_bad(people, settings):
     settings.TRAJ2ENV = {**settings.TRAJ2ENV, "LABELS_PER_PAIR": 3}
     behaviour = behaviour_with(train=4)
     for task in tasks_of(behaviour):
@@ -210,7 +217,7 @@ def test_agreement_is_kappa_per_labeller_pair_and_alpha_over_a_b_tie(people, set
     table = {
         "alice": ["a", "a", "b", "tie"],
         "bob": ["a", "b", "b", "tie"],
-        "frank": ["a", "a", "b", "a"],
+        "frank": ["a", "a", "b", "both_bad"],
     }
     who = {"alice": people.alice, "bob": people.bob, "frank": frank}
     for name, verdicts in table.items():
@@ -218,7 +225,7 @@ def test_agreement_is_kappa_per_labeller_pair_and_alpha_over_a_b_tie(people, set
             sides = reads.sides(pair, who[name])
             target = {"a": pair.rollout_a_id, "b": pair.rollout_b_id}.get(verdict)
             choice = "tie" if target is None else ("A" if target == sides.left else "B")
-            label(who[name], pair, choice)
+            label(who[name], pair, "both_bad" if verdict == "both_bad" else choice)
 
     agreement = reads.label_agreement(behaviour.pk)
     by_pair = {(p.a, p.b): p for p in agreement.pairs}
@@ -230,7 +237,7 @@ def test_agreement_is_kappa_per_labeller_pair_and_alpha_over_a_b_tie(people, set
     )
     assert agreement.alpha.value == pytest.approx(alpha.value)
     assert (agreement.units, agreement.values) == (units, values) == (4, 12)
-    assert agreement.decisions == {"a": 6, "b": 4, "tie": 2}
+    assert agreement.decisions == {"a": 5, "b": 4, "tie": 2, "both_bad": 1}
 
 
 def test_open_pairs_do_not_count_towards_agreement(people, pairs):

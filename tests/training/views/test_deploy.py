@@ -17,6 +17,7 @@ from tests.training.factories.deploy import (
     next_version,
     proposed,
     register,
+    rollouts,
 )
 from training.models import Adapter, ApiClient, Deployment
 
@@ -71,6 +72,18 @@ def test_the_deployment_page_shows_the_gate_the_numbers_and_links_to_the_rollout
     assert "5 / 5" in html and "passes" in html
     assert html.count('class="chip pass"') == 20  # 5 adapter + 5 base rollouts, two behaviours
     assert f'id="approve-{d.pk}">Approve</button>' in html  # enabled: carol may approve
+
+
+def test_the_gate_says_how_many_rollouts_named_the_adapter_without_its_served_digest(
+    client, people, world
+):
+    rollouts(world.tasks[:2], "repaired", adapter=world.adapter.served_name)
+    d = proposed(world.adapter, people.bob)
+    client.force_login(people.carol)
+    for headers in ({}, hx_at(d)):
+        html = client.get(f"/training/deployments/{d.pk}/", headers=headers).content.decode()
+        assert f'id="gate-unattributed-{world.adapter.pk}">2 rollouts name the adapter' in html
+        assert "unattributed, counted for neither side" in html and "5 / 5" in html
 
 
 def test_the_deployment_fragment_alone_under_htmx(client, people, world):

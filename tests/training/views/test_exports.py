@@ -14,8 +14,11 @@ from tests.training.factories.loop import (
     pass_and_fail,
     tasks_of,
 )
-from training.models import TrainingExport
+from training.models import Rollout, TrainingExport
+from training.selectors import labels as label_reads
+from training.services import labels
 from training.services.exports import training_export_create, training_export_execute
+from training.services.pairs import pairs_build
 
 pytestmark = pytest.mark.django_db
 HX = {"HX-Request": "true"}
@@ -111,3 +114,71 @@ def test_exports_are_for_reviewers_and_admins(client, people, behaviour):
     for who in (people.alice, people.carol, people.eve):
         client.force_login(who)
         assert client.get("/training/exports/").status_code == 403
+
+
+def test_a_stale_export_is_marked_with_why_on_both_pages_and_can_be_exported_again(
+    client, people, behaviour, tmp_path, q_sync, django_capture_on_commit_callbacks
+):
+    export = training_export_create(
+        user=people.bob, behaviour_id=behaviour.pk, kind="sft", out_dir=tmp_path / "s"
+    )
+    export = training_export_execute(export_id=export.pk)
+    client.force_login(people.bob)
+    marker = f'id="training-export-stale-{export.pk}"'
+    assert marker not in client.get("/training/exports/").content.decode()
+    assert "Plan training on it" in client.get(f"/training/exports/{export.pk}/").content.decode()
+    rollout = Rollout.objects.get(pk=int(export.manifest["sources"][0]["trajectory_id"]))
+    Rollout.objects.filter(pk=rollout.pk).update(reward=0.0)  # re-graded since the export
+    for url, headers in (
+        ("/training/exports/", {}),
+        ("/training/exports/", HX),
+        (f"/training/exports/{export.pk}/", {}),
+        (f"/training/exports/{export.pk}/", {**HX, "HX-Target": f"training-export-{export.pk}"}),
+    ):
+        html = client.get(url, headers=headers).content.decode()
+        assert marker in html and "its inputs changed since it was written" in html, url
+        assert f'action="/training/exports/{export.pk}/again/"' in html, url
+    assert (
+        "Plan training on it" not in client.get(f"/training/exports/{export.pk}/").content.decode()
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/training/exports/{export.pk}/again/")
+    again = TrainingExport.objects.exclude(pk=export.pk).get()
+    assert response.status_code == 302 and response["Location"] == f"/training/exports/{again.pk}/"
+    assert (again.behaviour, again.kind, again.created_by) == (behaviour, "sft", people.bob)
+    assert again.status == TrainingExport.Status.DONE, again.refusal or again.error
+    assert again.out_dir != export.out_dir
+    listing = client.get("/training/exports/").content.decode()
+    assert marker in listing and f'id="training-export-stale-{again.pk}"' not in listing
+
+
+def test_exporting_again_is_for_those_who_export(client, people, behaviour, tmp_path):
+    export = training_export_create(
+        user=people.bob, behaviour_id=behaviour.pk, kind="sft", out_dir=tmp_path / "s"
+    )
+    client.force_login(people.alice)
+    assert client.post(f"/training/exports/{export.pk}/again/").status_code == 403
+    client.force_login(people.bob)
+    assert client.get(f"/training/exports/{export.pk}/again/").status_code == 405
+    assert TrainingExport.objects.count() == 1
+
+
+def test_a_dpo_exports_page_counts_the_pairs_people_called_both_bad(
+    client, people, behaviour, settings, tmp_path
+):
+    settings.TRAJ2ENV = {**settings.TRAJ2ENV, "LABELS_PER_PAIR": 2}
+    chosen, bad = pairs_build(user=people.bob, behaviour_id=behaviour.pk)
+    for user in (people.alice, people.bob):
+        left = label_reads.sides(chosen, user).left
+        choice = "A" if left == chosen.rollout_a_id else "B"  # both prefer rollout a
+        labels.pair_label_submit(user=user, pair_id=chosen.pk, choice=choice, left=left)
+        left = label_reads.sides(bad, user).left
+        labels.pair_label_submit(user=user, pair_id=bad.pk, choice="both_bad", left=left)
+    export = training_export_create(
+        user=people.bob, behaviour_id=behaviour.pk, kind="dpo", out_dir=tmp_path / "d"
+    )
+    export = training_export_execute(export_id=export.pk)
+    assert export.status == TrainingExport.Status.DONE, export.refusal or export.error
+    client.force_login(people.bob)
+    html = client.get(f"/training/exports/{export.pk}/").content.decode()
+    assert "<code>both_bad</code> 1" in html and "<code>labels</code> 1" in html

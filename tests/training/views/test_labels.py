@@ -216,6 +216,20 @@ def test_a_label_without_htmx_redirects_to_the_next_and_the_last_to_the_queue(
     assert last.status_code == 200 and f'<article id="pair-{pairs[1].pk}"' in last.content.decode()
 
 
+def test_both_bad_is_a_button_with_its_key_and_is_recorded_as_neither(client, people, pairs):
+    client.force_login(people.alice)
+    for headers in ({}, HX):
+        html = client.get(f"/training/labels/pairs/{pairs[0].pk}/", headers=headers)
+        assert 'value="both_bad"' in html.content.decode()
+        assert 'data-key="x"' in html.content.decode()
+    response = post_label(client, people.alice, pairs[0], "both_bad", headers=HX)
+    assert response.status_code == 200
+    label = PairLabel.objects.get()
+    assert label.both_bad and label.chosen_id is None
+    html = client.get(f"/training/labels/pairs/{pairs[0].pk}/").content.decode()
+    assert "You labelled this pair: both bad." in html
+
+
 def test_the_last_label_under_htmx_shows_that_nothing_is_left(client, people, pairs):
     client.force_login(people.alice)
     post_label(client, people.alice, pairs[0])
@@ -274,7 +288,7 @@ def test_a_pending_labels_rationale_stays_out_of_the_audit_log(client, people, p
 def test_refusals_come_back_in_the_pair_with_their_status(client, people, pairs):
     client.force_login(people.alice)
     bad = post_label(client, people.alice, pairs[0], "left", headers=HX)
-    assert bad.status_code == 422 and "choose A, B or tie" in bad.content.decode()
+    assert bad.status_code == 422 and "choose A, B, tie or both_bad" in bad.content.decode()
     post_label(client, people.alice, pairs[0])
     again = post_label(client, people.alice, pairs[0])
     assert again.status_code == 409 and "already labelled" in again.content.decode()

@@ -4,6 +4,7 @@
     trial = trials[0]
     trial.task_name, trial.task_digest        # link to a kept task: task_digest(task_dir)
     trial.agent.name, trial.agent.model       # who attempted it
+    trial.agent.served_sha256                 # the adapter digest serving says answered it
     trial.reward, trial.file_rewards          # Harbor's reward (result.json) and reward files
     trial.app_dir                             # the collected /app, to re-grade
     trial.status, trial.problems              # complete / failed / partial, and why
@@ -26,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 import warnings
 from collections.abc import Mapping
@@ -44,6 +46,12 @@ from trajectories.core.formats import HarborTrial, harbor_trial
 
 PROJECT_DIR = "/app"  # what our tasks declare in task.toml's artifacts
 PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
+# Where a trial records the artifact digest of the adapter that answered its agent: the agent's
+# context metadata in result.json (Harbor's ``AgentContext.metadata``), written from what the
+# serving side reported, never from ``--ak``. The gate counts a rollout for an adapter only when
+# this is the registered artifact's digest.
+SERVED_KEY = "served_adapter_sha256"
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _LOG_SUFFIXES = (".txt", ".log")
 
 
@@ -61,6 +69,7 @@ class AgentRun:
     provider: str | None = None
     import_path: str | None = None  # a custom agent (`-a module:Class`)
     kwargs: Mapping[str, Any] = field(default_factory=dict)  # `--ak`: prompt version, adapter ...
+    served_sha256: str | None = None  # result.json's agent metadata SERVED_KEY, when well formed
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,7 +362,22 @@ def _agent(result: TrialResult | None, config: TrialConfig | None) -> AgentRun:
         provider=model.provider if model else None,
         import_path=configured.import_path if configured else None,
         kwargs=dict(configured.kwargs) if configured else {},
+        served_sha256=_served(result),
     )
+
+
+def _served(result: TrialResult | None) -> str | None:
+    """The adapter digest the serving side reported for the trial (a multi-step trial's steps
+    must agree), or None: none recorded, not a sha256, or steps that disagree."""
+    if result is None:
+        return None
+    contexts = [result.agent_result] if result.agent_result is not None else []
+    contexts += [s.agent_result for s in result.step_results or [] if s.agent_result is not None]
+    found = {str((c.metadata or {}).get(SERVED_KEY) or "").lower() for c in contexts} - {""}
+    if len(found) != 1:
+        return None
+    (digest,) = found
+    return digest if _SHA256.match(digest) else None
 
 
 def _errors(result: TrialResult | None) -> tuple[TrialError, ...]:

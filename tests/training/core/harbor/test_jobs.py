@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from harbor.models.agent.context import AgentContext
 from harbor.models.task.id import LocalTaskId
 from harbor.models.trial.config import AgentConfig, TaskConfig, TrialConfig
 from harbor.models.trial.result import (
@@ -20,7 +21,7 @@ from harbor.models.trial.result import (
 )
 from harbor.models.verifier.result import VerifierResult
 
-from training.core.harbor.jobs import Status, read_jobs, read_trial
+from training.core.harbor.jobs import SERVED_KEY, Status, read_jobs, read_trial
 
 STARTED = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -43,6 +44,7 @@ def write_trial(
     exception: str | None = None,
     result: bool = True,
     steps: tuple[str, ...] = (),
+    metadata: dict | None = None,
 ) -> Path:
     """A trial folder laid out as Harbor writes one, its JSON through Harbor's own models."""
     folder.mkdir(parents=True)
@@ -60,6 +62,7 @@ def write_trial(
                 name="terminus-2", version="2.0.0", model_info=ModelInfo(name="gpt-x")
             ),
             verifier_result=None if reward is None else VerifierResult(rewards={"reward": reward}),
+            agent_result=None if metadata is None else AgentContext(metadata=metadata),
             exception_info=None
             if exception is None
             else ExceptionInfo(
@@ -134,6 +137,16 @@ def test_a_finished_trial_gives_task_agent_rewards_timings_files_and_the_collect
     assert (trial.app_dir / "calc" / "ops.py").is_file()
     assert trial.status == Status.COMPLETE and trial.problems == ()
     assert trial.ingest is not None and trial.ingest.task == trial.task_name
+
+
+def test_the_adapter_digest_serving_recorded_is_read_from_the_agents_metadata(tmp_path):
+    digest = "e" * 64
+    write_trial(tmp_path / "served" / "repair-1__served", metadata={SERVED_KEY: digest})
+    write_trial(tmp_path / "claimed" / "repair-1__claimed")  # `--ak adapter=` alone
+    write_trial(tmp_path / "forged" / "repair-1__forged", metadata={SERVED_KEY: "lora-v1.0"})
+    served, claimed, forged = (read_jobs(tmp_path / n)[0] for n in ("served", "claimed", "forged"))
+    assert served.agent.served_sha256 == digest
+    assert claimed.agent.served_sha256 is None and forged.agent.served_sha256 is None
 
 
 def test_only_trial_folders_are_read_and_nothing_inside_a_trial_is_searched(tmp_path):
