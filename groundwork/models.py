@@ -186,3 +186,23 @@ class Job(Beating):
     @property
     def finished(self) -> bool:
         return self.status in self.FINISHED  # type: ignore[attr-defined]
+
+
+class PlainJob(Job):
+    """A job whose row goes queued → running → done or failed, and has no other state: its
+    statuses, what waits and what runs, said once for every such job."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    FINISHED = (Status.DONE, Status.FAILED)
+    WAITING = Q(status=Status.QUEUED)
+    RUNNING = Q(status=Status.RUNNING)
+
+    status = models.CharField(max_length=10, choices=Status, default=Status.QUEUED, db_index=True)
+
+    class Meta:
+        abstract = True

@@ -9,7 +9,7 @@ from django.db import models
 from django.db.models import Q
 
 from groundwork.jobs import DOCKER
-from groundwork.models import Beating, Holdable, Job
+from groundwork.models import Beating, Holdable, Job, PlainJob
 from trajectories.models import Trajectory
 
 if TYPE_CHECKING:
@@ -298,20 +298,9 @@ class Review(models.Model):
         return f"{self.decision} ({self.reason}) on candidate {self.candidate_id}"
 
 
-class DatasetExport(Job):
+class DatasetExport(PlainJob):
     """Accepted tasks exported as a Harbor dataset folder (task folders plus a manifest)."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
-
-    FINISHED = (Status.DONE, Status.FAILED)
-    WAITING = Q(status=Status.QUEUED)
-    RUNNING = Q(status=Status.RUNNING)
-
-    status = models.CharField(max_length=10, choices=Status, default=Status.QUEUED, db_index=True)
     path = models.TextField(blank=True)
     task_count = models.PositiveIntegerField(default=0)
     manifest = models.JSONField(null=True, blank=True)

@@ -9,9 +9,8 @@ from __future__ import annotations
 import zlib
 
 from django.db import models
-from django.db.models import Q
 
-from groundwork.models import Job
+from groundwork.models import PlainJob
 
 
 class Blob(models.Model):
@@ -26,21 +25,12 @@ class Blob(models.Model):
         return zlib.decompress(self.data)
 
 
-class IngestRun(Job):
-    class Status(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
-
-    FINISHED = (Status.DONE, Status.FAILED)
-    WAITING = Q(status=Status.QUEUED)
-    RUNNING = Q(status=Status.RUNNING)
+class IngestRun(PlainJob):
+    """One `ingest` of files or folders, as a job with its progress on the row."""
 
     paths = models.JSONField(default=list)
     format = models.CharField(max_length=20, default="auto")
     scan = models.BooleanField(default=False)
-    status = models.CharField(max_length=10, choices=Status, default=Status.QUEUED, db_index=True)
     files_total = models.PositiveIntegerField(default=0)
     files_done = models.PositiveIntegerField(default=0)
     ingested = models.PositiveIntegerField(default=0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.apps import apps
 
-from groundwork.models import Beating, Job
+from groundwork.models import Beating, Job, PlainJob
 from tasks_review import tasks as desk_tasks
 from training import tasks as training_tasks
 from trajectories import tasks as trajectory_tasks
@@ -51,3 +51,22 @@ def test_every_queued_job_row_is_in_its_apps_redelivery_sweep():
     # An ingest run has no queued job to lose: a command or a pipeline run's own job runs it
     # in place, and a later ingest marks a dead one failed (ingest_runs_interrupted).
     assert set(JOB_ROWS) - swept == {IngestRun}
+
+
+def test_the_jobs_with_no_state_of_their_own_share_one_status_block():
+    plain = [m._meta.label for m in JOB_ROWS if issubclass(m, PlainJob)]
+    assert plain == [
+        "tasks_review.DatasetExport",
+        "training.EvalRun",
+        "training.RolloutImport",
+        "trajectories.IngestRun",
+    ]
+    for label in plain:
+        model = apps.get_model(label)
+        assert model.Status is PlainJob.Status
+        assert [v for v, _ in model._meta.get_field("status").choices] == [
+            "queued",
+            "running",
+            "done",
+            "failed",
+        ]

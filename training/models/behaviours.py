@@ -11,7 +11,7 @@ from django.db import models
 from django.db.models import Q
 
 from groundwork.jobs import DOCKER
-from groundwork.models import Beating, Job
+from groundwork.models import Beating, PlainJob
 from tasks_review.models import Candidate
 from trajectories.models import Trajectory
 
@@ -117,21 +117,10 @@ class BehaviourTask(models.Model):
         super().save(*args, **kwargs)
 
 
-class RolloutImport(Job):
+class RolloutImport(PlainJob):
     """One `harbor run` jobs folder read into rollouts: a job with its progress on the row."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
-
-    FINISHED = (Status.DONE, Status.FAILED)
-    WAITING = Q(status=Status.QUEUED)
-    RUNNING = Q(status=Status.RUNNING)
-
     path = models.TextField()
-    status = models.CharField(max_length=10, choices=Status, default=Status.QUEUED, db_index=True)
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
     summary = models.JSONField(default=dict, blank=True)
@@ -204,23 +193,12 @@ class Rollout(Beating):
         )
 
 
-class EvalRun(Job):
+class EvalRun(PlainJob):
     """A behaviour version scored over the rollouts of its tasks: a job with progress."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
-
-    FINISHED = (Status.DONE, Status.FAILED)
-    WAITING = Q(status=Status.QUEUED)
-    RUNNING = Q(status=Status.RUNNING)
 
     version = models.ForeignKey(BehaviourVersion, on_delete=models.PROTECT, related_name="runs")
     agent = models.CharField(max_length=100, blank=True, help_text="Only this agent's rollouts.")
     k = models.PositiveSmallIntegerField(default=1)
-    status = models.CharField(max_length=10, choices=Status, default=Status.QUEUED, db_index=True)
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
     summary = models.JSONField(default=dict, blank=True)
