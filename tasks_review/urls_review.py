@@ -12,8 +12,6 @@ urlpatterns = [
     path("candidates/<int:pk>/decide/", review.decide, name="decide"),
     path("candidates/<int:pk>/adjudicate/", review.adjudicate, name="adjudicate"),
     path("candidates/<int:pk>/release/", review.release, name="release"),
-    # The hold's first address, for a desk page still open from before it was renamed.
-    path("candidates/<int:pk>/reserve/", review.hold),
     path(
         "candidates/<int:pk>/trials/<int:trial_pk>/logs/",
         review.trial_logs,

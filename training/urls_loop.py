@@ -26,8 +26,6 @@ urlpatterns = [
     path("labels/pairs/<int:pk>/label/", labels.label, name="label"),
     path("labels/pairs/<int:pk>/skip/", labels.skip, name="skip"),
     path("labels/pairs/<int:pk>/release/", labels.release, name="release"),
-    # The hold's first address, for a pair page still open from before it was renamed.
-    path("labels/pairs/<int:pk>/reserve/", labels.hold),
     path("exports/", exports.export_list, name="exports"),
     path("exports/<int:pk>/", exports.export_detail, name="export"),
     path("exports/<int:pk>/manifest.json", exports.export_manifest, name="export_manifest"),

@@ -26,12 +26,31 @@ class AuditFilters:
         return bool(self.actor or self.verb or self.target)
 
 
+# Verbs the log was written with before a concept was renamed: the log is append-only, so
+# its old rows keep them, and a search by the new verb finds both.
+FORMER_VERBS = {".hold": ".reserve"}
+
+
+def _verbs(verb: str) -> list[str]:
+    """``verb`` and what the same act was called in older rows."""
+    return [verb] + [
+        verb[: -len(new)] + old for new, old in FORMER_VERBS.items() if verb.endswith(new)
+    ]
+
+
+def _current(verb: str) -> str:
+    for new, old in FORMER_VERBS.items():
+        if verb.endswith(old):
+            return verb[: -len(old)] + new
+    return verb
+
+
 def audit_search(filters: AuditFilters) -> QuerySet[AuditEvent]:
     qs = AuditEvent.objects.select_related("actor").order_by("-id")
     if filters.actor:
         qs = qs.filter(actor__username=filters.actor)
     if filters.verb:
-        qs = qs.filter(verb=filters.verb)
+        qs = qs.filter(verb__in=_verbs(_current(filters.verb)))
     if filters.target:
         kind, _, ident = filters.target.partition(":")
         if ident:
@@ -50,4 +69,4 @@ def audit_facets() -> dict[str, list[str]]:
         .order_by("username")
         .values_list("username", flat=True)
     )
-    return {"verbs": list(verbs), "actors": list(actors)}
+    return {"verbs": sorted({_current(v) for v in verbs}), "actors": list(actors)}

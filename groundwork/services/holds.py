@@ -13,7 +13,7 @@ Any model with ``held_by`` (a user) and ``held_until`` can be held: the review d
 candidates and the training floor's preference pairs. A ``HoldPolicy`` says, for one kind of row,
 who may hold one and give back someone else's, how a row is locked and which rows a person may
 work; these functions check the role, take the hold with a conditional update, free the one a
-person leaves behind, and audit both (``<row type>.reserve`` / ``.release``, the words the audit
+person leaves behind, and audit both (``<row type>.hold`` / ``.release``, the words the audit
 log has always used) in the same transaction.
 """
 
@@ -49,8 +49,8 @@ def holding(row: Any, now: datetime) -> dict[str, Any]:
     active = row.held_until is not None and row.held_until > now
     holder = row.held_by.get_username() if row.held_by else None
     state: dict[str, Any] = {
-        "reserved_by": holder,
-        "reserved_until": iso(row.held_until),
+        "held_by": holder,
+        "held_until": iso(row.held_until),
     }
     if holder and not active:
         state["expired"] = True
@@ -91,10 +91,10 @@ def _take[Row: Model](row: Row, user: AbstractBaseUser, now: datetime, *, second
     if not renewal:  # the page's heartbeat renewing one's own hold is not news
         audit_event_record(
             actor=user,
-            verb=f"{audit_type(row)}.reserve",
+            verb=f"{audit_type(row)}.hold",
             target=row,
             before=before,
-            after={"reserved_by": user.get_username(), "reserved_until": iso(until)},
+            after={"held_by": user.get_username(), "held_until": iso(until)},
         )
     return row
 
@@ -105,8 +105,8 @@ def _give_back(row: Model, user: AbstractBaseUser, now: datetime, *, why: str) -
     before = holding(held, now)
     type(row)._default_manager.filter(pk=row.pk).update(held_by=None, held_until=None)
     held.held_by, held.held_until = None, None
-    after: dict[str, Any] = {"reserved_by": None, "reserved_until": None, "why": why}
-    if before["reserved_by"] not in (None, user.get_username()):
+    after: dict[str, Any] = {"held_by": None, "held_until": None, "why": why}
+    if before["held_by"] not in (None, user.get_username()):
         after["override"] = True
     audit_event_record(
         actor=user, verb=f"{audit_type(row)}.release", target=row, before=before, after=after

@@ -154,8 +154,8 @@ def review_submit(
                 "comment": review.comment,
                 "reviews": len(decisions),
                 "review_status": status.value,
-                "reserved_by": None,
-                "reserved_until": None,
+                "held_by": None,
+                "held_until": None,
             },
         )
         return review

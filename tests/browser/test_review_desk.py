@@ -100,7 +100,7 @@ def test_decide_three_candidates_with_the_keyboard_and_see_the_audit(
     assert page.locator("#audit-results tr[id^=audit-]").count() == 3
     page.goto("/review/audit/")
     assert page.locator("text=review.submit").count() >= 3
-    assert page.locator("text=candidate.reserve").count() >= 1
+    assert page.locator("text=candidate.hold").count() >= 1
     screenshot("review-audit")
 
 
@@ -253,7 +253,7 @@ def test_an_open_desk_renews_its_short_hold_and_gives_it_back_on_leaving(
     first = Candidate.objects.get(pk=c.pk).held_until
     page.mouse.move(40, 40)  # someone is on the page
     assert _until(lambda: Candidate.objects.get(pk=c.pk).held_until > first)
-    assert AuditEvent.objects.filter(verb="candidate.reserve").count() == 1  # renewals are quiet
+    assert AuditEvent.objects.filter(verb="candidate.hold").count() == 1  # renewals are quiet
     page.goto("/review/")  # leaving: the page's beacon gives the candidate back
     assert _until(lambda: Candidate.objects.get(pk=c.pk).held_by_id is None)
     [left] = AuditEvent.objects.filter(verb="candidate.release")

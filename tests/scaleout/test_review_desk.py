@@ -58,7 +58,7 @@ def test_two_reviewers_holding_one_candidate_at_once_leave_one_holder(people):
         c.refresh_from_db()
         holder = c.held_by.username
         assert holder in ("alice", "dave")
-        assert AuditEvent.objects.filter(verb="candidate.reserve", target_id=str(c.pk)).count() == 1
+        assert AuditEvent.objects.filter(verb="candidate.hold", target_id=str(c.pk)).count() == 1
         loser = answers[1] if holder == "alice" else answers[0]
         assert f"Held by <strong>{holder}</strong>" in loser.content.decode()
 

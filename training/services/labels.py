@@ -123,8 +123,8 @@ def pair_label_submit(
                 "left": shown.left,
                 "labels": count,
                 "status": status.value,
-                "reserved_by": None,
-                "reserved_until": None,
+                "held_by": None,
+                "held_until": None,
             },
         )
         return label

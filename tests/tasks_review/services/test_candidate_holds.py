@@ -31,10 +31,10 @@ def test_opening_holds_for_the_configured_seconds_and_audits_it(people, settings
     c.refresh_from_db()
     assert c.held_by == people.alice
     assert c.held_until == now + timedelta(seconds=45)
-    [event] = events("candidate.reserve", c)
+    [event] = events("candidate.hold", c)
     assert event.actor == people.alice
-    assert event.before == {"reserved_by": None, "reserved_until": None}
-    assert event.after["reserved_by"] == "alice"
+    assert event.before == {"held_by": None, "held_until": None}
+    assert event.after["held_by"] == "alice"
 
 
 def test_a_candidate_held_by_one_reviewer_cannot_be_held_by_another(people):
@@ -53,8 +53,8 @@ def test_an_expired_hold_is_free_for_the_next_reviewer(people):
     holds.hold(CANDIDATES, user=people.bob, row_id=c.pk)
     c.refresh_from_db()
     assert c.held_by == people.bob
-    event = events("candidate.reserve", c)[-1]
-    assert event.before["reserved_by"] == "alice" and event.before["expired"] is True
+    event = events("candidate.hold", c)[-1]
+    assert event.before["held_by"] == "alice" and event.before["expired"] is True
 
 
 def test_the_conditional_update_refuses_a_claim_that_lost_the_race(people):
@@ -89,7 +89,7 @@ def test_renewing_ones_own_hold_extends_it_without_a_new_audit_row(people, setti
     holds.hold(CANDIDATES, user=people.alice, row_id=c.pk, now=first + timedelta(seconds=30))
     c.refresh_from_db()
     assert c.held_until == first + timedelta(seconds=150)
-    assert len(events("candidate.reserve", c)) == 1
+    assert len(events("candidate.hold", c)) == 1
 
 
 def test_a_reviewer_holds_one_candidate_at_a_time(people):
@@ -153,7 +153,7 @@ def test_the_holder_releases_and_a_reviewer_may_override_a_colleagues_hold(peopl
     assert c.held_by is None
     [event] = events("candidate.release", c)
     assert event.actor == people.bob and event.after["override"] is True
-    assert event.before["reserved_by"] == "alice"
+    assert event.before["held_by"] == "alice"
 
 
 def test_an_annotator_cannot_release_someone_elses_hold(people):

@@ -42,7 +42,7 @@ def test_a_decision_is_recorded_releases_the_hold_and_is_audited(people):
     assert c.held_by is None and c.held_until is None
     [event] = events("review.submit", c)
     assert event.actor == people.alice
-    assert event.before["review_status"] == "pending" and event.before["reserved_by"] == "alice"
+    assert event.before["review_status"] == "pending" and event.before["held_by"] == "alice"
     assert event.after["decision"] == "reject" and event.after["review_status"] == "rejected"
 
 

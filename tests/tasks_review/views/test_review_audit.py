@@ -40,7 +40,7 @@ def test_the_audit_page_lists_who_did_what_with_before_and_after(people, client,
     assert response.status_code == 200
     html = response.content.decode()
     assert len(shown(response)) == AuditEvent.objects.count() == 3
-    assert "candidate.reserve" in html and "review.submit" in html
+    assert "candidate.hold" in html and "review.submit" in html
     c1, _ = history
     assert f'<a href="/review/candidates/{c1.pk}/">candidate #{c1.pk}</a>' in html
     assert '<tr class="kv-changed"><th>decision</th>' in html
@@ -114,11 +114,25 @@ def test_the_audit_log_pages(people, client):
 
 def test_times_in_an_events_before_and_after_are_shown_to_the_second(people, client, history):
     client.force_login(people.bob)
-    html = client.get("/review/audit/?verb=candidate.reserve").content.decode()
-    [until] = AuditEvent.objects.filter(verb="candidate.reserve").values_list(
-        "after__reserved_until", flat=True
+    html = client.get("/review/audit/?verb=candidate.hold").content.decode()
+    [until] = AuditEvent.objects.filter(verb="candidate.hold").values_list(
+        "after__held_until", flat=True
     )
     assert re.search(r"\.\d{6}", until)  # stored as ISO 8601 with microseconds
     assert until not in html
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", html)
     assert not re.search(r"\d\d:\d\d:\d\d\.\d", html)
+
+
+def test_holds_written_before_the_rename_are_found_and_listed_as_holds(people, client, history):
+    c1, _ = history
+    # A row from before holds had one name: the append-only log keeps its verb.
+    AuditEvent.objects.create(
+        actor=people.bob, verb="candidate.reserve", target_type="candidate", target_id=str(c1.pk)
+    )
+    client.force_login(people.dave)
+    for verb in ("candidate.hold", "candidate.reserve"):
+        assert len(shown(client.get(f"/review/audit/?verb={verb}"))) == 2
+    facets = client.get("/review/audit/").content.decode()
+    assert ">candidate.hold</option>" in facets
+    assert ">candidate.reserve</option>" not in facets

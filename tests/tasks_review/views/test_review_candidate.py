@@ -162,22 +162,14 @@ def test_the_hold_post_holds_the_candidate_and_answers_its_banner(people, client
     assert 'hx-trigger="load"' not in html  # no second take; the heartbeat renews it instead
     assert "Held for you until" in html and "<html" not in html
     assert f'action="/review/candidates/{c.pk}/release/?language=python"' in html
-    assert AuditEvent.objects.filter(verb="candidate.reserve", target_id=str(c.pk)).count() == 1
+    assert AuditEvent.objects.filter(verb="candidate.hold", target_id=str(c.pk)).count() == 1
     client.post(f"/review/candidates/{c.pk}/hold/", headers=HX)  # the page opened again
-    assert AuditEvent.objects.filter(verb="candidate.reserve").count() == 1  # a renewal is not news
+    assert AuditEvent.objects.filter(verb="candidate.hold").count() == 1  # a renewal is not news
     plain = client.post(f"/review/candidates/{c.pk}/hold/?language=python")
     assert plain.status_code == 302
     assert plain["Location"] == f"/review/candidates/{c.pk}/?language=python"
     held = client.get(f"/review/candidates/{c.pk}/").content.decode()
     assert "Held for you until" in held
-
-
-def test_the_holds_first_address_still_holds_for_a_page_open_from_before(people, client):
-    c = make_candidate()
-    client.force_login(people.alice)
-    response = client.post(f"/review/candidates/{c.pk}/reserve/", headers=HX)
-    c.refresh_from_db()
-    assert response.status_code == 200 and c.held_by == people.alice
 
 
 def test_a_second_reviewers_hold_post_sees_the_hold(people, client):
@@ -236,7 +228,7 @@ def test_a_candidate_one_cannot_decide_posts_no_hold(people, client):
     response = client.post(f"/review/candidates/{c.pk}/hold/", headers=HX)
     assert response.status_code == 200
     assert "/hold/" not in response.content.decode()  # refused: no post again on load
-    assert not AuditEvent.objects.filter(verb="candidate.reserve").exists()
+    assert not AuditEvent.objects.filter(verb="candidate.hold").exists()
 
 
 def test_untrusted_text_is_escaped_everywhere_on_the_desk(as_annotator):

@@ -55,8 +55,8 @@ def test_next_holds_the_first_pair_in_build_order_and_audits_it(people, pairs):
     assert got.pk == pairs[0].pk
     row = PreferencePair.objects.get(pk=got.pk)
     assert row.held_by == people.alice and row.held_until > timezone.now()
-    [event] = AuditEvent.objects.filter(verb="preference_pair.reserve")
-    assert event.target_id == str(got.pk) and event.after["reserved_by"] == "alice"
+    [event] = AuditEvent.objects.filter(verb="preference_pair.hold")
+    assert event.target_id == str(got.pk) and event.after["held_by"] == "alice"
 
 
 def test_a_pair_held_by_one_labeller_is_refused_to_another(people, pairs):
@@ -99,7 +99,7 @@ def test_an_expired_hold_is_free_and_only_the_holder_or_a_lead_releases(people, 
         holds.release(PAIRS, user=people.alice, row_id=pairs[0].pk)
     holds.release(PAIRS, user=people.dave, row_id=pairs[0].pk)
     event = AuditEvent.objects.filter(verb="preference_pair.release").last()
-    assert event.after["override"] is True and event.before["reserved_by"] == "bob"
+    assert event.after["override"] is True and event.before["held_by"] == "bob"
 
 
 # -- labels ----------------------------------------------------------------------------------------

@@ -117,10 +117,10 @@ def test_the_hold_post_holds_the_pair_and_answers_its_banner(client, people, pai
     assert 'hx-trigger="load"' not in html  # no second take; the heartbeat renews it instead
     assert 'hx-trigger="hold-beat"' in html
     assert "Held for you until" in html and "<html" not in html
-    reserved = AuditEvent.objects.filter(verb="preference_pair.reserve", target_id=str(pair.pk))
-    assert reserved.count() == 1
+    held = AuditEvent.objects.filter(verb="preference_pair.hold", target_id=str(pair.pk))
+    assert held.count() == 1
     client.post(f"/training/labels/pairs/{pair.pk}/hold/", headers=HX)  # the page opened again
-    assert AuditEvent.objects.filter(verb="preference_pair.reserve").count() == 1  # a renewal
+    assert AuditEvent.objects.filter(verb="preference_pair.hold").count() == 1  # a renewal
     plain = client.post(f"/training/labels/pairs/{pair.pk}/hold/?behaviour={slug}")
     assert plain.status_code == 302
     assert plain["Location"] == f"/training/labels/pairs/{pair.pk}/?behaviour={slug}"
@@ -184,7 +184,7 @@ def test_a_pair_one_cannot_label_posts_no_hold(client, people, pairs):
     response = client.post(f"/training/labels/pairs/{pair.pk}/hold/", headers=HX)
     assert response.status_code == 200
     assert "/hold/" not in response.content.decode()  # refused: no post again on load
-    assert not AuditEvent.objects.filter(verb="preference_pair.reserve").exists()
+    assert not AuditEvent.objects.filter(verb="preference_pair.hold").exists()
 
 
 # -- labelling -------------------------------------------------------------------------------------
