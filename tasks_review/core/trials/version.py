@@ -15,6 +15,9 @@ the candidate's row), so tasks kept by an older verifier can be found and verifi
    grading.json records the probes' count and sha256 (a missing or changed probes.json scores
    0), each probe names the exact ids of the tests that made its call, and the probe process
    runs as an identity of its own whose leftovers are removed. probes.json's format is 2.
+5. An int a probe expects matches an int only (a float within 1e-9 of it matched), a
+   ``$decimal`` only as text; a fractional task (build, extend) scores 0 when a probe of
+   behaviour that worked at the start disagrees, or when no probe matched at all.
 """
 
-VERIFIER_VERSION = 4
+VERIFIER_VERSION = 5

@@ -92,7 +92,11 @@ it could write: those anyone may write, the image's folders of users other than 
 that is **not root**. A root agent in the same container owns the grader itself: it can read
 ``probes.json`` before or while grading runs, replace the interpreter, trace root's process,
 keep a process the sweeps cannot kill and rewrite the reward after it is read back. Nothing in
-this kit stops that; only a separate verifier (or an agent without root) does. Nor does it stop
+this kit stops that; only a separate verifier (or an agent without root) does. Likewise when
+Harbor uploads ``tests/`` keeping the host's uid (``docker cp`` from a non-root host): the files
+then belong to a uid the agent may have, which can read ``probes.json`` or rewrite this grader
+before it runs; ``lock`` takes them back for root, too late if the agent was quicker. Training
+never trusts such a reward: rollouts are graded again by the separate verifier. Nor does it stop
 a non-root agent from leaving a world-writable *file* (not a folder) outside those places for
 the probe process to write into; its outcomes still decide nothing, but what it saw may then
 be read by an agent graded again in the same container. What anyone may read of a grading

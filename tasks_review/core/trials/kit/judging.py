@@ -41,7 +41,11 @@ wrongly or incompletely, a test reported twice, a run past its time limit, and c
 that misbehaved. Since a partial solution fails some tests honestly, a verbatim copy must come
 out as its real test did (both pass or both fail; ``control_problems(..., matching=True)``), and
 a copy with an assertion made false must fail whenever its real test passed. A forgery that
-turns failures into passes still cannot tell the copies from the real tests.
+turns failures into passes still cannot tell the copies from the real tests. With hidden
+probes, a scored test whose calls gave a failed probe gets no credit, and a failed probe of
+behaviour that worked at the start, or a probe run that matched nothing, scores 0. A scored test
+whose calls no probe could follow (``score["probed"]`` counts those that had one) is credited on
+the check alone, which is as far as a check-only task's reward goes.
 """
 
 from __future__ import annotations
@@ -232,7 +236,8 @@ def judge_sessions(
     applies once the reference is known (never in the check in the image). ``probes``: how the
     submission did on the task's hidden equivalence probes (``probing.check``), None for a
     check-only task: every probe must match, and for a fraction a scored test whose calls gave
-    a failed probe gets no credit.
+    a failed probe gets no credit, while a failed probe of a test that passed at the start, or
+    no probe matched at all, scores 0 (the share then rests on the check alone: a forgery).
     """
     sessions = list(sessions)[:MAX_SESSIONS]
     structured = frozenset(structured)
@@ -299,6 +304,16 @@ def judge_sessions(
             blocked = tuple(str(t) for t in probes.get("failed_tests") or ())
             if probes.get("unlinked"):  # a failed probe no test is known for: none gets credit
                 blocked += tuple(start_failed)
+            if fraction and (set(blocked) - set(start_failed) or not probes.get("matched")):
+                # A probe of what already worked at the start now disagrees (as a kept test
+                # failing would), or the probe process matched nothing at all (its report was
+                # not the code's): no test's credit stands on the check alone.
+                untrusted = True
+                reasons.append(
+                    "a hidden probe of behaviour that already worked at the start disagrees"
+                    if set(blocked) - set(start_failed)
+                    else "no hidden probe matched the reference"
+                )
     score = {}
     if reference:
         short = sorted(k for k, n in reference.items() if passed[k] < n)
@@ -306,7 +321,8 @@ def judge_sessions(
             shown = ", ".join(short[:3])
             reasons.append(f"{len(short)} test(s) that pass on the reference did not: {shown}")
     if fraction:
-        score = fraction_score(reference, passed, start_failed, blocked)
+        linked = (probes or {}).get("linked")
+        score = fraction_score(reference, passed, start_failed, blocked, linked)
         if score["kept_failed"]:
             reasons.append(
                 f"{score['kept_failed']} test(s) that passed at the start no longer pass: reward 0"
@@ -334,10 +350,11 @@ def judge_sessions(
     )
 
 
-def fraction_score(reference, passed, start_failed, blocked=()):
+def fraction_score(reference, passed, start_failed, blocked=(), linked=None):
     """The share of a fractional task's scored tests that passed again, and its parts; a test
     ``blocked`` by a failed probe (its id is among the tests that made the probe's call, as
-    the tracer saw them) gets no credit."""
+    the tracer saw them) gets no credit. ``linked``: the tests any probe came from ("probed":
+    how many scored tests had one; None for a check-only task)."""
     scored = sorted(set(start_failed) & set(reference))
     kept = sorted(set(reference) - set(scored))
     blocked = frozenset(blocked)
@@ -345,6 +362,7 @@ def fraction_score(reference, passed, start_failed, blocked=()):
     return {
         "mode": "fraction",
         "scored": len(scored),
+        "probed": None if linked is None else len(set(scored) & set(linked)),
         "passed": len(done),
         "kept": len(kept),
         "kept_failed": sum(1 for k in kept if passed[k] < reference[k]),

@@ -17,6 +17,8 @@ never a probe's expected value).
     {'a': (1, 2)}
     >>> same({"returns": 0.1 + 0.2}, {"returns": 0.3}), same({"returns": 1}, {"returns": True})
     (True, False)
+    >>> same({"returns": 1700000000123}, {"returns": 1700000000000.0})
+    False
     >>> same({"$decimal": "2.5"}, {"$decimal": "2.50"})
     True
 """
@@ -121,12 +123,13 @@ def same(expected, got, depth=0):
     (relative) so that an equivalent fix summing in another order still matches."""
     if depth > MAX_DEPTH + 4:
         return False
-    if type(expected) is float or type(got) is float:
-        if type(expected) not in (int, float) or type(got) not in (int, float):
-            return False
-        if type(expected) is bool or type(got) is bool:
+    if type(expected) is float:
+        # An equivalent fix may sum in another order: within 1e-9 (relative); an int the
+        # reference returned as a float counts as the same number.
+        if type(got) not in (int, float):
             return False
         return math.isclose(expected, got, rel_tol=1e-9, abs_tol=1e-12)
+    # An int is exact: a float near it (1700000000000.0 for 1700000000123) is not the same.
     if type(expected) is not type(got):
         return False
     if isinstance(expected, list):
@@ -135,6 +138,8 @@ def same(expected, got, depth=0):
         )
     if isinstance(expected, dict):
         if list(expected) == ["$decimal"] == list(got):  # 2.5 and 2.50 are the same amount
+            if type(expected["$decimal"]) is not str or type(got["$decimal"]) is not str:
+                return False
             try:
                 return Decimal(expected["$decimal"]) == Decimal(got["$decimal"])
             except (ArithmeticError, TypeError, ValueError):

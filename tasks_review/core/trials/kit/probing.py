@@ -66,10 +66,16 @@ _VIRTUAL = frozenset(
 
 
 def lock(folder):
-    """Make the probes root's alone (call first thing, before any submission code runs)."""
+    """Make the probes root's alone (call first thing, before any submission code runs): the
+    folder and the file owned by root (an upload that kept the host's uid left them someone
+    else's) and readable by no one else."""
     path = os.path.join(folder, PROBES)
-    if os.path.lexists(path):
+    if os.path.lexists(path) and not os.path.islink(path):
+        if os.geteuid() == 0:
+            os.chown(path, 0, 0)
         os.chmod(path, 0o600)
+    if os.geteuid() == 0:
+        os.chown(folder, 0, 0)
     os.chmod(folder, 0o700)
 
 
@@ -339,6 +345,8 @@ def check(probes, ran):
         "failed": failed,
         "failed_tests": tests,
         "unlinked": unlinked,
+        # Every test some probe came from: a fraction's scored tests with a probe of their own.
+        "linked": sorted({str(t) for p in probes["probes"] for t in p.get("tests") or () if t}),
         "error": (ran or {}).get("error"),
     }
 

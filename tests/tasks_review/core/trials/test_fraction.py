@@ -72,6 +72,7 @@ def test_every_hidden_test_passing_scores_exactly_one():
     assert verdict.score == {
         "mode": "fraction",
         "scored": 4,
+        "probed": None,  # a check-only task: no probe to count
         "passed": 2 + 2,
         "kept": 1,
         "kept_failed": 0,

@@ -54,6 +54,17 @@ def test_outcomes_agree_exactly_but_for_float_rounding_and_decimal_exponents():
     assert not same({"returns": None}, {"raises": "ValueError"})
 
 
+def test_an_int_is_matched_exactly_never_by_a_float_near_it():
+    # Epoch milliseconds off by 123 are within 1e-9 of each other as floats: a buggy start
+    # returning float() of its wrong answer matched the reference's int before.
+    same = probe_values.same
+    assert not same({"returns": 1700000000123}, {"returns": 1700000000000.0})
+    assert not same({"returns": 0}, {"returns": 1e-13})
+    assert same({"returns": 2.0}, {"returns": 2})  # the reference's float, an int fix
+    # A $decimal is text: a number in its place is not the amount.
+    assert not same({"returns": {"$decimal": "2.5"}}, {"returns": {"$decimal": 2.5}})
+
+
 PROJECT = {
     "shop/__init__.py": b"",
     "shop/cart.py": b"from decimal import Decimal\n\n"
@@ -285,3 +296,48 @@ def test_the_sweep_walks_every_place_the_probe_identity_could_write_and_nothing_
         p for p in probing.WRITABLE if os.path.isdir(p) and not os.path.islink(p)
     }
     assert not any(r == "/" or r.startswith(("/proc", "/sys")) for r in roots)
+
+
+def test_a_fraction_scores_zero_when_a_probe_of_what_worked_at_the_start_disagrees():
+    # The new test's probe fails (its credit goes) and so does a probe of the old test, which
+    # passed at the start: the submission changed working behaviour on a hidden input, as a
+    # kept test failing would show. Before, the two other new tests kept their credit (0.67).
+    from ..test_results import OK, PLAN, controls, session
+
+    reference = dict.fromkeys(["t.T.test_a", "t.T.test_b", "t.T.test_c", "t.T.test_old"], 1)
+    probes = {
+        "probes": [
+            {
+                "id": "p0",
+                "expected": {"returns": 5},
+                "discriminating": True,
+                "tests": ["t.T.test_a"],
+            },
+            {
+                "id": "p1",
+                "expected": {"returns": 7},
+                "discriminating": False,
+                "tests": ["t.T.test_old"],
+            },
+        ]
+    }
+    records = [session(*((k, "passed") for k in reference), *controls())]
+
+    def verdict(outcomes):
+        return judge_graded_run(
+            OK,
+            records,
+            PLAN,
+            reference=reference,
+            reward="fraction",
+            start_failed=["t.T.test_a", "t.T.test_b", "t.T.test_c"],
+            probes=probing.check(probes, {"outcomes": outcomes}),
+        )
+
+    right = {"p0": {"returns": 5}, "p1": {"returns": 7}}
+    assert verdict(right).reward == 1.0 and verdict(right).score["probed"] == 1
+    assert verdict({**right, "p0": {"returns": 4}}).reward == 2 / 3  # test_a loses its credit
+    broke_old = verdict({"p0": {"returns": 4}, "p1": {"returns": 6}})
+    assert broke_old.reward == 0.0 and "worked at the start" in broke_old.reasons[-1]
+    # An empty (or forged) report matches nothing: the share would rest on the check alone.
+    assert verdict({}).reward == 0.0
