@@ -73,7 +73,7 @@ def test_a_check_with_services_is_written_from_the_services_variant_that_starts_
     dockerfile, toml = written(redis, tmp_path)
     assert bootstrapped == [("services",)] and f"FROM {VARIANT}" in dockerfile
     assert toml["environment"]["env"] == {"TRAJ2ENV_SERVICES": "redis"}
-    assert toml["environment"]["healthcheck"]["command"].endswith("services.py wait redis")
+    assert toml["environment"]["healthcheck"]["command"].endswith("servers.py wait redis")
     assert toml["metadata"]["check"]["services"] == ["redis"]
 
 
