@@ -304,14 +304,15 @@ def judge_sessions(
             blocked = tuple(str(t) for t in probes.get("failed_tests") or ())
             if probes.get("unlinked"):  # a failed probe no test is known for: none gets credit
                 blocked += tuple(start_failed)
-            if fraction and (set(blocked) - set(start_failed) or not probes.get("matched")):
+            kept = set(reference or ()) - set(start_failed)
+            if fraction and (kept & set(blocked) or not probes.get("matched")):
                 # A probe of what already worked at the start now disagrees (as a kept test
                 # failing would), or the probe process matched nothing at all (its report was
                 # not the code's): no test's credit stands on the check alone.
                 untrusted = True
                 reasons.append(
                     "a hidden probe of behaviour that already worked at the start disagrees"
-                    if set(blocked) - set(start_failed)
+                    if kept & set(blocked)
                     else "no hidden probe matched the reference"
                 )
     score = {}
