@@ -71,7 +71,13 @@ def test_the_registrar_cannot_approve_and_the_approver_approves_after_seeing_the
     repair = held_out_behaviour(REPAIR, tasks=5)
     held_out_behaviour(READ, candidates=tasks_of(repair))
     rollouts(tasks_of(repair), "repaired")
-    rollouts(tasks_of(repair), "repaired", adapter="failing-test-repair-lora-v1.0")
+    # Served by the weights frank registers below (their digest, as serving recorded it).
+    rollouts(
+        tasks_of(repair),
+        "repaired",
+        adapter="failing-test-repair-lora-v1.0",
+        served_sha256="b" * 64,
+    )
 
     log_in(page, frank)
     page.goto(f"/training/adapters/new/?behaviour={REPAIR}")
