@@ -116,7 +116,9 @@ def _credential_reads(argv: Argv) -> list[str]:
     targets = read_targets(argv, searches=True)
     program, args = _program(argv)
     if program not in _ONLY_NAMES | {"git", "curl", "wget", "http"} | set(_COPIERS):
-        targets += [a.split("=", 1)[-1] for a in args] + _redirected(argv, "<")
+        values = (a.split("=", 1)[-1] for a in args)  # `--env-file=.env` names .env
+        targets += [v for v in values if not v.startswith("-") and "://" not in v]
+        targets += _redirected(argv, "<")
         if program in ("python", "python3", "node", "perl", "ruby", "php", "deno", "bun"):
             targets += [m.group(2) for a in args for m in _LITERAL.finditer(a)]
     if program == "dd":

@@ -196,17 +196,8 @@ def _shell_targets(argv: Argv, known: bool) -> list[tuple[str, str]]:
         sub = _git_subcommand(args)
         if sub is not None and args[sub] == "rm" and "--cached" not in args:
             out += [("deleted", t) for t in _operands(args[sub + 1 :], set())]
-        elif sub is not None and args[sub] in ("stash", "checkout", "restore") and "--" in args:
-            # `git stash push -- tests` takes them away; `git checkout REV -- tests` and
-            # `git restore --source REV tests` put other bytes in their place.
-            verb = "moved" if args[sub] == "stash" else "overwrote"
-            out += [(verb, t) for t in args[args.index("--") + 1 :]]
-        elif (
-            sub is not None
-            and args[sub] == "restore"
-            and any(a.startswith(("--source", "-s")) for a in args[sub + 1 :])
-        ):
-            out += [("overwrote", t) for t in _operands(args[sub + 1 :], {"-s", "--source"})]
+        elif sub is not None and args[sub] in ("stash", "checkout", "restore"):
+            out += _git_swaps(args[sub], args[sub + 1 :], known)
         elif sub is not None and args[sub] == "mv":
             operands = _operands(args[sub + 1 :], set())
             out += [("moved", t) for t in operands[:-1]]
@@ -228,6 +219,23 @@ def _shell_targets(argv: Argv, known: bool) -> list[tuple[str, str]]:
     if known:
         out += [("overwrote", t) for t in _redirected(argv, ">")]
     return out
+
+
+def _git_swaps(sub: str, own: Sequence[str], known: bool) -> list[tuple[str, str]]:
+    """``git stash push -- tests`` takes the paths away; ``git checkout REV -- tests`` and
+    ``git restore --source REV tests`` put another revision's bytes in their place (when the
+    task lists its tests). Restoring them as committed (``git checkout -- tests``) is not."""
+    cut = own.index("--") if "--" in own else len(own)
+    paths, before = list(own[cut + 1 :]), own[:cut]
+    if sub == "stash":
+        return [("moved", t) for t in paths]
+    if not known:
+        return []
+    if sub == "checkout" and paths and any(not a.startswith("-") for a in before):
+        return [("overwrote", t) for t in paths]
+    if sub == "restore" and any(a.startswith(("--source", "-s")) for a in own):
+        return [("overwrote", t) for t in paths or _operands(own, {"-s", "--source"})]
+    return []
 
 
 def _operands(args: Sequence[str], valued: set[str]) -> list[str]:
